@@ -1,0 +1,298 @@
+/*
+ * fetch.cpp — the lookup/fill path shared by every read path.
+ *
+ * A hit is served only if the cached row version is visible to the caller's snapshot
+ * (its xmin committed before the snapshot); otherwise the key is read from the table.
+ * All misses of one call are read in one primary-key index scan (= ANY(array)) with the
+ * caller's snapshot. A row read from the table is put into the cache only if
+ *   - the cache may be used at all here (see use_cache),
+ *   - no invalidation reached the key's shard since before the scan (sequence check), and
+ *   - the version is settled: inserted by a committed transaction other than ours, and
+ *     not deleted or updated by a transaction that is in progress or committed.
+ * Together with invalidation at pre-commit this keeps every cached version the newest
+ * committed one; docs/TECHNICAL.md has the argument.
+ */
+#include "fetch.h"
+
+#include "invalidation.h"
+#include "local_cache.h"
+#include "store.h"
+
+extern "C" {
+#include "access/multixact.h"
+#include "utils/fmgrprotos.h"
+}
+
+namespace local_cache {
+
+namespace {
+
+struct Miss {
+	int64 key;
+	int position;
+};
+
+int compare_misses(const void *a, const void *b)
+{
+	const Miss *x = static_cast<const Miss *>(a);
+	const Miss *y = static_cast<const Miss *>(b);
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->position - y->position;
+}
+
+/* One distinct missed key: its run of positions in the sorted misses, its fill sequence. */
+struct MissedKey {
+	int64 key;
+	int first_miss;
+	int nmisses;
+	StoreKey store_key;
+	uint64 fill_seq;
+};
+
+int compare_missed_key(const void *key, const void *element)
+{
+	int64 k = *static_cast<const int64 *>(key);
+	int64 e = static_cast<const MissedKey *>(element)->key;
+	return k < e ? -1 : (k > e ? 1 : 0);
+}
+
+bool use_cache(const FetchRequest &request)
+{
+	return local_cache_enabled && request.info->cacheable &&
+		request.snapshot != nullptr && request.snapshot->snapshot_type == SNAPSHOT_MVCC &&
+		/* SSI needs the predicate locks a table read takes. */
+		!IsolationIsSerializable() &&
+		/* A standby gets no invalidations from the primary's writes. */
+		!RecoveryInProgress() &&
+		/* The transaction's own writes are visible only in the table. */
+		!invalidation_xact_wrote(request.info->relid);
+}
+
+bool xmin_visible(TransactionId xmin, Snapshot snapshot)
+{
+	if (!TransactionIdIsNormal(xmin) || TransactionIdPrecedes(xmin, snapshot->xmin))
+		return true;
+	return !XidInMVCCSnapshot(xmin, snapshot);
+}
+
+/* Caller holds the buffer's content lock. */
+bool version_is_settled(HeapTupleHeader tuple)
+{
+	TransactionId xmin = HeapTupleHeaderGetXmin(tuple);
+	if (TransactionIdIsNormal(xmin) && TransactionIdIsCurrentTransactionId(xmin))
+		return false;
+	uint16 infomask = tuple->t_infomask;
+	if ((infomask & HEAP_XMAX_INVALID) || HEAP_XMAX_IS_LOCKED_ONLY(infomask))
+		return true;
+	TransactionId xmax = HeapTupleHeaderGetUpdateXid(tuple);
+	if (!TransactionIdIsValid(xmax))
+		return true;
+	/* Deleted or updated, or about to be: only an aborted updater leaves it current. */
+	if (TransactionIdIsCurrentTransactionId(xmax) || TransactionIdIsInProgress(xmax) ||
+		TransactionIdDidCommit(xmax))
+		return false;
+	return true;
+}
+
+bool key_fits(int64 key, Oid type)
+{
+	switch (type) {
+	case INT4OID: return key >= PG_INT32_MIN && key <= PG_INT32_MAX;
+	case INT2OID: return key >= PG_INT16_MIN && key <= PG_INT16_MAX;
+	default: return true;
+	}
+}
+
+Datum key_datum(int64 key, Oid type)
+{
+	switch (type) {
+	case INT4OID: return Int32GetDatum(int32(key));
+	case INT2OID: return Int16GetDatum(int16(key));
+	default: return Int64GetDatum(key);
+	}
+}
+
+int64 datum_key(Datum value, Oid type)
+{
+	switch (type) {
+	case INT4OID: return DatumGetInt32(value);
+	case INT2OID: return DatumGetInt16(value);
+	default: return DatumGetInt64(value);
+	}
+}
+
+struct FillCounts {
+	uint64 fills;
+	uint64 rejections;
+};
+
+void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple tuple,
+			  const FetchedRow &row, FillCounts *counts)
+{
+	bool settled = false;
+	if (row.tuple_len <= uint32(local_cache_max_row_size) && slot->tts_ops == &TTSOpsBufferHeapTuple) {
+		Buffer buffer = reinterpret_cast<BufferHeapTupleTableSlot *>(slot)->buffer;
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		settled = version_is_settled(tuple->t_data);
+		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+	}
+	if (!settled) {
+		counts->rejections++;
+		return;
+	}
+	EntryPayload payload;
+	payload.slot = 0; /* stamped by store_fill */
+	payload.xmin = HeapTupleHeaderGetXmin(tuple->t_data);
+	payload.tuple = row.tuple;
+	payload.tuple_len = row.tuple_len;
+	payload.json = row.json;
+	payload.json_len = row.json_len;
+	switch (store_fill(missed->store_key, missed->fill_seq, info->table, payload)) {
+	case FillResult::Filled:
+		counts->fills++;
+		break;
+	case FillResult::SlotLost:
+		relinfo_forget_slot(info);
+		counts->rejections++;
+		break;
+	case FillResult::Rejected:
+		counts->rejections++;
+		break;
+	}
+}
+
+/* Reads the missed keys from the table; fills the cache when `caching`. */
+void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool caching,
+				 RowCallback callback, void *context)
+{
+	RelInfo *info = request.info;
+	qsort(misses, nmisses, sizeof(Miss), compare_misses);
+
+	MissedKey *keys = static_cast<MissedKey *>(palloc(sizeof(MissedKey) * nmisses));
+	Datum *key_datums = static_cast<Datum *>(palloc(sizeof(Datum) * nmisses));
+	int nkeys = 0;
+	for (int i = 0; i < nmisses; i++) {
+		if (!key_fits(misses[i].key, info->pk_type))
+			continue;
+		if (nkeys > 0 && keys[nkeys - 1].key == misses[i].key) {
+			keys[nkeys - 1].nmisses++;
+			continue;
+		}
+		MissedKey *k = &keys[nkeys];
+		k->key = misses[i].key;
+		k->first_miss = i;
+		k->nmisses = 1;
+		if (caching) {
+			/* Before the table is read: an invalidation from here on rejects the fill. */
+			k->store_key = store_key(MyDatabaseId, info->relid, k->key);
+			k->fill_seq = store_fill_seq(k->store_key);
+		}
+		key_datums[nkeys++] = key_datum(k->key, info->pk_type);
+	}
+	if (nkeys == 0)
+		return;
+
+	int16 typlen;
+	bool typbyval;
+	char typalign;
+	get_typlenbyvalalign(info->pk_type, &typlen, &typbyval, &typalign);
+	ArrayType *array = construct_array(key_datums, nkeys, info->pk_type, typlen, typbyval, typalign);
+
+	Relation heap = table_open(info->relid, NoLock); /* locked by relinfo_open */
+	Relation index = index_open(info->pk_index, AccessShareLock);
+	ScanKeyData scankey;
+	ScanKeyEntryInitialize(&scankey, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, info->pk_type,
+						   InvalidOid, info->pk_eq_proc, PointerGetDatum(array));
+	IndexScanDesc scan = index_beginscan(heap, index, request.snapshot, 1, 0);
+	index_rescan(scan, &scankey, 1, NULL, 0);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	TupleDesc desc = RelationGetDescr(heap);
+	FillCounts counts = {0, 0};
+	StringInfoData json;
+	initStringInfo(&json);
+
+	while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
+		bool isnull;
+		int64 key = datum_key(slot_getattr(slot, info->pk_attnum, &isnull), info->pk_type);
+		MissedKey *missed = static_cast<MissedKey *>(
+			bsearch(&key, keys, nkeys, sizeof(MissedKey), compare_missed_key));
+		if (missed == nullptr)
+			continue;
+
+		HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
+		HeapTupleHeader datum = DatumGetHeapTupleHeader(heap_copy_tuple_as_datum(tuple, desc));
+		FetchedRow row = {reinterpret_cast<const char *>(datum), HeapTupleHeaderGetDatumLength(datum),
+						  nullptr, 0};
+		if (caching) {
+			if (info->json_cacheable) {
+				resetStringInfo(&json);
+				render_row_json(row.tuple, &json);
+				row.json = json.data;
+				row.json_len = uint32(json.len);
+			}
+			fill_one(info, missed, slot, tuple, row, &counts);
+		}
+		for (int i = 0; i < missed->nmisses; i++)
+			callback(context, misses[missed->first_miss + i].position, row);
+	}
+
+	ExecDropSingleTupleTableSlot(slot);
+	index_endscan(scan);
+	index_close(index, NoLock);
+	table_close(heap, NoLock);
+	store_count(info->table, COUNTER_FILLS, counts.fills);
+	store_count(info->table, COUNTER_FILL_REJECTIONS, counts.rejections);
+}
+
+} // namespace
+
+void render_row_json(const char *tuple, StringInfo out)
+{
+	text *json = DatumGetTextPP(DirectFunctionCall1(row_to_json, PointerGetDatum(tuple)));
+	appendBinaryStringInfo(out, VARDATA_ANY(json), VARSIZE_ANY_EXHDR(json));
+}
+
+void fetch_rows(const FetchRequest &request, RowCallback callback, void *context)
+{
+	bool caching = use_cache(request);
+	Oid dbid = MyDatabaseId;
+	Oid relid = request.info->relid;
+	Snapshot snapshot = request.snapshot;
+	Miss *misses = nullptr;
+	int nmisses = 0;
+	uint64 hits = 0;
+
+	for (int i = 0; i < request.nkeys; i++) {
+		if (request.key_is_null != nullptr && request.key_is_null[i])
+			continue;
+		int64 key = request.keys[i];
+		if (caching) {
+			bool hit = store_lookup(store_key(dbid, relid, key), [&](const EntryView &view) {
+				if (!xmin_visible(view.xmin, snapshot))
+					return false;
+				FetchedRow row = {view.tuple, view.tuple_len, view.json, view.json_len};
+				callback(context, i, row);
+				return true;
+			});
+			if (hit) {
+				hits++;
+				continue;
+			}
+		}
+		if (misses == nullptr)
+			misses = static_cast<Miss *>(palloc(sizeof(Miss) * (request.nkeys - i)));
+		misses[nmisses].key = key;
+		misses[nmisses].position = i;
+		nmisses++;
+	}
+
+	if (caching) {
+		store_count(request.info->table, COUNTER_HITS, hits);
+		store_count(request.info->table, COUNTER_MISSES, nmisses);
+	}
+	if (nmisses > 0)
+		read_misses(request, misses, nmisses, caching, callback, context);
+}
+
+} // namespace local_cache

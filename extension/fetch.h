@@ -1,0 +1,40 @@
+/*
+ * fetch.h — the one lookup/fill path under every read path (mget, mget_json, the FDW,
+ * the RESP workers): serve keys from the cache where that is correct for the caller's
+ * snapshot, read the rest from the table through its primary key, and fill the cache.
+ */
+#pragma once
+
+#include "pg.h"
+#include "relinfo.h"
+
+namespace local_cache {
+
+/* A row as the composite datum bytes of the table's row type, plus its JSON if cached. */
+struct FetchedRow {
+	const char *tuple;
+	uint32 tuple_len;
+	const char *json; /* nullptr: not rendered; render it from the tuple if needed */
+	uint32 json_len;
+};
+
+/*
+ * Called once per input position that has a row (missing and NULL keys get no call).
+ * For cache hits it runs under a shard lock: copy what you need, do nothing else.
+ */
+using RowCallback = void (*)(void *context, int position, const FetchedRow &row);
+
+struct FetchRequest {
+	RelInfo *info;
+	Snapshot snapshot;
+	const int64 *keys;
+	const bool *key_is_null;
+	int nkeys;
+};
+
+void fetch_rows(const FetchRequest &request, RowCallback callback, void *context);
+
+/* row_to_json of a row given as composite datum bytes, appended to `out`. */
+void render_row_json(const char *tuple, StringInfo out);
+
+} // namespace local_cache

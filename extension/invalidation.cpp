@@ -1,0 +1,191 @@
+/*
+ * invalidation.cpp — collects the keys a transaction writes and invalidates them at
+ * pre-commit, before the commit becomes visible to anyone.
+ *
+ * The trigger local_cache.capture_changes() (AFTER ROW for INSERT/UPDATE/DELETE, AFTER
+ * STATEMENT for TRUNCATE, enabled ALWAYS so logical replication apply fires it too)
+ * records changed keys in backend-local hash tables in TopTransactionContext. At
+ * XACT_EVENT_PRE_COMMIT (and PRE_PREPARE, so two-phase commits are covered whoever runs
+ * COMMIT PREPARED) each key is removed from the store and its shard's invalidation
+ * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole.
+ * Why that is enough, with the fill rules in fetch.cpp: docs/TECHNICAL.md.
+ */
+#include "invalidation.h"
+
+#include "boundary.h"
+#include "store.h"
+
+extern "C" {
+PG_FUNCTION_INFO_V1(local_cache_capture_changes);
+}
+
+namespace local_cache {
+
+namespace {
+
+/* Past this many distinct changed keys of one table, flushing it whole is cheaper. */
+constexpr int64 MAX_KEYS_PER_TABLE = 100000;
+
+struct ChangedTable {
+	Oid relid; /* hash key */
+	bool flush_all;
+	AttrNumber pk_attnum;
+	Oid pk_type;
+	int64 nkeys;
+};
+
+struct ChangedKey {
+	Oid relid; /* hash key: the whole struct, zeroed first (padding) */
+	int64 key;
+};
+
+/* Both live in TopTransactionContext and are forgotten at transaction end. */
+HTAB *changed_tables = nullptr;
+HTAB *changed_keys = nullptr;
+
+HTAB *create_set(const char *name, Size keysize, Size entrysize)
+{
+	HASHCTL ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = TopTransactionContext;
+	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+ChangedTable *changed_table(Relation rel)
+{
+	if (changed_tables == nullptr) {
+		changed_tables = create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable));
+		changed_keys = create_set("local_cache changed keys", sizeof(ChangedKey), sizeof(ChangedKey));
+	}
+	Oid relid = RelationGetRelid(rel);
+	bool found;
+	ChangedTable *table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_ENTER, &found));
+	if (!found) {
+		table->flush_all = false;
+		table->nkeys = 0;
+		table->pk_attnum = InvalidAttrNumber;
+		table->pk_type = InvalidOid;
+		list_free(RelationGetIndexList(rel));
+		if (OidIsValid(rel->rd_pkindex)) {
+			HeapTuple tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(rel->rd_pkindex));
+			if (HeapTupleIsValid(tuple)) {
+				Form_pg_index index = (Form_pg_index) GETSTRUCT(tuple);
+				if (index->indnkeyatts == 1 && index->indkey.values[0] > 0) {
+					table->pk_attnum = index->indkey.values[0];
+					table->pk_type = TupleDescAttr(RelationGetDescr(rel), table->pk_attnum - 1)->atttypid;
+				}
+				ReleaseSysCache(tuple);
+			}
+		}
+		/* No usable key to name rows by: flush the table at commit. */
+		if (table->pk_type != INT8OID && table->pk_type != INT4OID && table->pk_type != INT2OID)
+			table->flush_all = true;
+	}
+	return table;
+}
+
+void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
+{
+	if (table->flush_all || tuple == nullptr)
+		return;
+	bool isnull;
+	Datum value = heap_getattr(tuple, table->pk_attnum, desc, &isnull);
+	if (isnull)
+		return;
+	ChangedKey changed;
+	memset(&changed, 0, sizeof(changed));
+	changed.relid = table->relid;
+	switch (table->pk_type) {
+	case INT8OID: changed.key = DatumGetInt64(value); break;
+	case INT4OID: changed.key = DatumGetInt32(value); break;
+	default: changed.key = DatumGetInt16(value); break;
+	}
+	bool found;
+	hash_search(changed_keys, &changed, HASH_ENTER, &found);
+	if (!found && ++table->nkeys > MAX_KEYS_PER_TABLE)
+		table->flush_all = true;
+}
+
+/* Runs before the commit (or PREPARE) is visible: no reader may see the old rows after. */
+void invalidate_changes(void)
+{
+	if (changed_tables == nullptr || !store_available())
+		return;
+	HASH_SEQ_STATUS status;
+	hash_seq_init(&status, changed_keys);
+	while (ChangedKey *changed = static_cast<ChangedKey *>(hash_seq_search(&status))) {
+		ChangedTable *table = static_cast<ChangedTable *>(
+			hash_search(changed_tables, &changed->relid, HASH_FIND, NULL));
+		if (!table->flush_all)
+			store_invalidate(store_key(MyDatabaseId, changed->relid, changed->key));
+	}
+	hash_seq_init(&status, changed_tables);
+	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status)))
+		if (table->flush_all)
+			store_flush(MyDatabaseId, table->relid);
+}
+
+void xact_event(XactEvent event, void *)
+{
+	switch (event) {
+	case XACT_EVENT_PRE_COMMIT:
+	case XACT_EVENT_PARALLEL_PRE_COMMIT:
+	case XACT_EVENT_PRE_PREPARE:
+		invalidate_changes();
+		break;
+	case XACT_EVENT_COMMIT:
+	case XACT_EVENT_PARALLEL_COMMIT:
+	case XACT_EVENT_ABORT:
+	case XACT_EVENT_PARALLEL_ABORT:
+	case XACT_EVENT_PREPARE:
+		/* The memory goes with TopTransactionContext. */
+		changed_tables = nullptr;
+		changed_keys = nullptr;
+		break;
+	}
+}
+
+} // namespace
+
+void invalidation_register_callbacks(void)
+{
+	RegisterXactCallback(xact_event, NULL);
+}
+
+bool invalidation_xact_wrote(Oid relid)
+{
+	return changed_tables != nullptr && hash_search(changed_tables, &relid, HASH_FIND, NULL) != nullptr;
+}
+
+} // namespace local_cache
+
+using namespace local_cache;
+
+extern "C" Datum local_cache_capture_changes(PG_FUNCTION_ARGS)
+{
+	return cxx_boundary([&]() -> Datum {
+		if (!CALLED_AS_TRIGGER(fcinfo))
+			ereport(ERROR,
+					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+					 errmsg("local_cache.capture_changes() must be called as a trigger")));
+		TriggerData *trigger = reinterpret_cast<TriggerData *>(fcinfo->context);
+		if (!TRIGGER_FIRED_AFTER(trigger->tg_event))
+			ereport(ERROR,
+					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+					 errmsg("local_cache.capture_changes() must be an AFTER trigger")));
+
+		ChangedTable *table = changed_table(trigger->tg_relation);
+		TupleDesc desc = RelationGetDescr(trigger->tg_relation);
+		if (TRIGGER_FIRED_BY_TRUNCATE(trigger->tg_event) || !TRIGGER_FIRED_FOR_ROW(trigger->tg_event)) {
+			table->flush_all = true;
+		} else {
+			/* INSERT: the new row; DELETE: the old one; UPDATE: both, the key may change. */
+			record_key(table, trigger->tg_trigtuple, desc);
+			if (TRIGGER_FIRED_BY_UPDATE(trigger->tg_event))
+				record_key(table, trigger->tg_newtuple, desc);
+		}
+		return PointerGetDatum(NULL);
+	});
+}

@@ -1,0 +1,45 @@
+/*
+ * relinfo.h — what a backend knows about each cached table, kept for the session.
+ *
+ * Built on first use and rebuilt only after a relcache invalidation of the table (DDL,
+ * trigger changes, GRANT/REVOKE, enable/disable, which create or drop triggers), so the
+ * read path does no catalog lookups in the common case.
+ */
+#pragma once
+
+#include "pg.h"
+#include "store.h"
+
+namespace local_cache {
+
+struct RelInfo {
+	Oid relid; /* hash key */
+	bool valid;
+	/* Hits and fills allowed: registered, and the invalidation triggers fire ALWAYS. */
+	bool cacheable;
+	/* Every column renders to JSON independently of session settings (see relinfo.cpp). */
+	bool json_cacheable;
+	AttrNumber pk_attnum;
+	Oid pk_type;       /* INT8OID, INT4OID or INT2OID */
+	Oid pk_index;
+	RegProcedure pk_eq_proc;
+	Oid rowtype;
+	TableSlotRef table;
+	Oid select_checked_for; /* role whose SELECT privilege was last verified */
+	NameData relname;
+	NameData resp_prefix;
+};
+
+void relinfo_register_callbacks(void);
+
+/*
+ * Locks the relation (AccessShareLock, held to transaction end like any read), makes sure
+ * it is an enabled table, checks that the current role may read all of it, and returns its
+ * info. Raises the same errors SQL would, plus "not enabled".
+ */
+RelInfo *relinfo_open(Oid relid);
+
+/* The table's slot was reassigned: rebuild on next use. */
+void relinfo_forget_slot(RelInfo *info);
+
+} // namespace local_cache

@@ -1,0 +1,289 @@
+/*
+ * shard.cpp — the bucket index, ring allocation and CLOCK eviction of one cache shard.
+ * Locking is the caller's (see shard.h); nothing here blocks, allocates or throws.
+ */
+#include "shard.h"
+
+#include <cstring>
+#include <new>
+
+namespace local_cache {
+
+namespace {
+
+enum EntryKind : uint8_t { Live = 1, Dead = 2, Padding = 3 };
+
+constexpr uint64_t align8(uint64_t n) { return (n + 7) & ~uint64_t(7); }
+
+uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+} // namespace
+
+/* One ring record. Padding records use only `bytes` and `kind`. */
+struct Shard::Entry {
+	uint32_t bytes;      /* whole record, a multiple of 8 */
+	uint8_t kind;
+	uint8_t referenced;  /* set by readers under the shared lock; atomic byte stores */
+	uint16_t slot;
+	uint32_t next;       /* ring offset + 1 of the next entry in the bucket chain; 0 ends it */
+	uint32_t hash32;
+	uint32_t xmin;
+	uint32_t tuple_len;
+	uint32_t json_len;
+	uint32_t has_json;
+	EntryKey key;
+
+	char *tuple() { return reinterpret_cast<char *>(this) + sizeof(Entry); }
+	char *json() { return tuple() + tuple_len; }
+};
+
+uint64_t hash_entry_key(const EntryKey &key)
+{
+	uint64_t table = (uint64_t(key.relid) << 32) | key.dbid;
+	return mix64(uint64_t(key.key) ^ mix64(table + 0x9E3779B97F4A7C15ULL));
+}
+
+uint32_t Shard::entry_bytes(uint32_t tuple_len, uint32_t json_len)
+{
+	static_assert(sizeof(Entry) % 8 == 0, "the entry header keeps the tuple 8-byte aligned");
+	return uint32_t(align8(sizeof(Entry) + uint64_t(tuple_len) + json_len));
+}
+
+Shard *Shard::create(void *mem, size_t bytes)
+{
+	uint64_t header = align8(sizeof(Shard));
+	if (bytes < header + 4096)
+		return nullptr;
+	uint64_t available = bytes - header;
+
+	/* About one bucket per 256 ring bytes: chains stay short for rows of a few hundred bytes. */
+	uint64_t buckets = 16;
+	while (buckets * 2 * 260 <= available)
+		buckets *= 2;
+	uint64_t ring_offset = align8(header + buckets * sizeof(uint32_t));
+	uint64_t ring = (bytes - ring_offset) & ~uint64_t(7);
+	if (ring >= (uint64_t(1) << 32) - 8)
+		return nullptr; /* links are 32-bit offsets */
+
+	Shard *shard = new (mem) Shard;
+	shard->seq_ = 0;
+	shard->head_ = 0;
+	shard->tail_ = 0;
+	shard->live_entries_ = 0;
+	shard->live_bytes_ = 0;
+	shard->ring_bytes_ = ring;
+	shard->ring_offset_ = ring_offset;
+	shard->bucket_mask_ = uint32_t(buckets - 1);
+	shard->max_entry_bytes_ = uint32_t((ring / 8) & ~uint64_t(7));
+	std::memset(reinterpret_cast<char *>(shard) + header, 0, buckets * sizeof(uint32_t));
+	return shard;
+}
+
+Shard::Entry *Shard::entry_at(uint64_t offset) const
+{
+	char *base = reinterpret_cast<char *>(const_cast<Shard *>(this));
+	return reinterpret_cast<Entry *>(base + ring_offset_ + offset);
+}
+
+static uint32_t *buckets_of(const Shard *shard)
+{
+	char *base = reinterpret_cast<char *>(const_cast<Shard *>(shard));
+	return reinterpret_cast<uint32_t *>(base + align8(sizeof(Shard)));
+}
+
+uint32_t *Shard::link_to(const EntryKey &key, uint32_t hash32) const
+{
+	uint32_t *link = &buckets_of(this)[hash32 & bucket_mask_];
+	while (*link != 0) {
+		Entry *entry = entry_at(*link - 1);
+		if (entry->hash32 == hash32 && entry->key == key)
+			return link;
+		link = &entry->next;
+	}
+	return nullptr;
+}
+
+uint32_t *Shard::link_to_offset(uint32_t hash32, uint64_t offset) const
+{
+	uint32_t *link = &buckets_of(this)[hash32 & bucket_mask_];
+	while (*link != 0) {
+		if (*link - 1 == offset)
+			return link;
+		link = &entry_at(*link - 1)->next;
+	}
+	return nullptr;
+}
+
+void Shard::add_live(int64_t entries, int64_t bytes)
+{
+	__atomic_store_n(&live_entries_, live_entries_ + entries, __ATOMIC_RELAXED);
+	__atomic_store_n(&live_bytes_, live_bytes_ + bytes, __ATOMIC_RELAXED);
+}
+
+void Shard::unlink_and_kill(uint32_t *link, Entry *entry, RemoveReason reason,
+							RemoveObserver observer)
+{
+	if (link != nullptr)
+		*link = entry->next;
+	entry->kind = Dead;
+	add_live(-1, -int64_t(entry->bytes));
+	if (observer != nullptr)
+		observer(entry->slot, entry->bytes, reason);
+}
+
+bool Shard::lookup(const EntryKey &key, uint64_t hash, EntryView *out)
+{
+	uint32_t *link = link_to(key, uint32_t(hash));
+	if (link == nullptr)
+		return false;
+	Entry *entry = entry_at(*link - 1);
+	/* Check first: readers hitting one hot entry should not keep dirtying its cache line. */
+	if (__atomic_load_n(&entry->referenced, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&entry->referenced, 1, __ATOMIC_RELAXED);
+	out->tuple = entry->tuple();
+	out->tuple_len = entry->tuple_len;
+	out->json = entry->has_json ? entry->json() : nullptr;
+	out->json_len = entry->json_len;
+	out->xmin = entry->xmin;
+	out->slot = entry->slot;
+	return true;
+}
+
+/* Frees the record at the tail, or moves it to the head if it was referenced. */
+void Shard::reclaim_tail(int *reinsertions_left, RemoveObserver observer)
+{
+	uint64_t tail_offset = tail_ % ring_bytes_;
+	Entry *entry = entry_at(tail_offset);
+	uint32_t bytes = entry->bytes;
+
+	if (entry->kind == Live) {
+		uint32_t *link = link_to_offset(entry->hash32, tail_offset);
+		uint64_t head_offset = head_ % ring_bytes_;
+		uint64_t free_bytes = ring_bytes_ - (head_ - tail_);
+		bool can_move = entry->referenced && *reinsertions_left > 0 &&
+			ring_bytes_ - head_offset >= bytes && free_bytes >= bytes;
+		if (can_move) {
+			/* The destination lies in free space, so it cannot overlap the source. */
+			--*reinsertions_left;
+			Entry *moved = entry_at(head_offset);
+			std::memcpy(static_cast<void *>(moved), entry, bytes);
+			moved->referenced = 0;
+			if (link != nullptr)
+				*link = uint32_t(head_offset + 1);
+			head_ += bytes;
+		} else {
+			unlink_and_kill(link, entry, RemoveReason::Evicted, observer);
+		}
+	}
+	tail_ += bytes;
+}
+
+void Shard::make_room(uint32_t needed, RemoveObserver observer)
+{
+	int reinsertions_left = reinsertions_per_insert;
+	/* Evict in batches, so referenced entries find free space to move into. */
+	uint64_t batch = ring_bytes_ / 32;
+
+	for (;;) {
+		uint64_t free_bytes = ring_bytes_ - (head_ - tail_);
+		uint64_t head_offset = head_ % ring_bytes_;
+		uint64_t contiguous = ring_bytes_ - head_offset;
+
+		if (contiguous < needed) {
+			if (free_bytes >= contiguous) {
+				/* The entry must not wrap: pad the ring's end and start over at offset 0. */
+				Entry *pad = entry_at(head_offset);
+				pad->bytes = uint32_t(contiguous);
+				pad->kind = Padding;
+				head_ += contiguous;
+				continue;
+			}
+		} else if (free_bytes >= needed) {
+			return;
+		}
+
+		uint64_t goal = needed + batch < ring_bytes_ ? needed + batch : ring_bytes_;
+		while (head_ != tail_ && ring_bytes_ - (head_ - tail_) < goal)
+			reclaim_tail(&reinsertions_left, observer);
+	}
+}
+
+InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected_seq,
+						   const EntryPayload &payload, RemoveObserver observer)
+{
+	if (seq_ != expected_seq)
+		return InsertResult::Stale;
+	uint32_t bytes = entry_bytes(payload.tuple_len, payload.json ? payload.json_len : 0);
+	if (bytes > max_entry_bytes_)
+		return InsertResult::TooBig;
+
+	uint32_t hash32 = uint32_t(hash);
+	if (uint32_t *link = link_to(key, hash32))
+		unlink_and_kill(link, entry_at(*link - 1), RemoveReason::Replaced, observer);
+
+	make_room(bytes, observer);
+
+	uint64_t offset = head_ % ring_bytes_;
+	Entry *entry = entry_at(offset);
+	entry->bytes = bytes;
+	entry->kind = Live;
+	entry->referenced = 0;
+	entry->slot = payload.slot;
+	entry->hash32 = hash32;
+	entry->xmin = payload.xmin;
+	entry->tuple_len = payload.tuple_len;
+	entry->json_len = payload.json ? payload.json_len : 0;
+	entry->has_json = payload.json != nullptr;
+	entry->key = key;
+	std::memcpy(entry->tuple(), payload.tuple, payload.tuple_len);
+	if (payload.json != nullptr)
+		std::memcpy(entry->json(), payload.json, payload.json_len);
+
+	uint32_t *bucket = &buckets_of(this)[hash32 & bucket_mask_];
+	entry->next = *bucket;
+	*bucket = uint32_t(offset + 1);
+	head_ += bytes;
+	add_live(1, bytes);
+	return InsertResult::Inserted;
+}
+
+bool Shard::remove(const EntryKey &key, uint64_t hash, RemoveObserver observer)
+{
+	bool found = false;
+	if (uint32_t *link = link_to(key, uint32_t(hash))) {
+		unlink_and_kill(link, entry_at(*link - 1), RemoveReason::Invalidated, observer);
+		found = true;
+	}
+	/* Even when absent: a concurrent fill may hold the old row and must not insert it. */
+	bump_seq();
+	return found;
+}
+
+uint64_t Shard::remove_table(uint32_t dbid, uint32_t relid, RemoveObserver observer)
+{
+	uint64_t removed = 0;
+	for (uint64_t position = tail_; position != head_;) {
+		uint64_t offset = position % ring_bytes_;
+		Entry *entry = entry_at(offset);
+		position += entry->bytes;
+		if (entry->kind != Live)
+			continue;
+		if ((dbid != 0 && entry->key.dbid != dbid) || (relid != 0 && entry->key.relid != relid))
+			continue;
+		unlink_and_kill(link_to_offset(entry->hash32, offset), entry,
+						RemoveReason::Invalidated, observer);
+		++removed;
+	}
+	bump_seq();
+	return removed;
+}
+
+} // namespace local_cache

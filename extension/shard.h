@@ -1,0 +1,130 @@
+/*
+ * shard.h — one shard of the row cache: a bucket index over a ring of entries.
+ *
+ * The cache is split into a fixed number of shards, each a self-contained block of
+ * shared memory guarded by one lock that the caller holds (store.cpp owns the locks):
+ *
+ *   lookup()              caller holds the shard lock in shared mode
+ *   insert(), remove(),
+ *   remove_table()        caller holds the shard lock in exclusive mode
+ *   seq(), live_*()       no lock: atomic reads
+ *
+ * Entries are appended at the ring's head and reclaimed at its tail. Eviction is CLOCK
+ * expressed on a ring ("FIFO with reinsertion"): a reader sets an entry's referenced bit;
+ * when the tail reaches a referenced entry it is copied to the head with the bit cleared
+ * instead of being evicted (a bounded number of times per insertion). Invalidated and
+ * replaced entries are unlinked at once and their bytes come back when the tail passes.
+ *
+ * The block holds plain data only and no pointers: links are ring offsets, so every
+ * process can map the segment at any address. This file includes no PostgreSQL header,
+ * so the unit tests exercise it alone.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace local_cache {
+
+struct EntryKey {
+	uint32_t dbid;
+	uint32_t relid;
+	int64_t key;
+};
+
+inline bool operator==(const EntryKey &a, const EntryKey &b)
+{
+	return a.key == b.key && a.relid == b.relid && a.dbid == b.dbid;
+}
+
+/* 64-bit hash of a key; the high bits pick the shard, the low bits the bucket. */
+uint64_t hash_entry_key(const EntryKey &key);
+
+/* What a lookup copies out. The pointers are valid while the shard lock is held. */
+struct EntryView {
+	const char *tuple;
+	uint32_t tuple_len;
+	const char *json; /* nullptr when the entry carries no JSON rendering */
+	uint32_t json_len;
+	uint32_t xmin;
+	uint16_t slot;
+};
+
+enum class RemoveReason : uint8_t { Evicted, Invalidated, Replaced };
+
+/* Told about every entry that leaves the shard, to keep per-table counters. */
+using RemoveObserver = void (*)(uint16_t slot, uint32_t bytes, RemoveReason reason);
+
+enum class InsertResult : uint8_t {
+	Inserted,
+	Stale,   /* an invalidation happened in this shard since the caller read seq() */
+	TooBig   /* larger than max_entry_bytes() */
+};
+
+struct EntryPayload {
+	uint16_t slot;
+	uint32_t xmin;
+	const char *tuple;
+	uint32_t tuple_len;
+	const char *json; /* may be nullptr */
+	uint32_t json_len;
+};
+
+class Shard {
+public:
+	/* Formats `bytes` bytes at `mem` (8-byte aligned) as an empty shard. */
+	static Shard *create(void *mem, size_t bytes);
+
+	bool lookup(const EntryKey &key, uint64_t hash, EntryView *out);
+
+	/*
+	 * Inserts (or replaces) the entry unless an invalidation happened since the caller
+	 * read seq(): a fill must call seq() before it reads the table and pass the value here.
+	 */
+	InsertResult insert(const EntryKey &key, uint64_t hash, uint64_t expected_seq,
+						const EntryPayload &payload, RemoveObserver observer);
+
+	/* Invalidation: removes the key if present and always advances seq(). */
+	bool remove(const EntryKey &key, uint64_t hash, RemoveObserver observer);
+
+	/* Removes every entry of one table (relid 0: of every table of dbid; dbid 0: all). */
+	uint64_t remove_table(uint32_t dbid, uint32_t relid, RemoveObserver observer);
+
+	uint64_t seq() const { return __atomic_load_n(&seq_, __ATOMIC_ACQUIRE); }
+	uint64_t live_entries() const { return __atomic_load_n(&live_entries_, __ATOMIC_RELAXED); }
+	uint64_t live_bytes() const { return __atomic_load_n(&live_bytes_, __ATOMIC_RELAXED); }
+	uint64_t ring_bytes() const { return ring_bytes_; }
+	uint32_t max_entry_bytes() const { return max_entry_bytes_; }
+
+	/* Bytes one entry occupies in the ring (header included). */
+	static uint32_t entry_bytes(uint32_t tuple_len, uint32_t json_len);
+
+	/* How many times one insertion may move a referenced entry instead of evicting it. */
+	static constexpr int reinsertions_per_insert = 16;
+
+private:
+	struct Entry;
+
+	Entry *entry_at(uint64_t offset) const;
+	uint32_t *link_to(const EntryKey &key, uint32_t hash32) const;
+	uint32_t *link_to_offset(uint32_t hash32, uint64_t offset) const;
+	void unlink_and_kill(uint32_t *link, Entry *entry, RemoveReason reason,
+						 RemoveObserver observer);
+	void make_room(uint32_t needed, RemoveObserver observer);
+	void reclaim_tail(int *reinsertions_left, RemoveObserver observer);
+	void bump_seq() { __atomic_store_n(&seq_, seq_ + 1, __ATOMIC_RELEASE); }
+	void add_live(int64_t entries, int64_t bytes);
+
+	uint64_t seq_;
+	uint64_t head_; /* monotonically growing ring positions; offset = position % ring */
+	uint64_t tail_;
+	uint64_t live_entries_;
+	uint64_t live_bytes_;
+	uint64_t ring_bytes_;
+	uint64_t ring_offset_;  /* from this, to the first ring byte */
+	uint32_t bucket_mask_;
+	uint32_t max_entry_bytes_;
+	/* followed by uint32_t buckets[bucket_mask_ + 1], then the ring */
+};
+
+} // namespace local_cache

@@ -1,0 +1,345 @@
+/*
+ * store.cpp — the shared segment: its layout, its locks, and per-table counters.
+ *
+ * Layout (one ShmemInitStruct of exactly local_cache.memory bytes, allocated once at
+ * postmaster start and never grown):
+ *
+ *   StoreControl   sizes, retired counters, table slots
+ *   shards[0..N)   equal blocks, each a local_cache::Shard (index + ring, see shard.h)
+ *
+ * Locking:
+ *   - shard i is guarded by lock 1 + i of the "local_cache" LWLock tranche: shared to
+ *     look up, exclusive to fill, invalidate, flush or evict. A read takes one shard lock
+ *     per key, in shared mode, and holds no other lock meanwhile.
+ *   - lock 0 (slots_lock) guards slot identity (dbid, relid, signature, last_attach) and
+ *     assignment. Order: slots_lock before shard locks, never the other way.
+ *   - counters and TableSlot::state are atomics, updated without locks.
+ */
+#include "store.h"
+
+#include "boundary.h"
+#include "local_cache.h"
+
+namespace local_cache {
+
+namespace {
+
+constexpr int NUM_SHARDS = 64;
+constexpr int MAX_TABLES = 1024;
+const char *const TRANCHE_NAME = "local_cache";
+
+/* Per-table counters. Identity is protected by slots_lock; the rest are atomics. */
+struct TableSlot {
+	Oid dbid;              /* InvalidOid: free */
+	Oid relid;
+	uint64 signature;      /* shape of the rows the entries were built from */
+	uint64 last_attach;    /* for choosing a slot to reuse */
+	/*
+	 * generation << 32 | entries. An entry is counted here from insertion to removal; the
+	 * slot is only reassigned (generation + 1) when it counts no entry, so an entry's slot
+	 * number always names the table it belongs to.
+	 */
+	pg_atomic_uint64 state;
+	pg_atomic_uint64 bytes;
+	pg_atomic_uint64 counters[NUM_COUNTERS];
+};
+
+struct StoreControl {
+	LWLock *slots_lock;
+	uint64 memory_budget;
+	uint64 shard_bytes;
+	uint64 shards_offset;   /* from the segment start */
+	uint64 attach_clock;    /* protected by slots_lock */
+	pg_atomic_uint64 retired[NUM_COUNTERS]; /* counters of slots since reassigned */
+	TableSlot slots[MAX_TABLES];
+};
+
+StoreControl *control = nullptr;
+char *segment = nullptr;
+LWLockPadded *locks = nullptr;
+
+uint64 segment_bytes() { return uint64(local_cache_memory_mb) * 1024 * 1024; }
+
+uint64 entries_of(uint64 state) { return state & 0xffffffffu; }
+uint32 generation_of(uint64 state) { return uint32(state >> 32); }
+
+/* Every entry that leaves a shard is accounted to its table here. */
+void on_entry_removed(uint16_t slot_index, uint32_t bytes, RemoveReason reason)
+{
+	TableSlot *slot = &control->slots[slot_index];
+	pg_atomic_fetch_sub_u64(&slot->state, 1);
+	pg_atomic_fetch_sub_u64(&slot->bytes, bytes);
+	if (reason == RemoveReason::Evicted)
+		pg_atomic_fetch_add_u64(&slot->counters[COUNTER_EVICTIONS], 1);
+	else if (reason == RemoveReason::Invalidated)
+		pg_atomic_fetch_add_u64(&slot->counters[COUNTER_INVALIDATIONS], 1);
+}
+
+uint64 flush_locked_shards(Oid dbid, Oid relid)
+{
+	uint64 removed = 0;
+	for (int i = 0; i < NUM_SHARDS; i++) {
+		LWLock *lock = store_shard_lock(i);
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		removed += store_shard(i)->remove_table(dbid, relid, on_entry_removed);
+		LWLockRelease(lock);
+	}
+	return removed;
+}
+
+/* Moves a slot's counters into the retired totals and frees it. slots_lock held. */
+void retire_slot(TableSlot *slot)
+{
+	for (int c = 0; c < NUM_COUNTERS; c++)
+		pg_atomic_fetch_add_u64(&control->retired[c],
+								pg_atomic_exchange_u64(&slot->counters[c], 0));
+	pg_atomic_write_u64(&slot->bytes, 0);
+	slot->dbid = InvalidOid;
+	slot->relid = InvalidOid;
+	slot->signature = 0;
+}
+
+/* A free slot, or the least recently attached one that counts no entry. slots_lock held. */
+int claim_slot(void)
+{
+	int best = -1;
+	for (int i = 0; i < MAX_TABLES; i++) {
+		TableSlot *slot = &control->slots[i];
+		if (slot->dbid == InvalidOid)
+			return i;
+		if (entries_of(pg_atomic_read_u64(&slot->state)) == 0 &&
+			(best < 0 || slot->last_attach < control->slots[best].last_attach))
+			best = i;
+	}
+	if (best < 0)
+		return -1;
+	/* Bump the generation unless an entry arrived meanwhile (fills only need shard locks). */
+	TableSlot *slot = &control->slots[best];
+	uint64 state = pg_atomic_read_u64(&slot->state);
+	if (entries_of(state) != 0 ||
+		!pg_atomic_compare_exchange_u64(&slot->state, &state,
+										uint64(generation_of(state) + 1) << 32))
+		return -1;
+	retire_slot(slot);
+	return best;
+}
+
+} // namespace
+
+Shard *store_shard(int shard)
+{
+	return reinterpret_cast<Shard *>(segment + control->shards_offset +
+									 uint64(shard) * control->shard_bytes);
+}
+
+LWLock *store_shard_lock(int shard)
+{
+	return &locks[1 + shard].lock;
+}
+
+void store_request_shmem(void)
+{
+	RequestAddinShmemSpace(segment_bytes());
+	RequestNamedLWLockTranche(TRANCHE_NAME, 1 + NUM_SHARDS);
+}
+
+void store_startup_shmem(void)
+{
+	bool found;
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	segment = static_cast<char *>(ShmemInitStruct("local_cache", segment_bytes(), &found));
+	control = reinterpret_cast<StoreControl *>(segment);
+	locks = GetNamedLWLockTranche(TRANCHE_NAME);
+	if (!found) {
+		memset(control, 0, sizeof(StoreControl));
+		control->slots_lock = &locks[0].lock;
+		control->memory_budget = segment_bytes();
+		control->shards_offset = TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(StoreControl));
+		control->shard_bytes = TYPEALIGN_DOWN(PG_CACHE_LINE_SIZE,
+											  (segment_bytes() - control->shards_offset) / NUM_SHARDS);
+		for (int c = 0; c < NUM_COUNTERS; c++)
+			pg_atomic_init_u64(&control->retired[c], 0);
+		for (int i = 0; i < MAX_TABLES; i++) {
+			TableSlot *slot = &control->slots[i];
+			pg_atomic_init_u64(&slot->state, 0);
+			pg_atomic_init_u64(&slot->bytes, 0);
+			for (int c = 0; c < NUM_COUNTERS; c++)
+				pg_atomic_init_u64(&slot->counters[c], 0);
+		}
+		for (int i = 0; i < NUM_SHARDS; i++)
+			if (Shard::create(store_shard(i), control->shard_bytes) == nullptr)
+				elog(FATAL, "local_cache: local_cache.memory is too small for %d shards", NUM_SHARDS);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+bool store_available(void)
+{
+	return control != nullptr;
+}
+
+void store_require_available(void)
+{
+	if (control == nullptr)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("local_cache must be loaded via shared_preload_libraries"),
+				 errhint("Add local_cache to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+StoreKey store_key(Oid dbid, Oid relid, int64 key)
+{
+	StoreKey result;
+	result.key.dbid = dbid;
+	result.key.relid = relid;
+	result.key.key = key;
+	result.hash = hash_entry_key(result.key);
+	/* The top bits pick the shard; the shard uses the low bits for its buckets. */
+	result.shard = int(result.hash >> 58) % NUM_SHARDS;
+	return result;
+}
+
+uint64 store_fill_seq(const StoreKey &key)
+{
+	return store_shard(key.shard)->seq();
+}
+
+FillResult store_fill(const StoreKey &key, uint64 seq, TableSlotRef table,
+					  const EntryPayload &payload)
+{
+	TableSlot *slot = &control->slots[table.slot];
+	LWLock *lock = store_shard_lock(key.shard);
+	FillResult result = FillResult::Rejected;
+
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	/* Count the entry in its slot first, unless the slot was given to another table. */
+	uint64 state = pg_atomic_read_u64(&slot->state);
+	bool counted = false;
+	while (generation_of(state) == table.generation) {
+		if (pg_atomic_compare_exchange_u64(&slot->state, &state, state + 1)) {
+			counted = true;
+			break;
+		}
+	}
+	if (!counted) {
+		result = FillResult::SlotLost;
+	} else {
+		EntryPayload stamped = payload;
+		stamped.slot = uint16_t(table.slot);
+		InsertResult inserted = store_shard(key.shard)->insert(key.key, key.hash, seq, stamped,
+															  on_entry_removed);
+		if (inserted == InsertResult::Inserted) {
+			pg_atomic_fetch_add_u64(&slot->bytes,
+									Shard::entry_bytes(payload.tuple_len,
+													   payload.json ? payload.json_len : 0));
+			result = FillResult::Filled;
+		} else {
+			pg_atomic_fetch_sub_u64(&slot->state, 1);
+		}
+	}
+	LWLockRelease(lock);
+	return result;
+}
+
+void store_invalidate(const StoreKey &key)
+{
+	LWLock *lock = store_shard_lock(key.shard);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	store_shard(key.shard)->remove(key.key, key.hash, on_entry_removed);
+	LWLockRelease(lock);
+}
+
+uint64 store_flush(Oid dbid, Oid relid)
+{
+	return flush_locked_shards(dbid, relid);
+}
+
+TableSlotRef store_attach_table(Oid dbid, Oid relid, uint64 signature)
+{
+	TableSlotRef ref = {-1, 0};
+
+	LWLockAcquire(control->slots_lock, LW_EXCLUSIVE);
+	int found = -1;
+	for (int i = 0; i < MAX_TABLES && found < 0; i++)
+		if (control->slots[i].dbid == dbid && control->slots[i].relid == relid)
+			found = i;
+	if (found < 0) {
+		found = claim_slot();
+		if (found >= 0) {
+			control->slots[found].dbid = dbid;
+			control->slots[found].relid = relid;
+			/* A table without a slot has no entries: each entry counts in its table's slot. */
+			control->slots[found].signature = signature;
+		}
+	}
+	if (found >= 0) {
+		TableSlot *slot = &control->slots[found];
+		if (slot->signature != signature) {
+			flush_locked_shards(dbid, relid);
+			slot->signature = signature;
+		}
+		slot->last_attach = ++control->attach_clock;
+		ref.slot = found;
+		ref.generation = generation_of(pg_atomic_read_u64(&slot->state));
+	}
+	LWLockRelease(control->slots_lock);
+	return ref;
+}
+
+void store_count(TableSlotRef table, Counter counter, uint64 n)
+{
+	if (n != 0 && table.slot >= 0)
+		pg_atomic_fetch_add_u64(&control->slots[table.slot].counters[counter], n);
+}
+
+void store_reset_counters(void)
+{
+	for (int c = 0; c < NUM_COUNTERS; c++)
+		pg_atomic_write_u64(&control->retired[c], 0);
+	for (int i = 0; i < MAX_TABLES; i++)
+		for (int c = 0; c < NUM_COUNTERS; c++)
+			pg_atomic_write_u64(&control->slots[i].counters[c], 0);
+}
+
+int store_max_tables(void)
+{
+	return MAX_TABLES;
+}
+
+int store_table_counters(TableCounters *out, int max)
+{
+	int n = 0;
+	LWLockAcquire(control->slots_lock, LW_SHARED);
+	for (int i = 0; i < MAX_TABLES && n < max; i++) {
+		TableSlot *slot = &control->slots[i];
+		if (slot->dbid == InvalidOid)
+			continue;
+		out[n].dbid = slot->dbid;
+		out[n].relid = slot->relid;
+		for (int c = 0; c < NUM_COUNTERS; c++)
+			out[n].counters[c] = pg_atomic_read_u64(&slot->counters[c]);
+		out[n].entries = entries_of(pg_atomic_read_u64(&slot->state));
+		out[n].bytes = pg_atomic_read_u64(&slot->bytes);
+		n++;
+	}
+	LWLockRelease(control->slots_lock);
+	return n;
+}
+
+void store_global_counters(GlobalCounters *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int c = 0; c < NUM_COUNTERS; c++)
+		out->counters[c] = pg_atomic_read_u64(&control->retired[c]);
+	for (int i = 0; i < MAX_TABLES; i++)
+		for (int c = 0; c < NUM_COUNTERS; c++)
+			out->counters[c] += pg_atomic_read_u64(&control->slots[i].counters[c]);
+	for (int i = 0; i < NUM_SHARDS; i++) {
+		out->entries += store_shard(i)->live_entries();
+		out->bytes += store_shard(i)->live_bytes();
+	}
+	out->memory_budget = control->memory_budget;
+	out->shards = NUM_SHARDS;
+}
+
+} // namespace local_cache

@@ -15,6 +15,7 @@ OBJS = \
 	extension/relinfo.o \
 	extension/invalidation.o \
 	extension/fetch.o \
+	extension/planner.o \
 	extension/sql_functions.o
 
 EXTENSION = local_cache

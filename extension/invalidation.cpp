@@ -127,7 +127,14 @@ void invalidate_changes(void)
 			store_flush(MyDatabaseId, table->relid);
 }
 
+void handle_xact_event(XactEvent event);
+
 void xact_event(XactEvent event, void *)
+{
+	cxx_boundary([&] { handle_xact_event(event); });
+}
+
+void handle_xact_event(XactEvent event)
 {
 	switch (event) {
 	case XACT_EVENT_PRE_COMMIT:

@@ -10,6 +10,7 @@
 #include "boundary.h"
 #include "invalidation.h"
 #include "local_cache.h"
+#include "planner.h"
 #include "relinfo.h"
 #include "store.h"
 
@@ -72,4 +73,5 @@ void _PG_init(void)
 
 	local_cache::relinfo_register_callbacks();
 	local_cache::invalidation_register_callbacks();
+	local_cache::planner_install_hook();
 }

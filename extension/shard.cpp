@@ -157,7 +157,15 @@ bool Shard::lookup(const EntryKey &key, uint64_t hash, EntryView *out)
 	return true;
 }
 
-/* Frees the record at the tail, or moves it to the head if it was referenced. */
+/*
+ * Frees the record at the tail, or moves it to the head if it was referenced.
+ *
+ * A move needs no free space: when the free space is shorter than the record, it runs
+ * from the head (behind) right up to the record, so the copy slides the record back over
+ * it (memmove) and the free space reappears after the copy. Only a head too close to the
+ * ring's end can stop the copy; then the free space wraps (it holds the ring's end and
+ * reaches on from offset 0 to the tail), so the end is padded and the copy goes to 0.
+ */
 void Shard::reclaim_tail(int *reinsertions_left, RemoveObserver observer)
 {
 	uint64_t tail_offset = tail_ % ring_bytes_;
@@ -166,15 +174,18 @@ void Shard::reclaim_tail(int *reinsertions_left, RemoveObserver observer)
 
 	if (entry->kind == Live) {
 		uint32_t *link = link_to_offset(entry->hash32, tail_offset);
-		uint64_t head_offset = head_ % ring_bytes_;
-		uint64_t free_bytes = ring_bytes_ - (head_ - tail_);
-		bool can_move = entry->referenced && *reinsertions_left > 0 &&
-			ring_bytes_ - head_offset >= bytes && free_bytes >= bytes;
-		if (can_move) {
-			/* The destination lies in free space, so it cannot overlap the source. */
+		if (entry->referenced && *reinsertions_left > 0) {
 			--*reinsertions_left;
+			uint64_t head_offset = head_ % ring_bytes_;
+			if (ring_bytes_ - head_offset < bytes) {
+				Entry *pad = entry_at(head_offset);
+				pad->bytes = uint32_t(ring_bytes_ - head_offset);
+				pad->kind = Padding;
+				head_ += ring_bytes_ - head_offset;
+				head_offset = 0;
+			}
 			Entry *moved = entry_at(head_offset);
-			std::memcpy(static_cast<void *>(moved), entry, bytes);
+			std::memmove(static_cast<void *>(moved), entry, bytes);
 			moved->referenced = 0;
 			if (link != nullptr)
 				*link = uint32_t(head_offset + 1);
@@ -189,7 +200,7 @@ void Shard::reclaim_tail(int *reinsertions_left, RemoveObserver observer)
 void Shard::make_room(uint32_t needed, RemoveObserver observer)
 {
 	int reinsertions_left = reinsertions_per_insert;
-	/* Evict in batches, so referenced entries find free space to move into. */
+	/* Evict in batches: fewer make_room() calls, and each can move a few referenced entries. */
 	uint64_t batch = ring_bytes_ / 32;
 
 	for (;;) {
@@ -221,9 +232,12 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 {
 	if (seq_ != expected_seq)
 		return InsertResult::Stale;
-	uint32_t bytes = entry_bytes(payload.tuple_len, payload.json ? payload.json_len : 0);
-	if (bytes > max_entry_bytes_)
+	/* In 64 bits: entry_bytes() would wrap for lengths summing to near 4 GiB. */
+	uint64_t wide_bytes = align8(sizeof(Entry) + uint64_t(payload.tuple_len) +
+								 (payload.json ? payload.json_len : 0));
+	if (wide_bytes > max_entry_bytes_)
 		return InsertResult::TooBig;
+	uint32_t bytes = uint32_t(wide_bytes);
 
 	uint32_t hash32 = uint32_t(hash);
 	if (uint32_t *link = link_to(key, hash32))

@@ -1,0 +1,12 @@
+/*
+ * planner.h — the planner hook (see planner.cpp).
+ */
+#pragma once
+
+#include "pg.h"
+
+namespace local_cache {
+
+void planner_install_hook(void);
+
+} // namespace local_cache

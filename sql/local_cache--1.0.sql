@@ -2,6 +2,9 @@
 
 \echo Use "CREATE EXTENSION local_cache" to load this file. \quit
 
+-- Everyone may call the read functions; each checks SELECT on the table it reads.
+GRANT USAGE ON SCHEMA local_cache TO PUBLIC;
+
 -- The registry of cached tables. regclass so that pg_dump/restore keeps it by name;
 -- dumped with the database (extension configuration table) and so replicated too.
 CREATE TABLE local_cache.tables (

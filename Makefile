@@ -16,7 +16,10 @@ OBJS = \
 	extension/invalidation.o \
 	extension/fetch.o \
 	extension/planner.o \
-	extension/sql_functions.o
+	extension/sql_functions.o \
+	fdw/options.o \
+	fdw/planning.o \
+	fdw/scan.o
 
 EXTENSION = local_cache
 DATA = sql/local_cache--1.0.sql
@@ -42,6 +45,10 @@ override with_llvm = no
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Rebuild objects when a header they include changes.
+override CPPFLAGS += -MMD -MP
+-include $(OBJS:.o=.d)
+
 # Boost.Test unit tests: the parts written without PostgreSQL headers.
 UNITTEST_BIN = extension/tests/unit_tests
 UNITTEST_SRCS = extension/tests/shard_test.cpp extension/shard.cpp
@@ -57,5 +64,5 @@ unittest: $(UNITTEST_BIN)
 clean: clean-local
 .PHONY: clean-local
 clean-local:
-	rm -f $(UNITTEST_BIN)
+	rm -f $(UNITTEST_BIN) $(OBJS:.o=.d)
 	rm -rf regress/output regress/output_isolation

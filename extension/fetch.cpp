@@ -122,13 +122,8 @@ int64 datum_key(Datum value, Oid type)
 	}
 }
 
-struct FillCounts {
-	uint64 fills;
-	uint64 rejections;
-};
-
 void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple tuple,
-			  const FetchedRow &row, FillCounts *counts)
+			  const FetchedRow &row, FetchCounts *counts)
 {
 	bool settled = false;
 	if (row.tuple_len <= uint32(local_cache_max_row_size) && slot->tts_ops == &TTSOpsBufferHeapTuple) {
@@ -138,7 +133,7 @@ void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple 
 		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 	}
 	if (!settled) {
-		counts->rejections++;
+		counts->fill_rejections++;
 		return;
 	}
 	EntryPayload payload;
@@ -154,17 +149,17 @@ void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple 
 		break;
 	case FillResult::SlotLost:
 		relinfo_forget_slot(info);
-		counts->rejections++;
+		counts->fill_rejections++;
 		break;
 	case FillResult::Rejected:
-		counts->rejections++;
+		counts->fill_rejections++;
 		break;
 	}
 }
 
 /* Reads the missed keys from the table; fills the cache when `caching`. */
 void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool caching,
-				 RowCallback callback, void *context)
+				 RowCallback callback, void *context, FetchCounts *counts)
 {
 	RelInfo *info = request.info;
 	qsort(misses, nmisses, sizeof(Miss), compare_misses);
@@ -208,7 +203,6 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 	index_rescan(scan, &scankey, 1, NULL, 0);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
 	TupleDesc desc = RelationGetDescr(heap);
-	FillCounts counts = {0, 0};
 	StringInfoData json;
 	initStringInfo(&json);
 
@@ -231,7 +225,7 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 				row.json = json.data;
 				row.json_len = uint32(json.len);
 			}
-			fill_one(info, missed, slot, tuple, row, &counts);
+			fill_one(info, missed, slot, tuple, row, counts);
 		}
 		for (int i = 0; i < missed->nmisses; i++)
 			callback(context, misses[missed->first_miss + i].position, row);
@@ -241,8 +235,6 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 	index_endscan(scan);
 	index_close(index, NoLock);
 	table_close(heap, NoLock);
-	store_count(info->table, COUNTER_FILLS, counts.fills);
-	store_count(info->table, COUNTER_FILL_REJECTIONS, counts.rejections);
 }
 
 } // namespace
@@ -253,15 +245,16 @@ void render_row_json(const char *tuple, StringInfo out)
 	appendBinaryStringInfo(out, VARDATA_ANY(json), VARSIZE_ANY_EXHDR(json));
 }
 
-void fetch_rows(const FetchRequest &request, RowCallback callback, void *context)
+void fetch_rows(const FetchRequest &request, RowCallback callback, void *context,
+				FetchCounts *counts_out)
 {
+	FetchCounts counts = {0, 0, 0, 0};
 	bool caching = use_cache(request);
 	Oid dbid = MyDatabaseId;
 	Oid relid = request.info->relid;
 	Snapshot snapshot = request.snapshot;
 	Miss *misses = nullptr;
 	int nmisses = 0;
-	uint64 hits = 0;
 
 	for (int i = 0; i < request.nkeys; i++) {
 		if (request.key_is_null != nullptr && request.key_is_null[i])
@@ -276,7 +269,7 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 				return true;
 			});
 			if (hit) {
-				hits++;
+				counts.hits++;
 				continue;
 			}
 		}
@@ -287,12 +280,18 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 		nmisses++;
 	}
 
-	if (caching) {
-		store_count(request.info->table, COUNTER_HITS, hits);
-		store_count(request.info->table, COUNTER_MISSES, nmisses);
-	}
+	if (caching)
+		counts.misses = nmisses;
 	if (nmisses > 0)
-		read_misses(request, misses, nmisses, caching, callback, context);
+		read_misses(request, misses, nmisses, caching, callback, context, &counts);
+
+	TableSlotRef table = request.info->table;
+	store_count(table, COUNTER_HITS, counts.hits);
+	store_count(table, COUNTER_MISSES, counts.misses);
+	store_count(table, COUNTER_FILLS, counts.fills);
+	store_count(table, COUNTER_FILL_REJECTIONS, counts.fill_rejections);
+	if (counts_out != nullptr)
+		*counts_out = counts;
 }
 
 } // namespace local_cache

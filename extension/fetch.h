@@ -32,7 +32,16 @@ struct FetchRequest {
 	int nkeys;
 };
 
-void fetch_rows(const FetchRequest &request, RowCallback callback, void *context);
+/* What one call did, for EXPLAIN ANALYZE (the store's counters are updated too). */
+struct FetchCounts {
+	uint64 hits;
+	uint64 misses;
+	uint64 fills;
+	uint64 fill_rejections;
+};
+
+void fetch_rows(const FetchRequest &request, RowCallback callback, void *context,
+				FetchCounts *counts = nullptr);
 
 /* row_to_json of a row given as composite datum bytes, appended to `out`. */
 void render_row_json(const char *tuple, StringInfo out);

@@ -265,7 +265,7 @@ void relinfo_register_callbacks(void)
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, roles_changed, (Datum) 0);
 }
 
-RelInfo *relinfo_open(Oid relid)
+RelInfo *relinfo_lookup(Oid relid)
 {
 	store_require_available();
 	if (relinfos == nullptr) {
@@ -293,6 +293,12 @@ RelInfo *relinfo_open(Oid relid)
 		build(info);
 		info->valid = true;
 	}
+	return info;
+}
+
+RelInfo *relinfo_open(Oid relid)
+{
+	RelInfo *info = relinfo_lookup(relid);
 	check_select_privilege(info);
 	return info;
 }

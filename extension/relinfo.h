@@ -39,6 +39,9 @@ void relinfo_register_callbacks(void);
  */
 RelInfo *relinfo_open(Oid relid);
 
+/* The same without the privilege check, for planning (privileges are checked at execution). */
+RelInfo *relinfo_lookup(Oid relid);
+
 /* The table's slot was reassigned: rebuild on next use. */
 void relinfo_forget_slot(RelInfo *info);
 

@@ -288,8 +288,11 @@ TableSlotRef store_attach_table(Oid dbid, Oid relid, uint64 signature)
 
 void store_count(TableSlotRef table, Counter counter, uint64 n)
 {
-	if (n != 0 && table.slot >= 0)
-		pg_atomic_fetch_add_u64(&control->slots[table.slot].counters[counter], n);
+	if (n == 0 || table.slot < 0)
+		return;
+	TableSlot *slot = &control->slots[table.slot];
+	if (generation_of(pg_atomic_read_u64(&slot->state)) == table.generation)
+		pg_atomic_fetch_add_u64(&slot->counters[counter], n);
 }
 
 void store_reset_counters(void)

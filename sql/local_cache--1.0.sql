@@ -208,3 +208,16 @@ SELECT t.relid AS relation,
 CREATE VIEW local_cache.stats_global AS SELECT * FROM local_cache.global_counters();
 
 GRANT SELECT ON local_cache.stats, local_cache.stats_global TO PUBLIC;
+
+-- The foreign data wrapper: typed, SQL-set-semantics access to cached rows.
+--   IMPORT FOREIGN SCHEMA public LIMIT TO (items) FROM SERVER local_cache INTO cache;
+--   CREATE FOREIGN TABLE cache.items (id bigint, value text) SERVER local_cache OPTIONS (table 'public.items');
+CREATE FUNCTION local_cache.fdw_handler() RETURNS fdw_handler
+    AS 'MODULE_PATHNAME', 'local_cache_fdw_handler' LANGUAGE C STRICT;
+CREATE FUNCTION local_cache.fdw_validator(text[], oid) RETURNS void
+    AS 'MODULE_PATHNAME', 'local_cache_fdw_validator' LANGUAGE C STRICT;
+CREATE FOREIGN DATA WRAPPER local_cache_fdw
+    HANDLER local_cache.fdw_handler VALIDATOR local_cache.fdw_validator;
+CREATE SERVER local_cache FOREIGN DATA WRAPPER local_cache_fdw;
+-- A foreign table gives no access by itself: reads check SELECT on the source table.
+GRANT USAGE ON FOREIGN SERVER local_cache TO PUBLIC;

@@ -1,0 +1,451 @@
+/*
+ * scan.cpp — local_cache_fdw's handler: execution, EXPLAIN, ANALYZE, and read-only errors.
+ *
+ * A lookup scan evaluates its key expression once per (re)scan, removes NULLs and
+ * duplicates (SQL set semantics: id = ANY('{3,1,3}') is two rows), and reads the keys
+ * through fetch_rows() — the same lookup/fill path, snapshot rules and counters as mget —
+ * with the query's snapshot. A full scan reads the source table under that snapshot
+ * without filling the cache. Rows come back as virtual tuples of the foreign table's
+ * shape, with only the columns the query reads filled in.
+ */
+#include "fdw.h"
+
+#include "../extension/boundary.h"
+#include "../extension/fetch.h"
+
+extern "C" {
+#include "commands/explain.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "executor/executor.h"
+#include "utils/sampling.h"
+}
+
+extern "C" {
+PG_FUNCTION_INFO_V1(local_cache_fdw_handler);
+}
+
+namespace local_cache {
+
+namespace {
+
+struct ScanState {
+	ForeignTableInfo *table;
+	RelInfo *source;
+	int key_mode;            /* PLAN_KEY_IS_ARRAY value */
+	ExprState *key_expr;
+	bool *needed;            /* per foreign column */
+	MemoryContext batch_context;
+
+	/* lookups: the rows of the current batch, as composite datum bytes */
+	bool fetched;
+	char **rows;
+	int nrows;
+	int next_row;
+	FetchCounts totals;
+
+	/* full scan */
+	Relation source_rel;
+	TableScanDesc scan;
+	TupleTableSlot *source_slot;
+
+	Datum *source_values;
+	bool *source_nulls;
+};
+
+void collect(void *context, int position, const FetchedRow &row)
+{
+	ScanState *state = static_cast<ScanState *>(context);
+	char *copy = static_cast<char *>(palloc(row.tuple_len));
+	memcpy(copy, row.tuple, row.tuple_len);
+	state->rows[position] = copy;
+}
+
+int compare_int64(const void *a, const void *b)
+{
+	int64 x = *static_cast<const int64 *>(a), y = *static_cast<const int64 *>(b);
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+int64 integer_datum(Datum value, Oid type)
+{
+	switch (type) {
+	case INT2OID: return DatumGetInt16(value);
+	case INT4OID: return DatumGetInt32(value);
+	default: return DatumGetInt64(value);
+	}
+}
+
+/* Evaluates the key expression into sorted, distinct, non-NULL keys. */
+int evaluate_keys(ScanState *state, ExprContext *econtext, int64 **keys_out)
+{
+	bool isnull;
+	Datum value = ExecEvalExpr(state->key_expr, econtext, &isnull);
+	if (isnull)
+		return 0;
+	Oid type = exprType(reinterpret_cast<Node *>(state->key_expr->expr));
+	int64 *keys;
+	int nkeys = 0;
+	if (state->key_mode == 0) {
+		keys = static_cast<int64 *>(palloc(sizeof(int64)));
+		keys[nkeys++] = integer_datum(value, type);
+	} else {
+		ArrayType *array = DatumGetArrayTypeP(value);
+		Oid element = ARR_ELEMTYPE(array);
+		int16 typlen;
+		bool typbyval;
+		char typalign;
+		get_typlenbyvalalign(element, &typlen, &typbyval, &typalign);
+		Datum *elements;
+		bool *nulls;
+		int n;
+		deconstruct_array(array, element, typlen, typbyval, typalign, &elements, &nulls, &n);
+		keys = static_cast<int64 *>(palloc(sizeof(int64) * (n + 1)));
+		for (int i = 0; i < n; i++)
+			if (!nulls[i])
+				keys[nkeys++] = integer_datum(elements[i], element);
+	}
+	qsort(keys, nkeys, sizeof(int64), compare_int64);
+	int distinct = 0;
+	for (int i = 0; i < nkeys; i++)
+		if (distinct == 0 || keys[distinct - 1] != keys[i])
+			keys[distinct++] = keys[i];
+	*keys_out = keys;
+	return distinct;
+}
+
+void fetch_batch(ForeignScanState *node, ScanState *state)
+{
+	MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+	int64 *keys;
+	int nkeys = evaluate_keys(state, node->ss.ps.ps_ExprContext, &keys);
+	state->rows = static_cast<char **>(palloc0(sizeof(char *) * (nkeys + 1)));
+	state->nrows = nkeys;
+	state->next_row = 0;
+	if (nkeys > 0) {
+		FetchRequest request;
+		request.info = state->source;
+		request.snapshot = node->ss.ps.state->es_snapshot;
+		request.keys = keys;
+		request.key_is_null = nullptr;
+		request.nkeys = nkeys;
+		FetchCounts counts;
+		fetch_rows(request, collect, state, &counts);
+		state->totals.hits += counts.hits;
+		state->totals.misses += counts.misses;
+		state->totals.fills += counts.fills;
+		state->totals.fill_rejections += counts.fill_rejections;
+	}
+	MemoryContextSwitchTo(old);
+	state->fetched = true;
+}
+
+/* Fills the scan slot with the needed columns of a source row given as values/nulls. */
+TupleTableSlot *store_row(ScanState *state, TupleTableSlot *slot, const Datum *values, const bool *nulls)
+{
+	ExecClearTuple(slot);
+	for (int i = 0; i < state->table->natts; i++) {
+		AttrNumber source = state->table->source_attnum[i];
+		if (state->needed[i] && source > 0) {
+			slot->tts_values[i] = values[source - 1];
+			slot->tts_isnull[i] = nulls[source - 1];
+		} else {
+			slot->tts_values[i] = (Datum) 0;
+			slot->tts_isnull[i] = true;
+		}
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+void deform_source_row(ScanState *state, const char *row)
+{
+	HeapTupleData tuple;
+	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = state->table->source_relid;
+	tuple.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(row));
+	Relation rel = state->source_rel;
+	heap_deform_tuple(&tuple, RelationGetDescr(rel), state->source_values, state->source_nulls);
+}
+
+void begin_scan(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = reinterpret_cast<ForeignScan *>(node->ss.ps.plan);
+	EState *estate = node->ss.ps.state;
+	ScanState *state = static_cast<ScanState *>(palloc0(sizeof(ScanState)));
+	node->fdw_state = state;
+
+	Oid foreign_relid = RelationGetRelid(node->ss.ss_currentRelation);
+	state->table = foreign_table_info(foreign_relid);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	/* The reader must be allowed to read the source table itself (PostgreSQL checked the foreign table). */
+	state->source = relinfo_open(state->table->source_relid);
+	state->key_mode = intVal(list_nth(plan->fdw_private, PLAN_KEY_IS_ARRAY));
+	if (state->key_mode >= 0) {
+		if (state->table->key_attnum == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INCONSISTENT_DESCRIPTOR_INFORMATION),
+					 errmsg("foreign table \"%s\" no longer maps the primary key of its table",
+							RelationGetRelationName(node->ss.ss_currentRelation))));
+		state->key_expr = ExecInitExpr(static_cast<Expr *>(linitial(plan->fdw_exprs)), &node->ss.ps);
+	}
+	state->needed = static_cast<bool *>(palloc0(sizeof(bool) * (state->table->natts + 1)));
+	ListCell *cell;
+	foreach (cell, static_cast<List *>(list_nth(plan->fdw_private, PLAN_NEEDED_COLUMNS))) {
+		int attnum = lfirst_int(cell);
+		if (attnum >= 1 && attnum <= state->table->natts)
+			state->needed[attnum - 1] = true;
+	}
+	state->source_rel = table_open(state->table->source_relid, NoLock);
+	state->source_values = static_cast<Datum *>(palloc(sizeof(Datum) * (state->table->source_natts + 1)));
+	state->source_nulls = static_cast<bool *>(palloc(sizeof(bool) * (state->table->source_natts + 1)));
+	state->batch_context = AllocSetContextCreate(estate->es_query_cxt, "local_cache_fdw batch",
+												 ALLOCSET_DEFAULT_SIZES);
+	if (state->key_mode < 0) {
+		state->scan = table_beginscan(state->source_rel, estate->es_snapshot, 0, NULL);
+		state->source_slot = table_slot_create(state->source_rel, NULL);
+	}
+}
+
+TupleTableSlot *iterate_scan(ForeignScanState *node)
+{
+	ScanState *state = static_cast<ScanState *>(node->fdw_state);
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+
+	if (state->key_mode < 0) {
+		if (!table_scan_getnextslot(state->scan, ForwardScanDirection, state->source_slot))
+			return ExecClearTuple(slot);
+		slot_getallattrs(state->source_slot);
+		return store_row(state, slot, state->source_slot->tts_values, state->source_slot->tts_isnull);
+	}
+
+	if (!state->fetched)
+		fetch_batch(node, state);
+	while (state->next_row < state->nrows) {
+		const char *row = state->rows[state->next_row++];
+		if (row == nullptr)
+			continue; /* missing key */
+		deform_source_row(state, row);
+		return store_row(state, slot, state->source_values, state->source_nulls);
+	}
+	return ExecClearTuple(slot);
+}
+
+void rescan(ForeignScanState *node)
+{
+	ScanState *state = static_cast<ScanState *>(node->fdw_state);
+	if (state->key_mode < 0) {
+		table_rescan(state->scan, NULL);
+		return;
+	}
+	MemoryContextReset(state->batch_context);
+	state->fetched = false;
+	state->rows = nullptr;
+	state->nrows = 0;
+}
+
+void end_scan(ForeignScanState *node)
+{
+	ScanState *state = static_cast<ScanState *>(node->fdw_state);
+	if (state == nullptr || state->source_rel == nullptr)
+		return;
+	if (state->scan != nullptr) {
+		ExecDropSingleTupleTableSlot(state->source_slot);
+		table_endscan(state->scan);
+	}
+	table_close(state->source_rel, NoLock);
+}
+
+void explain_scan(ForeignScanState *node, ExplainState *es)
+{
+	ForeignScan *plan = reinterpret_cast<ForeignScan *>(node->ss.ps.plan);
+	ScanState *state = static_cast<ScanState *>(node->fdw_state);
+	if (intVal(list_nth(plan->fdw_private, PLAN_KEY_IS_ARRAY)) >= 0)
+		ExplainPropertyText("Cache Keys", strVal(list_nth(plan->fdw_private, PLAN_KEY_DISPLAY)), es);
+	else
+		ExplainPropertyText("Cache Scan", "full scan of the table (no key condition)", es);
+	if (es->verbose)
+		ExplainPropertyText("Cached Table", foreign_table_source_name(RelationGetRelid(node->ss.ss_currentRelation)), es);
+	if (es->analyze && state != nullptr && state->key_mode >= 0) {
+		ExplainPropertyInteger("Cache Hits", NULL, int64(state->totals.hits), es);
+		ExplainPropertyInteger("Cache Misses", NULL, int64(state->totals.misses), es);
+		ExplainPropertyInteger("Cache Fills", NULL, int64(state->totals.fills), es);
+	}
+}
+
+/* ANALYZE samples the source table's rows (reservoir sampling, like file_fdw). */
+int acquire_sample_rows(Relation foreign, int, HeapTuple *rows, int targrows, double *totalrows,
+						double *totaldeadrows)
+{
+	ForeignTableInfo *table = foreign_table_info(RelationGetRelid(foreign));
+	relinfo_open(table->source_relid); /* ANALYZE must not reveal rows its user could not read */
+	Relation source = table_open(table->source_relid, NoLock);
+	TupleDesc fdesc = RelationGetDescr(foreign);
+	Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (fdesc->natts + 1)));
+	bool *nulls = static_cast<bool *>(palloc(sizeof(bool) * (fdesc->natts + 1)));
+	Snapshot snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	TableScanDesc scan = table_beginscan(source, snapshot, 0, NULL);
+	TupleTableSlot *slot = table_slot_create(source, NULL);
+	ReservoirStateData reservoir;
+	reservoir_init_selection_state(&reservoir, targrows);
+	double skip = -1;
+	int numrows = 0;
+	*totalrows = 0;
+	*totaldeadrows = 0;
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot)) {
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(slot);
+		for (int i = 0; i < fdesc->natts; i++) {
+			AttrNumber s = table->source_attnum[i];
+			values[i] = s > 0 ? slot->tts_values[s - 1] : (Datum) 0;
+			nulls[i] = s > 0 ? slot->tts_isnull[s - 1] : true;
+		}
+		if (numrows < targrows) {
+			rows[numrows++] = heap_form_tuple(fdesc, values, nulls);
+		} else {
+			if (skip < 0)
+				skip = reservoir_get_next_S(&reservoir, *totalrows, targrows);
+			if (skip <= 0) {
+				int k = int(targrows * sampler_random_fract(&reservoir.randstate));
+				heap_freetuple(rows[k]);
+				rows[k] = heap_form_tuple(fdesc, values, nulls);
+			}
+			skip -= 1;
+		}
+		*totalrows += 1;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(source, NoLock);
+	return numrows;
+}
+
+bool analyze_table(Relation foreign, AcquireSampleRowsFunc *func, BlockNumber *totalpages)
+{
+	ForeignTableInfo *table = foreign_table_info(RelationGetRelid(foreign));
+	Relation source = table_open(table->source_relid, AccessShareLock);
+	*totalpages = RelationGetNumberOfBlocks(source);
+	table_close(source, AccessShareLock);
+	*func = acquire_sample_rows;
+	return true;
+}
+
+[[noreturn]] void refuse_write(Oid foreign_relid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("foreign table \"%s\" is read-only", get_rel_name(foreign_relid)),
+			 errhint("Write to table %s; local_cache keeps its cached rows up to date.",
+					 foreign_table_source_name(foreign_relid))));
+}
+
+} // namespace
+
+} // namespace local_cache
+
+using namespace local_cache;
+
+/* Every callback runs its body through the C++/PostgreSQL boundary. */
+#define GUARDED(body) cxx_boundary([&] { body; })
+
+static void GetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid id)
+{
+	GUARDED(fdw_get_rel_size(root, baserel, id));
+}
+
+static void GetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid id)
+{
+	GUARDED(fdw_get_paths(root, baserel, id));
+}
+
+static ForeignScan *GetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid id, ForeignPath *path,
+								   List *tlist, List *clauses, Plan *outer)
+{
+	return cxx_boundary([&] { return fdw_get_plan(root, baserel, id, path, tlist, clauses, outer); });
+}
+
+static void BeginForeignScan(ForeignScanState *node, int eflags)
+{
+	GUARDED(begin_scan(node, eflags));
+}
+
+static TupleTableSlot *IterateForeignScan(ForeignScanState *node)
+{
+	return cxx_boundary([&] { return iterate_scan(node); });
+}
+
+static void ReScanForeignScan(ForeignScanState *node)
+{
+	GUARDED(rescan(node));
+}
+
+static void EndForeignScan(ForeignScanState *node)
+{
+	GUARDED(end_scan(node));
+}
+
+static void ExplainForeignScan(ForeignScanState *node, ExplainState *es)
+{
+	GUARDED(explain_scan(node, es));
+}
+
+static bool AnalyzeForeignTable(Relation rel, AcquireSampleRowsFunc *func, BlockNumber *pages)
+{
+	return cxx_boundary([&] { return analyze_table(rel, func, pages); });
+}
+
+static List *ImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid server)
+{
+	return cxx_boundary([&] { return fdw_import_schema(stmt, server); });
+}
+
+static List *PlanForeignModify(PlannerInfo *root, ModifyTable *, Index rti, int)
+{
+	GUARDED(refuse_write(planner_rt_fetch(rti, root)->relid));
+	return NIL;
+}
+
+static void BeginForeignInsert(ModifyTableState *, ResultRelInfo *rinfo)
+{
+	GUARDED(refuse_write(RelationGetRelid(rinfo->ri_RelationDesc)));
+}
+
+static TupleTableSlot *ExecForeignInsert(EState *, ResultRelInfo *rinfo, TupleTableSlot *, TupleTableSlot *)
+{
+	GUARDED(refuse_write(RelationGetRelid(rinfo->ri_RelationDesc)));
+	return NULL;
+}
+
+static RowMarkType GetForeignRowMarkType(RangeTblEntry *rte, LockClauseStrength strength)
+{
+	if (strength != LCS_NONE)
+		GUARDED(ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("SELECT ... FOR UPDATE/SHARE is not supported on foreign table \"%s\"",
+								get_rel_name(rte->relid)),
+						 errhint("Lock the rows of table %s instead.", foreign_table_source_name(rte->relid)))));
+	return ROW_MARK_COPY;
+}
+
+extern "C" Datum local_cache_fdw_handler(PG_FUNCTION_ARGS)
+{
+	FdwRoutine *routine = makeNode(FdwRoutine);
+	routine->GetForeignRelSize = GetForeignRelSize;
+	routine->GetForeignPaths = GetForeignPaths;
+	routine->GetForeignPlan = GetForeignPlan;
+	routine->BeginForeignScan = BeginForeignScan;
+	routine->IterateForeignScan = IterateForeignScan;
+	routine->ReScanForeignScan = ReScanForeignScan;
+	routine->EndForeignScan = EndForeignScan;
+	routine->ExplainForeignScan = ExplainForeignScan;
+	routine->AnalyzeForeignTable = AnalyzeForeignTable;
+	routine->ImportForeignSchema = ImportForeignSchema;
+	routine->PlanForeignModify = PlanForeignModify;
+	routine->BeginForeignInsert = BeginForeignInsert;
+	routine->ExecForeignInsert = ExecForeignInsert;
+	routine->GetForeignRowMarkType = GetForeignRowMarkType;
+	PG_RETURN_POINTER(routine);
+}

@@ -17,6 +17,7 @@
 
 extern "C" {
 PG_FUNCTION_INFO_V1(local_cache_capture_changes);
+PG_FUNCTION_INFO_V1(local_cache_flush_at_commit);
 }
 
 namespace local_cache {
@@ -53,20 +54,27 @@ HTAB *create_set(const char *name, Size keysize, Size entrysize)
 	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
-ChangedTable *changed_table(Relation rel)
+ChangedTable *changed_table_entry(Oid relid, bool *found)
 {
 	if (changed_tables == nullptr) {
 		changed_tables = create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable));
 		changed_keys = create_set("local_cache changed keys", sizeof(ChangedKey), sizeof(ChangedKey));
 	}
-	Oid relid = RelationGetRelid(rel);
-	bool found;
-	ChangedTable *table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_ENTER, &found));
-	if (!found) {
+	ChangedTable *table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_ENTER, found));
+	if (!*found) {
 		table->flush_all = false;
 		table->nkeys = 0;
 		table->pk_attnum = InvalidAttrNumber;
 		table->pk_type = InvalidOid;
+	}
+	return table;
+}
+
+ChangedTable *changed_table(Relation rel)
+{
+	bool found;
+	ChangedTable *table = changed_table_entry(RelationGetRelid(rel), &found);
+	if (!found) {
 		list_free(RelationGetIndexList(rel));
 		if (OidIsValid(rel->rd_pkindex)) {
 			HeapTuple tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(rel->rd_pkindex));
@@ -161,6 +169,12 @@ void invalidation_register_callbacks(void)
 	RegisterXactCallback(xact_event, NULL);
 }
 
+void invalidation_flush_at_commit(Oid relid)
+{
+	bool found;
+	changed_table_entry(relid, &found)->flush_all = true;
+}
+
 bool invalidation_xact_wrote(Oid relid)
 {
 	return changed_tables != nullptr && hash_search(changed_tables, &relid, HASH_FIND, NULL) != nullptr;
@@ -194,5 +208,15 @@ extern "C" Datum local_cache_capture_changes(PG_FUNCTION_ARGS)
 				record_key(table, trigger->tg_newtuple, desc);
 		}
 		return PointerGetDatum(NULL);
+	});
+}
+
+/* Called by the ALTER TABLE event trigger: the transaction may have changed what rows look
+ * like or written rows while the capture trigger was disabled. */
+extern "C" Datum local_cache_flush_at_commit(PG_FUNCTION_ARGS)
+{
+	return cxx_boundary([&]() -> Datum {
+		invalidation_flush_at_commit(PG_GETARG_OID(0));
+		PG_RETURN_VOID();
 	});
 }

@@ -65,10 +65,10 @@ struct SignatureHash {
 /*
  * Everything that changes cached rows without row-level triggers: storage (rewrites,
  * TRUNCATE), columns (names and types change the JSON; missing values change the rows),
- * and whether the invalidation triggers fire. Entries built under another signature are
+ * which column is the key, and whether the invalidation triggers fire. Entries built under another signature are
  * flushed when a backend first sees the new one (store_attach_table).
  */
-uint64 shape_signature(Relation rel, bool triggers_fire)
+uint64 shape_signature(Relation rel, AttrNumber pk_attnum, bool triggers_fire)
 {
 	SignatureHash hash;
 	TupleDesc desc = RelationGetDescr(rel);
@@ -83,14 +83,17 @@ uint64 shape_signature(Relation rel, bool triggers_fire)
 		hash.add(att->attisdropped);
 		hash.add(att->atthasmissing);
 	}
+	hash.add(pk_attnum);
 	hash.add(triggers_fire);
 	return hash.value;
 }
 
 /*
- * Whether row_to_json renders a value of this type the same in every session: not true
- * of timestamptz (TimeZone), floats (extra_float_digits), intervals, bytea, money...
- * Only such types' JSON is cached; other rows are rendered by the reader.
+ * Whether row_to_json renders a value of this type the same in every session and for
+ * as long as the entry lives: not true of timestamptz (TimeZone), floats
+ * (extra_float_digits), intervals, bytea, money..., nor of enums (ALTER TYPE ... RENAME
+ * VALUE changes their text without touching the table). Only such types' JSON is
+ * cached; other rows are rendered by the reader.
  */
 bool json_is_session_independent(Oid type)
 {
@@ -117,7 +120,7 @@ bool json_is_session_independent(Oid type)
 	case TIMESTAMPOID:
 		return true;
 	default:
-		return type_is_enum(type);
+		return false;
 	}
 }
 
@@ -238,7 +241,7 @@ void build(RelInfo *info)
 	info->rowtype = rel->rd_rel->reltype;
 	namestrcpy(&info->relname, RelationGetRelationName(rel));
 	/* Without firing triggers, writes are not seen: read the table, and flush on the switch. */
-	info->table = store_attach_table(MyDatabaseId, info->relid, shape_signature(rel, triggers_fire));
+	info->table = store_attach_table(MyDatabaseId, info->relid, shape_signature(rel, info->pk_attnum, triggers_fire));
 	info->cacheable = triggers_fire && info->table.slot >= 0;
 	relation_close(rel, NoLock);
 }

@@ -160,11 +160,13 @@ bool Shard::lookup(const EntryKey &key, uint64_t hash, EntryView *out)
 /*
  * Frees the record at the tail, or moves it to the head if it was referenced.
  *
- * A move needs no free space: when the free space is shorter than the record, it runs
- * from the head (behind) right up to the record, so the copy slides the record back over
- * it (memmove) and the free space reappears after the copy. Only a head too close to the
- * ring's end can stop the copy; then the free space wraps (it holds the ring's end and
- * reaches on from offset 0 to the tail), so the end is padded and the copy goes to 0.
+ * A move needs no free space. When the head is at least `bytes` from the ring's end, the
+ * destination starts at the head, in free space, and ends no later than the record does
+ * (a head behind the tail's offset has free space only up to the record), so memmove just
+ * slides the record back over any overlap. When the head is closer to the ring's end, it
+ * is past the tail's offset and the ring's end is free: it is padded and the move goes to
+ * offset 0. (Requiring free space instead would evict every referenced record that the
+ * tail reaches while the ring is full, such as the first one of each eviction batch.)
  */
 void Shard::reclaim_tail(int *reinsertions_left, RemoveObserver observer)
 {
@@ -200,7 +202,7 @@ void Shard::reclaim_tail(int *reinsertions_left, RemoveObserver observer)
 void Shard::make_room(uint32_t needed, RemoveObserver observer)
 {
 	int reinsertions_left = reinsertions_per_insert;
-	/* Evict in batches: fewer make_room() calls, and each can move a few referenced entries. */
+	/* Evict in batches, so that most insertions find room at once. */
 	uint64_t batch = ring_bytes_ / 32;
 
 	for (;;) {

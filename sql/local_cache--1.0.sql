@@ -152,6 +152,29 @@ END $$;
 CREATE EVENT TRIGGER local_cache_forget_dropped ON sql_drop
     EXECUTE FUNCTION local_cache._forget_dropped();
 
+-- ALTER TABLE of a cached table flushes it when the transaction commits (and the transaction
+-- reads the table itself until then): it may change what rows look like, or switch the
+-- capture triggers off and on around writes they did not see.
+CREATE FUNCTION local_cache._flush_at_commit(relid oid) RETURNS void
+    AS 'MODULE_PATHNAME', 'local_cache_flush_at_commit' LANGUAGE C STRICT VOLATILE;
+REVOKE ALL ON FUNCTION local_cache._flush_at_commit(oid) FROM PUBLIC;
+
+CREATE FUNCTION local_cache._table_altered() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+BEGIN
+    PERFORM local_cache._flush_at_commit(c.objid)
+       FROM pg_event_trigger_ddl_commands() c
+       JOIN local_cache.tables t ON t.relid::oid = c.objid
+      WHERE c.classid = 'pg_class'::regclass;
+END $$;
+CREATE EVENT TRIGGER local_cache_table_altered ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE')
+    EXECUTE FUNCTION local_cache._table_altered();
+
+-- Like the table triggers, these must fire under session_replication_role = replica too.
+ALTER EVENT TRIGGER local_cache_forget_dropped ENABLE ALWAYS;
+ALTER EVENT TRIGGER local_cache_table_altered ENABLE ALWAYS;
+
 -- Reads. Rows come back in input order, duplicates kept, NULL for missing or NULL keys.
 CREATE FUNCTION local_cache.mget(rel regclass, keys bigint[]) RETURNS record[]
     AS 'MODULE_PATHNAME', 'local_cache_mget'

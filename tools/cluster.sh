@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# tools/cluster.sh: owns throwaway PostgreSQL 15 clusters for the demo and the stress test.
+#
+#   tools/cluster.sh start DIR PORT|auto [extra postgresql.conf lines...]
+#   tools/cluster.sh stop DIR          fast shutdown (no error if not running)
+#   tools/cluster.sh destroy DIR       stop, then remove DIR (only a DIR made by `start`)
+#   tools/cluster.sh psql DIR [psql args...]
+#   tools/cluster.sh status DIR        exit 0 if running
+#   tools/cluster.sh port DIR          print the port
+#   tools/cluster.sh conninfo DIR      print a libpq conninfo (TCP on 127.0.0.1)
+#   tools/cluster.sh freeport          print a free TCP port on 127.0.0.1
+#
+# Layout: DIR/data (PGDATA), DIR/sock (unix socket dir), DIR/server.log, DIR/port.
+# The cluster listens on 127.0.0.1 and DIR/sock only, with trust authentication (it is
+# throwaway), fsync off, and shared_preload_libraries = 'local_cache'. Extra lines are
+# appended to postgresql.conf, so a later `shared_preload_libraries = ''` overrides it.
+# When run as root, the cluster belongs to the `postgres` OS user (servers refuse root):
+# DIR and its parents must then be reachable by that user (e.g. under /tmp).
+set -euo pipefail
+
+PG_CONFIG=${PG_CONFIG:-pg_config}
+PGBIN=$("$PG_CONFIG" --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
+MARKER=.local_cache_cluster
+
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+usage() {
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+# The OS user that owns (or will own) the server processes.
+server_user() {
+    if [[ $(id -u) -eq 0 ]]; then echo postgres; else id -un; fi
+}
+
+# Run a command as the server user (from /, so an unreadable cwd does not matter).
+as_server() {
+    if [[ $(id -u) -eq 0 ]]; then
+        (cd / && runuser -u postgres -- "$@")
+    else
+        "$@"
+    fi
+}
+
+abspath() { realpath -m -- "$1"; }
+
+port_in_use() {
+    # A successful TCP connect means somebody listens; a refused one means free.
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+freeport() {
+    local i p
+    for i in $(seq 1 200); do
+        p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+        if ! port_in_use "$p" && [[ ! -e "/tmp/.s.PGSQL.$p" ]]; then
+            echo "$p"
+            return 0
+        fi
+    done
+    die "no free port found"
+}
+
+show_log() {
+    local dir=$1
+    if [[ -f "$dir/server.log" ]]; then
+        echo "---- last lines of $dir/server.log ----" >&2
+        tail -n 40 "$dir/server.log" >&2 || true
+        echo "----" >&2
+    fi
+}
+
+is_running() {
+    local dir=$1
+    [[ -f "$dir/data/PG_VERSION" ]] || return 1
+    as_server "$PGBIN/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
+}
+
+cmd_start() {
+    [[ $# -ge 2 ]] || usage
+    local dir port auto=0 line user
+    dir=$(abspath "$1"); port=$2; shift 2
+    if [[ "$port" == auto ]]; then
+        auto=1
+        port=$(freeport)
+    fi
+    [[ "$port" =~ ^[0-9]+$ ]] || die "bad port '$port'"
+    if [[ -e "$dir" ]] && [[ -n "$(ls -A "$dir" 2>/dev/null)" ]]; then
+        die "$dir exists and is not empty (use: $0 destroy $dir)"
+    fi
+    # unix socket paths are limited to 107 bytes
+    if (( ${#dir} + 20 > 107 )); then
+        die "$dir is too long for a unix socket path; choose a shorter DIR"
+    fi
+    user=$(server_user)
+    id "$user" >/dev/null 2>&1 || die "OS user '$user' does not exist (is postgresql-15 installed? run tools/deps.sh)"
+    [[ -x "$PGBIN/initdb" ]] || die "$PGBIN/initdb not found (run tools/deps.sh)"
+
+    local created=0
+    [[ -e "$dir" ]] || created=1
+    mkdir -p "$dir/sock"
+    touch "$dir/$MARKER" "$dir/server.log"
+    if [[ $(id -u) -eq 0 ]]; then
+        chown -R postgres: "$dir"
+        if ! runuser -u postgres -- test -w "$dir"; then
+            if (( created )); then rm -rf -- "$dir"; fi
+            die "the postgres user cannot write $dir (a parent directory is not accessible); use a DIR under /tmp"
+        fi
+    fi
+
+    if ! as_server "$PGBIN/initdb" -D "$dir/data" --no-sync --locale=C --encoding=UTF8 \
+            --auth-local=trust --auth-host=trust >"$dir/initdb.log" 2>&1; then
+        cat "$dir/initdb.log" >&2
+        die "initdb failed for $dir"
+    fi
+
+    {
+        echo
+        echo "# ---- tools/cluster.sh ----"
+        echo "listen_addresses = '127.0.0.1'"
+        echo "port = $port"
+        echo "unix_socket_directories = '$dir/sock'"
+        echo "shared_preload_libraries = 'local_cache'"
+        echo "fsync = off"
+        echo "synchronous_commit = off"
+        echo "full_page_writes = off"
+        echo "logging_collector = off"
+        echo "log_min_messages = warning"
+        echo "log_line_prefix = '%m [%p] '"
+        for line in "$@"; do echo "$line"; done
+    } >>"$dir/data/postgresql.conf"
+    local attempt
+    for attempt in 1 2 3 4 5; do
+        echo "$port" >"$dir/port"
+        if as_server "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+                >"$dir/pg_ctl.log" 2>&1; then
+            break
+        fi
+        if (( auto && attempt < 5 )) && grep -q "could not bind\|could not create any TCP/IP sockets" "$dir/server.log"; then
+            # somebody took the port meanwhile: pick another one (the last `port` line wins)
+            port=$(freeport)
+            echo "port = $port" >>"$dir/data/postgresql.conf"
+            continue
+        fi
+        cat "$dir/pg_ctl.log" >&2
+        show_log "$dir"
+        die "server in $dir did not start"
+    done
+    echo "cluster.sh: started $dir on 127.0.0.1:$port (socket dir $dir/sock, owner $user)"
+    if (( auto )); then echo "port=$port"; fi
+}
+
+cmd_stop() {
+    [[ $# -eq 1 ]] || usage
+    local dir; dir=$(abspath "$1")
+    [[ -f "$dir/data/PG_VERSION" ]] || { echo "cluster.sh: no cluster in $dir"; return 0; }
+    if is_running "$dir"; then
+        if ! as_server "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null; then
+            show_log "$dir"
+            echo "cluster.sh: fast stop failed, trying immediate" >&2
+            as_server "$PGBIN/pg_ctl" -D "$dir/data" -m immediate -w -t 30 stop >/dev/null || {
+                show_log "$dir"; die "could not stop the server in $dir"; }
+        fi
+        echo "cluster.sh: stopped $dir"
+    fi
+}
+
+cmd_destroy() {
+    [[ $# -eq 1 ]] || usage
+    local dir; dir=$(abspath "$1")
+    [[ -e "$dir" ]] || return 0
+    if [[ -d "$dir" && -z "$(ls -A "$dir")" ]]; then rmdir -- "$dir"; return 0; fi
+    [[ -f "$dir/$MARKER" ]] || die "$dir was not created by $0 start; not removing it"
+    cmd_stop "$dir"
+    rm -rf -- "$dir"
+    echo "cluster.sh: removed $dir"
+}
+
+cmd_port() {
+    [[ $# -eq 1 ]] || usage
+    local dir; dir=$(abspath "$1")
+    [[ -f "$dir/port" ]] || die "no cluster in $dir"
+    cat "$dir/port"
+}
+
+cmd_psql() {
+    [[ $# -ge 1 ]] || usage
+    local dir port; dir=$(abspath "$1"); shift
+    port=$(cmd_port "$dir")
+    # trust auth: connect as the server user, whoever we are.
+    "$PGBIN/psql" -X -h "$dir/sock" -p "$port" -U "$(stat -c %U "$dir/data")" -d postgres "$@"
+}
+
+cmd_conninfo() {
+    [[ $# -eq 1 ]] || usage
+    local dir port; dir=$(abspath "$1")
+    port=$(cmd_port "$dir")
+    echo "host=127.0.0.1 port=$port user=$(stat -c %U "$dir/data") dbname=postgres"
+}
+
+[[ $# -ge 1 ]] || usage
+cmd=$1; shift
+case "$cmd" in
+    start)    cmd_start "$@" ;;
+    stop)     cmd_stop "$@" ;;
+    destroy)  cmd_destroy "$@" ;;
+    psql)     cmd_psql "$@" ;;
+    status)   [[ $# -eq 1 ]] || usage; is_running "$(abspath "$1")" ;;
+    port)     cmd_port "$@" ;;
+    conninfo) cmd_conninfo "$@" ;;
+    freeport) freeport ;;
+    *)        usage ;;
+esac

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# tools/deps.sh: owns the list of Debian 12 packages needed to build, install and test
+# local_cache, and installs the missing ones (apt-get, non-interactive).
+#
+#   tools/deps.sh            install whatever is missing (as root, or through sudo)
+#   tools/deps.sh --check    only report; exit 1 if something is missing
+#
+# Quick and silent apart from one line when everything is already installed.
+set -euo pipefail
+
+PACKAGES=(
+    postgresql-15              # server, initdb, pg_ctl, psql
+    postgresql-server-dev-15   # pg_config, PGXS, pg_regress, pg_isolation_regress
+    libpq-dev                  # libpq headers for tools/stress.cpp
+    libuv1-dev
+    rapidjson-dev
+    libboost-test-dev          # Boost.Test for `make unittest`
+    libipc-run-perl
+    redis-tools
+    make
+    g++
+    util-linux                 # runuser (run servers as the postgres user)
+    coreutils                  # timeout, mktemp
+    tar
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [[ "$status" == installed ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "deps: all ${#PACKAGES[@]} packages installed"
+    exit 0
+fi
+
+echo "deps: missing: ${missing[*]}"
+if [[ "${1:-}" == --check ]]; then
+    exit 1
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+    SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+else
+    echo "deps: not root and sudo is not available; run as root:" >&2
+    echo "    apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"
+echo "deps: installed ${missing[*]}"

@@ -1,0 +1,360 @@
+#!/usr/bin/env bash
+# tools/test.sh: owns the complete test run of local_cache (what CI runs through .ci/run).
+#
+#   tools/test.sh                      as root, or as a normal user (sudo for apt/install)
+#   STRESS_SECONDS=60 tools/test.sh    longer stress run (default 30)
+#
+# Steps: deps (tools/deps.sh), build (make -j2), install (make install), then the suites:
+#   unittest   `make unittest`; each Boost.Test case counts as one test
+#   regress    pg_regress part of `make installcheck`; each test counts as one
+#   isolation  pg_isolation_regress part of `make installcheck`; each spec counts as one
+#   stress     tools/stress on a throwaway cluster (tools/cluster.sh); counts as one
+# The regress and isolation suites run as the `postgres` OS user when we are root (servers
+# refuse root), from a copy of the tree in a temporary directory that user can read. A
+# failed step counts as one failure, and so does every suite it kept from running.
+# The last line is always `N passed, N failed`; the exit status is 0 only if nothing failed.
+# The whole run is capped at TEST_BUDGET seconds (default 1080 = 18 minutes).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+STRESS_SECONDS=${STRESS_SECONDS:-30}
+TEST_BUDGET=${TEST_BUDGET:-1080}
+PG_CONFIG=${PG_CONFIG:-pg_config}
+export BOOST_TEST_COLOR_OUTPUT=no
+START_TIME=$SECONDS
+
+PASSED=0
+FAILED=0
+SUMMARY=()
+declare -A STATUS=()      # step -> ok | failed | not run
+
+IS_ROOT=0
+[[ $(id -u) -eq 0 ]] && IS_ROOT=1
+
+# ---------------------------------------------------------------------------- helpers
+
+banner() { printf '\n======== %s ========\n' "$*"; }
+
+# record NAME STATUS PASSED FAILED NOTE
+record() {
+    PASSED=$((PASSED + $3))
+    FAILED=$((FAILED + $4))
+    SUMMARY+=("$(printf '%-10s %-8s %s' "$1" "$2" "$5")")
+    banner "$1: $2${5:+ - $5}"
+}
+
+remaining() { echo $((TEST_BUDGET - (SECONDS - START_TIME))); }
+
+# Timeout for a step: its own limit, but never beyond the overall budget.
+step_timeout() {
+    local want=$1 left
+    left=$(remaining)
+    ((left < want)) && want=$left
+    echo "$want"
+}
+
+# run_logged LOG SECONDS cmd...: runs cmd with a timeout, output to the terminal and LOG.
+run_logged() {
+    local log=$1 secs=$2 rc=0
+    shift 2
+    if ((secs < 10)); then
+        echo "test.sh: time budget of ${TEST_BUDGET}s exhausted, not running: $*" | tee "$log"
+        return 124
+    fi
+    # On a terminal keep the command in our process group, so that Ctrl-C and sudo's
+    # password prompt work; otherwise (CI) a timeout kills the whole process group.
+    local fg=()
+    [[ -t 0 ]] && fg=(--foreground)
+    timeout "${fg[@]}" --kill-after=20 "$secs" "$@" 2>&1 | tee "$log" || rc=$?
+    if ((rc == 124 || rc == 137)); then
+        echo "test.sh: TIMED OUT after ${secs}s: $*" | tee -a "$log"
+    fi
+    return "$rc"
+}
+
+# ", timed out" for the exit status of a command that `timeout` stopped.
+timed_out() { if (($1 == 124 || $1 == 137)); then echo ", timed out"; fi; }
+
+# Prints at most N lines of FILE.
+show_file() {
+    local file=$1 n=${2:-400} total
+    [[ -f "$file" ]] || return 0
+    total=$(wc -l <"$file")
+    echo "---- $file ----"
+    head -n "$n" "$file"
+    if ((total > n)); then echo "... ($((total - n)) more lines in $file)"; fi
+    echo "----"
+}
+
+# Privileged command (apt, make install).
+SUDO=()
+NO_PRIV=0
+if ((!IS_ROOT)); then
+    if command -v sudo >/dev/null 2>&1; then SUDO=(sudo); else NO_PRIV=1; fi
+fi
+
+# Commands that start servers run as postgres when we are root.
+AS_PG=()
+RUN_AS=$(id -un)
+if ((IS_ROOT)); then
+    AS_PG=(runuser -u postgres --)
+    RUN_AS=postgres
+fi
+
+WORK=$(mktemp -d "$( ((IS_ROOT)) && echo /tmp || echo "${TMPDIR:-/tmp}")/local_cache_test.XXXXXX")
+LOGS=$WORK/logs
+mkdir -p "$LOGS"
+STRESS_DIR=$WORK/stress_cluster
+
+cleanup() {
+    if [[ -d "$STRESS_DIR" ]]; then
+        "$ROOT/tools/cluster.sh" destroy "$STRESS_DIR" >/dev/null 2>&1 || true
+    fi
+    if ((FAILED == 0)) && [[ "${KEEP_TMP:-0}" != 1 ]]; then
+        rm -rf "$WORK"
+    elif ((!SUMMARY_DONE)); then
+        echo "test.sh: logs and outputs kept in $WORK" >&2
+    fi
+}
+SUMMARY_DONE=0
+trap cleanup EXIT
+trap 'echo "test.sh: interrupted" >&2; FAILED=$((FAILED + 1)); exit 130' INT TERM
+
+# ---------------------------------------------------------------------------- steps
+
+step_deps() {
+    banner "deps: tools/deps.sh"
+    if ((NO_PRIV)) && ! "$ROOT/tools/deps.sh" --check; then
+        echo "test.sh: packages are missing and neither root nor sudo is available; as root run: $ROOT/tools/deps.sh"
+        STATUS[deps]=failed
+        record deps FAILED 0 1 "missing Debian packages (run tools/deps.sh as root)"
+        return
+    fi
+    if run_logged "$LOGS/deps.log" "$(step_timeout 900)" "$ROOT/tools/deps.sh"; then
+        STATUS[deps]=ok
+        SUMMARY+=("$(printf '%-10s %-8s' deps ok)")
+    else
+        STATUS[deps]=failed
+        record deps FAILED 0 1 "tools/deps.sh failed (see above)"
+    fi
+}
+
+step_build() {
+    banner "build: make -j2"
+    if run_logged "$LOGS/build.log" "$(step_timeout 900)" make -j2 PG_CONFIG="$PG_CONFIG"; then
+        STATUS[build]=ok
+        SUMMARY+=("$(printf '%-10s %-8s' build ok)")
+    else
+        STATUS[build]=failed
+        record build FAILED 0 1 "make -j2 failed (compiler errors above)"
+    fi
+}
+
+step_install() {
+    if [[ ${STATUS[build]:-} != ok ]]; then
+        STATUS[install]="not run"
+        record install "NOT RUN" 0 1 "build failed"
+        return
+    fi
+    banner "install: make install"
+    if ((NO_PRIV)); then
+        if installed_matches_build; then
+            echo "test.sh: not root and no sudo, but the installed files equal the built ones"
+            STATUS[install]=ok
+            SUMMARY+=("$(printf '%-10s %-8s %s' install ok "(already installed, identical)")")
+            return
+        fi
+        echo "test.sh: not root and no sudo: run \`make install\` as root, then rerun"
+        STATUS[install]=failed
+        record install FAILED 0 1 "needs root: run make install as root"
+        return
+    fi
+    if run_logged "$LOGS/install.log" "$(step_timeout 300)" "${SUDO[@]}" make install PG_CONFIG="$PG_CONFIG"; then
+        STATUS[install]=ok
+        SUMMARY+=("$(printf '%-10s %-8s' install ok)")
+    else
+        STATUS[install]=failed
+        record install FAILED 0 1 "make install failed"
+    fi
+}
+
+# True if local_cache.so, the control file and the SQL scripts are installed unchanged.
+installed_matches_build() {
+    local libdir sharedir f
+    libdir=$("$PG_CONFIG" --pkglibdir) && sharedir=$("$PG_CONFIG" --sharedir) || return 1
+    cmp -s local_cache.so "$libdir/local_cache.so" || return 1
+    for f in local_cache.control sql/*.sql; do
+        cmp -s "$f" "$sharedir/extension/$(basename "$f")" || return 1
+    done
+}
+
+step_unittest() {
+    banner "unittest: make unittest"
+    local rc=0 counts seen p f
+    run_logged "$LOGS/unittest.log" "$(step_timeout 300)" make unittest PG_CONFIG="$PG_CONFIG" || rc=$?
+    # Boost.Test short report: "N test cases out of M passed" / "... failed" lines, or
+    # "Test module "x" has passed with N test cases out of M."
+    counts=$(awk '
+        /test cases? out of [0-9]+ passed/ { p += $1 }
+        /test cases? out of [0-9]+ failed/ { f += $1; seen = 1 }
+        /has passed with [0-9]+ test cases? out of/ {
+            for (i = 1; i <= NF; i++) if ($i == "with") { p += $(i + 1); break }
+        }
+        /test cases? out of/ || /has (passed|failed) with/ { seen = 1 }
+        END { print (seen ? 1 : 0), p + 0, f + 0 }' "$LOGS/unittest.log")
+    read -r seen p f <<<"$counts"
+    if ((seen == 0)); then
+        record unittest "NOT RUN" 0 1 "no Boost.Test report (build of the unit tests failed or they crashed; exit $rc$(timed_out "$rc"))"
+    elif ((rc != 0 && f == 0)); then
+        record unittest FAILED "$p" 1 "$p passed, but exit status $rc"
+    elif ((f > 0)); then
+        record unittest FAILED "$p" "$f" "$p passed, $f failed"
+    else
+        record unittest PASSED "$p" 0 "$p passed"
+    fi
+}
+
+TREE_READY=""
+prepare_tree() {
+    [[ -n "$TREE_READY" ]] && return "$TREE_READY"
+    TREE_READY=1
+    mkdir -p "$WORK/tree" || return 1
+    tar -C "$ROOT" --exclude=./.git --exclude=./regress/output --exclude=./regress/output_isolation \
+        --exclude=./regress/results --exclude=./.demo -cf - . | tar -C "$WORK/tree" -xf - || return 1
+    if ((IS_ROOT)); then
+        id postgres >/dev/null 2>&1 || { echo "test.sh: OS user postgres does not exist"; return 1; }
+        chown -R postgres: "$WORK" || return 1
+    fi
+    TREE_READY=0
+}
+
+# pg_suite NAME OUTPUT_VAR OTHER_LIST_VAR: runs one half of `make installcheck`.
+pg_suite() {
+    local name=$1 outvar=$2 othervar=$3 out rc=0 line p=0 f=0 ign=0 summary=""
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record "$name" "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    banner "$name: make installcheck ($outvar=..., $othervar=) as $RUN_AS"
+    if ! prepare_tree; then
+        record "$name" "NOT RUN" 0 1 "could not copy the tree to $WORK/tree"
+        return
+    fi
+    out=$WORK/$name
+    mkdir -p "$out"
+    if ((IS_ROOT)); then chown postgres: "$out"; fi
+    # cd / first: the postgres user may not be able to read the current directory
+    run_logged "$LOGS/$name.log" "$(step_timeout 420)" "${AS_PG[@]}" env -C / \
+        make -C "$WORK/tree" installcheck PG_CONFIG="$PG_CONFIG" \
+        "$othervar=" "$outvar=$out" || rc=$?
+    # pg_regress summary lines (PostgreSQL 15):
+    #  " All N tests passed. "            " F of T tests failed. "
+    #  " P of T tests passed, I failed test(s) ignored. "
+    #  " F of T tests failed, I of these failures ignored. "
+    line=$(grep -E '^ (All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests (passed|failed))' "$LOGS/$name.log" | tail -n 1 || true)
+    if [[ "$line" =~ All\ ([0-9]+)\ tests\ passed ]]; then
+        p=${BASH_REMATCH[1]}
+    elif [[ "$line" =~ ([0-9]+)\ of\ ([0-9]+)\ tests\ failed,\ ([0-9]+)\ of\ these ]]; then
+        ign=${BASH_REMATCH[3]}
+        f=$((BASH_REMATCH[1] - ign)); p=$((BASH_REMATCH[2] - BASH_REMATCH[1]))
+    elif [[ "$line" =~ ([0-9]+)\ of\ ([0-9]+)\ tests\ failed ]]; then
+        f=${BASH_REMATCH[1]}; p=$((BASH_REMATCH[2] - f))
+    elif [[ "$line" =~ ([0-9]+)\ of\ ([0-9]+)\ tests\ passed,\ ([0-9]+)\ failed ]]; then
+        p=${BASH_REMATCH[1]}; ign=${BASH_REMATCH[3]}
+    fi
+    ((ign > 0)) && summary=", $ign failure(s) ignored"
+    if [[ -z "$line" ]]; then
+        if grep -q "Nothing to be done\|is up to date" "$LOGS/$name.log" && ((rc == 0)); then
+            record "$name" "NOT RUN" 0 1 "no tests listed in the Makefile"
+        else
+            show_logs_of "$out"
+            record "$name" "NOT RUN" 0 1 "could not run (no pg_regress summary, exit $rc$(timed_out "$rc"); see above)"
+        fi
+        return
+    fi
+    if ((f > 0 || rc != 0)); then
+        show_file "$out/regression.diffs" 600
+        ((f == 0)) && f=1
+        grep -qi "server closed the connection\|terminated by signal" "$out/log/postmaster.log" 2>/dev/null &&
+            show_logs_of "$out"
+        record "$name" FAILED "$p" "$f" "$p passed, $f failed$summary (diffs above; outputs in $out)"
+    else
+        record "$name" PASSED "$p" 0 "$p passed$summary"
+    fi
+}
+
+show_logs_of() {
+    local f n
+    for f in "$1"/log/initdb.log "$1"/log/postmaster.log; do
+        [[ -f "$f" ]] || continue
+        n=60
+        [[ $f == */initdb.log ]] && n=15
+        echo "---- last lines of $f ----"
+        tail -n "$n" "$f"
+        echo "----"
+    done
+}
+
+step_stress() {
+    local rc=0 conninfo
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record stress "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    # Shorten the run if the overall budget demands it.
+    local secs=$STRESS_SECONDS left shortened=0
+    left=$(remaining)
+    if ((left - 60 < secs)); then secs=$((left - 60)); shortened=1; fi
+    if ((secs < 1 || (shortened && secs < 5))); then
+        record stress "NOT RUN" 0 1 "time budget of ${TEST_BUDGET}s exhausted"
+        return
+    fi
+    banner "stress: tools/stress for ${secs}s on a throwaway cluster"
+    if ! run_logged "$LOGS/stress_build.log" "$(step_timeout 300)" \
+        g++ -std=c++17 -O2 -pthread -I"$("$PG_CONFIG" --includedir)" tools/stress.cpp -o tools/stress -lpq; then
+        record stress "NOT RUN" 0 1 "tools/stress.cpp did not compile"
+        return
+    fi
+    if ((IS_ROOT)); then chown postgres: "$WORK"; fi
+    if ! run_logged "$LOGS/stress_cluster.log" "$(step_timeout 120)" \
+        "$ROOT/tools/cluster.sh" start "$STRESS_DIR" auto; then
+        record stress "NOT RUN" 0 1 "the throwaway cluster did not start (log above)"
+        return
+    fi
+    conninfo=$("$ROOT/tools/cluster.sh" conninfo "$STRESS_DIR")
+    echo "conninfo: $conninfo"
+    run_logged "$LOGS/stress.log" "$(step_timeout $((secs + 150)))" \
+        "$ROOT/tools/stress" "$conninfo" --seconds "$secs" || rc=$?
+    if ((rc == 0)); then
+        record stress PASSED 1 0 "$(grep -m1 '^stress: cache hits' "$LOGS/stress.log" | sed 's/^stress: //')"
+    else
+        echo "---- last lines of $STRESS_DIR/server.log ----"
+        tail -n 60 "$STRESS_DIR/server.log" 2>/dev/null || true
+        echo "----"
+        record stress FAILED 0 1 "exit $rc$(timed_out "$rc") (mismatch or error above)"
+    fi
+    "$ROOT/tools/cluster.sh" destroy "$STRESS_DIR" || true
+}
+
+# ---------------------------------------------------------------------------- main
+
+echo "test.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), running as $(id -un), work dir $WORK"
+step_deps || true
+step_build || true
+step_install || true
+step_unittest || true
+pg_suite regress REGRESS_OUTPUT ISOLATION || true
+pg_suite isolation ISOLATION_OUTPUT REGRESS || true
+step_stress || true
+
+banner "summary ($((SECONDS - START_TIME))s)"
+for line in "${SUMMARY[@]}"; do echo "$line"; done
+echo
+if ((FAILED > 0)) || [[ "${KEEP_TMP:-0}" == 1 ]]; then
+    echo "logs and outputs kept in $WORK"
+fi
+SUMMARY_DONE=1
+echo "$PASSED passed, $FAILED failed"
+((FAILED == 0))

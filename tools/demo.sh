@@ -74,7 +74,15 @@ SELECT array_to_json(local_cache.mget('public.items'::regclass, '{1}'::bigint[])
 SELECT relation, hits, misses, fills, invalidations, entries FROM local_cache.stats;
 SQL
 
-# TODO(demo): show the FDW read path here (foreign table over public.items).
+step "the foreign table: typed rows with SQL semantics; key conditions and joins become cache lookups"
+demo_psql <<'SQL'
+CREATE SCHEMA cache;
+IMPORT FOREIGN SCHEMA public LIMIT TO (items) FROM SERVER local_cache INTO cache;
+PREPARE q(bigint[]) AS SELECT id, left(value, 24) AS value FROM cache.items WHERE id = ANY($1);
+EXECUTE q('{3,1,3,999999}');
+EXPLAIN (COSTS OFF) EXECUTE q('{3,1,3,999999}');
+SQL
+
 # TODO(demo): show the RESP read path here (redis-cli against the RESP server).
 
 port=$(tools/cluster.sh port "$DEMO_DIR")

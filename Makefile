@@ -25,10 +25,10 @@ EXTENSION = local_cache
 DATA = sql/local_cache--1.0.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 
-REGRESS = setup mget invalidation ddl privileges stats
+REGRESS = setup mget invalidation ddl privileges stats fdw fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT) \
 	--temp-instance=$(REGRESS_OUTPUT)/tmp_check --temp-config=regress/regress.conf
-ISOLATION = fill_race old_snapshot own_writes two_phase
+ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency
 ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT) \
 	--temp-instance=$(ISOLATION_OUTPUT)/tmp_check --temp-config=regress/regress.conf
 REGRESS_OUTPUT ?= regress/output

@@ -2,9 +2,9 @@
  * invalidation.cpp — collects the keys a transaction writes and invalidates them at
  * pre-commit, before the commit becomes visible to anyone.
  *
- * The trigger local_cache.capture_changes() (AFTER ROW for INSERT/UPDATE/DELETE, AFTER
- * STATEMENT for TRUNCATE, enabled ALWAYS so logical replication apply fires it too)
- * records changed keys in backend-local hash tables in TopTransactionContext. At
+ * The trigger local_cache.capture_changes() (BEFORE STATEMENT for INSERT/UPDATE/DELETE
+ * to mark the table written, AFTER ROW for the keys, AFTER STATEMENT for TRUNCATE; all
+ * enabled ALWAYS so logical replication apply fires them too) records changed keys in backend-local hash tables in TopTransactionContext. At
  * XACT_EVENT_PRE_COMMIT (and PRE_PREPARE, so two-phase commits are covered whoever runs
  * COMMIT PREPARED) each key is removed from the store and its shard's invalidation
  * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole.
@@ -192,14 +192,22 @@ extern "C" Datum local_cache_capture_changes(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 					 errmsg("local_cache.capture_changes() must be called as a trigger")));
 		TriggerData *trigger = reinterpret_cast<TriggerData *>(fcinfo->context);
-		if (!TRIGGER_FIRED_AFTER(trigger->tg_event))
+		bool for_row = TRIGGER_FIRED_FOR_ROW(trigger->tg_event);
+		if (TRIGGER_FIRED_AFTER(trigger->tg_event) != for_row && !TRIGGER_FIRED_BY_TRUNCATE(trigger->tg_event))
 			ereport(ERROR,
 					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-					 errmsg("local_cache.capture_changes() must be an AFTER trigger")));
+					 errmsg("local_cache.capture_changes() must be a BEFORE STATEMENT, AFTER ROW or TRUNCATE trigger")));
 
+		/*
+		 * BEFORE STATEMENT: the statement is about to write; from now on this transaction
+		 * reads the table itself (its own writes may be visible to it before the AFTER ROW
+		 * triggers run, e.g. to volatile functions in RETURNING).
+		 */
 		ChangedTable *table = changed_table(trigger->tg_relation);
 		TupleDesc desc = RelationGetDescr(trigger->tg_relation);
-		if (TRIGGER_FIRED_BY_TRUNCATE(trigger->tg_event) || !TRIGGER_FIRED_FOR_ROW(trigger->tg_event)) {
+		if (!TRIGGER_FIRED_AFTER(trigger->tg_event))
+			return PointerGetDatum(NULL);
+		if (TRIGGER_FIRED_BY_TRUNCATE(trigger->tg_event)) {
 			table->flush_all = true;
 		} else {
 			/* INSERT: the new row; DELETE: the old one; UPDATE: both, the key may change. */

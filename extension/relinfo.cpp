@@ -22,8 +22,18 @@ namespace {
 
 HTAB *relinfos = nullptr;
 
-const char *const ROW_TRIGGER = "local_cache_invalidate";
-const char *const TRUNCATE_TRIGGER = "local_cache_invalidate_truncate";
+/* The triggers enable() creates; all must fire ALWAYS for the cache to be used. */
+const char *const TRIGGERS[] = {"local_cache_mark_written", "local_cache_invalidate",
+								"local_cache_invalidate_truncate"};
+constexpr int NUM_TRIGGERS = sizeof(TRIGGERS) / sizeof(TRIGGERS[0]);
+
+bool is_our_trigger(const char *name)
+{
+	for (int i = 0; i < NUM_TRIGGERS; i++)
+		if (strcmp(name, TRIGGERS[i]) == 0)
+			return true;
+	return false;
+}
 
 void relcache_changed(Datum, Oid relid)
 {
@@ -131,13 +141,13 @@ bool triggers_fire_always(Relation rel, Oid nsp)
 	int firing = 0;
 	for (int i = 0; i < rel->trigdesc->numtriggers; i++) {
 		const Trigger *trigger = &rel->trigdesc->triggers[i];
-		if (strcmp(trigger->tgname, ROW_TRIGGER) != 0 && strcmp(trigger->tgname, TRUNCATE_TRIGGER) != 0)
+		if (!is_our_trigger(trigger->tgname))
 			continue;
 		if (trigger->tgenabled != TRIGGER_FIRES_ALWAYS || get_func_namespace(trigger->tgfoid) != nsp)
 			return false;
 		firing++;
 	}
-	return firing == 2;
+	return firing == NUM_TRIGGERS;
 }
 
 /* Reads the registry row of relid (latest committed state, like the relcache). */
@@ -246,9 +256,8 @@ void build(RelInfo *info)
 	relation_close(rel, NoLock);
 }
 
-void check_select_privilege(RelInfo *info)
+void check_select_privilege(RelInfo *info, Oid role)
 {
-	Oid role = GetUserId();
 	if (info->select_checked_for == role)
 		return;
 	AclResult result = pg_class_aclcheck(info->relid, role, ACL_SELECT);
@@ -299,10 +308,10 @@ RelInfo *relinfo_lookup(Oid relid)
 	return info;
 }
 
-RelInfo *relinfo_open(Oid relid)
+RelInfo *relinfo_open(Oid relid, Oid role)
 {
 	RelInfo *info = relinfo_lookup(relid);
-	check_select_privilege(info);
+	check_select_privilege(info, OidIsValid(role) ? role : GetUserId());
 	return info;
 }
 

@@ -34,10 +34,11 @@ void relinfo_register_callbacks(void);
 
 /*
  * Locks the relation (AccessShareLock, held to transaction end like any read), makes sure
- * it is an enabled table, checks that the current role may read all of it, and returns its
+ * it is an enabled table, checks that `role` (default: the current role) may read all of it,
+ * and returns its
  * info. Raises the same errors SQL would, plus "not enabled".
  */
-RelInfo *relinfo_open(Oid relid);
+RelInfo *relinfo_open(Oid relid, Oid role = InvalidOid);
 
 /* The same without the privilege check, for planning (privileges are checked at execution). */
 RelInfo *relinfo_lookup(Oid relid);

@@ -163,7 +163,13 @@ List *fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid server_oid)
 {
 	ForeignServer *server = GetForeignServer(server_oid);
 	List *commands = NIL;
+	if (!OidIsValid(get_namespace_oid(stmt->remote_schema, true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
+				 errmsg("schema \"%s\" does not exist", stmt->remote_schema)));
 
+	/* The commands must outlive SPI_finish(): build them in the caller's memory. */
+	MemoryContext caller_context = CurrentMemoryContext;
 	SPI_connect();
 	Oid argtypes[1] = {TEXTOID};
 	Datum args[1] = {CStringGetTextDatum(stmt->remote_schema)};
@@ -213,6 +219,7 @@ List *fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid server_oid)
 			" WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
 			1, colargs, colvalues, NULL, true, 0);
 
+		MemoryContext spi_context = MemoryContextSwitchTo(caller_context);
 		StringInfoData sql;
 		initStringInfo(&sql);
 		appendStringInfo(&sql, "CREATE FOREIGN TABLE %s (", quote_identifier(relnames[i]));
@@ -230,7 +237,8 @@ List *fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid server_oid)
 		appendStringInfo(&sql, ") SERVER %s OPTIONS (table %s)",
 						 quote_identifier(server->servername),
 						 quote_literal_cstr(quote_qualified_identifier(stmt->remote_schema, relnames[i])));
-		commands = lappend(commands, pstrdup(sql.data));
+		commands = lappend(commands, sql.data);
+		MemoryContextSwitchTo(spi_context);
 	}
 	SPI_finish();
 	return commands;
@@ -245,12 +253,14 @@ extern "C" Datum local_cache_fdw_validator(PG_FUNCTION_ARGS)
 	return cxx_boundary([&]() -> Datum {
 		List *options = untransformRelOptions(PG_GETARG_DATUM(0));
 		Oid catalog = PG_GETARG_OID(1);
+		bool has_table = false;
 		ListCell *cell;
 		foreach (cell, options) {
 			DefElem *def = static_cast<DefElem *>(lfirst(cell));
 			if (catalog == ForeignTableRelationId && strcmp(def->defname, "table") == 0) {
 				/* Resolve now, so a typo fails at CREATE FOREIGN TABLE. */
 				resolve_source(defGetString(def));
+				has_table = true;
 				continue;
 			}
 			ereport(ERROR,
@@ -260,6 +270,11 @@ extern "C" Datum local_cache_fdw_validator(PG_FUNCTION_ARGS)
 						 ? errhint("The only option of a local_cache foreign table is \"table\".")
 						 : errhint("local_cache_fdw takes no options here.")));
 		}
+		if (catalog == ForeignTableRelationId && !has_table)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("a local_cache foreign table needs the \"table\" option"),
+					 errhint("Name the cached table: OPTIONS (table 'schema.name').")));
 		PG_RETURN_VOID();
 	});
 }

@@ -45,6 +45,12 @@ constexpr double UNKNOWN_ARRAY_KEYS = 10;
 /* Cost of one key lookup: a hash probe under a shared lock and a copy. */
 constexpr double LOOKUP_COST_FACTOR = 2.0; /* × cpu_tuple_cost */
 
+/* nodeFuncs.h declares walkers K&R style, as taking no arguments. */
+bool (*as_walker(bool (*walker)(Node *, void *)))()
+{
+	return reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(walker));
+}
+
 struct KeyClause {
 	Expr *value;     /* the side the executor evaluates */
 	bool is_array;
@@ -151,25 +157,35 @@ bool key_member(PlannerInfo *, RelOptInfo *rel, EquivalenceClass *, EquivalenceM
 					  *static_cast<AttrNumber *>(arg));
 }
 
-/* Display "(key = value)" / "(key = ANY (value))" with the planner's names for Vars. */
-char *display_key(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, AttrNumber key_attnum,
-				  const KeyClause &key)
+/* Expressions deparse_expression() can print without a plan: no Vars, no subplans. */
+bool deparsable_alone(Node *node, void *context)
 {
-	List *context = NIL;
-	List *rtable = root->parse->rtable;
+	if (node == nullptr)
+		return false;
+	if (IsA(node, Var) || IsA(node, SubPlan) || IsA(node, AlternativeSubPlan) || IsA(node, SubLink) ||
+		(IsA(node, Param) && reinterpret_cast<Param *>(node)->paramkind != PARAM_EXTERN))
+		return true; /* stops the walk: not deparsable */
+	return expression_tree_walker(node, as_walker(deparsable_alone), context);
+}
+
+/* "(key = value)" / "(key = ANY (value))" for EXPLAIN, with the query's names for Vars. */
+char *display_key(PlannerInfo *root, Oid foreigntableid, AttrNumber key_attnum, const KeyClause &key)
+{
+	Node *value_node = reinterpret_cast<Node *>(key.value);
+	if (IsA(value_node, RelabelType))
+		value_node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(value_node)->arg);
 	char *value;
-	if (IsA(key.value, Var)) {
-		Var *var = reinterpret_cast<Var *>(key.value);
-		RangeTblEntry *rte = rt_fetch(var->varno, rtable);
+	if (IsA(value_node, Var) && reinterpret_cast<Var *>(value_node)->varlevelsup == 0) {
+		Var *var = reinterpret_cast<Var *>(value_node);
+		RangeTblEntry *rte = planner_rt_fetch(var->varno, root);
 		value = psprintf("%s.%s", quote_identifier(rte->eref->aliasname),
 						 quote_identifier(get_rte_attribute_name(rte, var->varattno)));
-	} else if (pull_varnos(root, reinterpret_cast<Node *>(key.value)) == nullptr) {
-		value = deparse_expression(reinterpret_cast<Node *>(key.value), context, false, false);
+	} else if (!deparsable_alone(value_node, nullptr)) {
+		value = deparse_expression(value_node, NIL, false, false);
 	} else {
 		value = pstrdup("(expression)");
 	}
 	const char *column = quote_identifier(get_attname(foreigntableid, key_attnum, false));
-	(void) baserel;
 	return key.is_array ? psprintf("(%s = ANY (%s))", column, value) : psprintf("(%s = %s)", column, value);
 }
 
@@ -296,16 +312,19 @@ ForeignScan *fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntab
 
 	List *fdw_exprs = NIL;
 	List *fdw_private = NIL;
+	/* EvalPlanQual rechecks (UPDATE ... FROM in READ COMMITTED) must test the key clause too. */
+	List *recheck_quals = NIL;
 	if (key_rinfo != nullptr) {
+		recheck_quals = list_make1(key_rinfo->clause);
 		fdw_exprs = list_make1(key.value);
 		fdw_private = list_make3(makeInteger(key.is_array ? 1 : 0),
-								 makeString(display_key(root, baserel, foreigntableid, key_attnum, key)),
+								 makeString(display_key(root, foreigntableid, key_attnum, key)),
 								 needed);
 	} else {
 		fdw_private = list_make3(makeInteger(-1), makeString(pstrdup("")), needed);
 	}
-	return make_foreignscan(tlist, local_quals, baserel->relid, fdw_exprs, fdw_private, NIL, NIL,
-							outer_plan);
+	return make_foreignscan(tlist, local_quals, baserel->relid, fdw_exprs, fdw_private, NIL,
+							recheck_quals, outer_plan);
 }
 
 } // namespace local_cache

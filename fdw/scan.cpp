@@ -179,8 +179,13 @@ void begin_scan(ForeignScanState *node, int eflags)
 	state->table = foreign_table_info(foreign_relid);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	/* The reader must be allowed to read the source table itself (PostgreSQL checked the foreign table). */
-	state->source = relinfo_open(state->table->source_relid);
+	/*
+	 * The reader must be allowed to read the source table itself (PostgreSQL checked the
+	 * foreign table): the same role PostgreSQL checks, so the view owner's through a view.
+	 */
+	RangeTblEntry *rte = exec_rt_fetch(plan->scan.scanrelid, estate);
+	state->source = relinfo_open(state->table->source_relid,
+								 OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId());
 	state->key_mode = intVal(list_nth(plan->fdw_private, PLAN_KEY_IS_ARRAY));
 	if (state->key_mode >= 0) {
 		if (state->table->key_attnum == 0)

@@ -16,8 +16,9 @@ CREATE TABLE local_cache.tables (
 SELECT pg_catalog.pg_extension_config_dump('local_cache.tables', '');
 GRANT SELECT ON local_cache.tables TO PUBLIC;
 
--- Row and TRUNCATE trigger on every cached table: collects the transaction's changed keys,
--- which are invalidated at pre-commit (see docs/TECHNICAL.md).
+-- The triggers on every cached table: mark the table written at the start of a writing
+-- statement, collect the changed keys, which are invalidated at pre-commit, and catch
+-- TRUNCATE (see docs/TECHNICAL.md).
 CREATE FUNCTION local_cache.capture_changes() RETURNS trigger
     AS 'MODULE_PATHNAME', 'local_cache_capture_changes' LANGUAGE C;
 
@@ -73,7 +74,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
 BEGIN
     IF (SELECT count(*) FROM pg_trigger
          WHERE tgrelid = rel AND tgenabled = 'A'
-           AND tgfoid = 'local_cache.capture_changes()'::regprocedure) <> 2 THEN
+           AND tgfoid = 'local_cache.capture_changes()'::regprocedure) <> 3 THEN
         RAISE EXCEPTION 'table "%" does not have the local_cache triggers', rel
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Call local_cache.enable().';
@@ -112,11 +113,14 @@ BEGIN
             USING ERRCODE = 'duplicate_object';
     END IF;
     -- Creating triggers and ENABLE ALWAYS need ownership of the table: PostgreSQL checks it.
+    EXECUTE format('CREATE TRIGGER local_cache_mark_written BEFORE INSERT OR UPDATE OR DELETE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION local_cache.capture_changes()', rel);
     EXECUTE format('CREATE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON %s '
                    'FOR EACH ROW EXECUTE FUNCTION local_cache.capture_changes()', rel);
     EXECUTE format('CREATE TRIGGER local_cache_invalidate_truncate AFTER TRUNCATE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION local_cache.capture_changes()', rel);
     -- ALWAYS: the triggers must also fire under session_replication_role = replica.
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER local_cache_mark_written', rel);
     EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER local_cache_invalidate', rel);
     EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER local_cache_invalidate_truncate', rel);
     PERFORM local_cache._register(rel, coalesce(resp_prefix,
@@ -130,6 +134,7 @@ BEGIN
         RAISE EXCEPTION 'table "%" is not enabled in local_cache', rel
             USING ERRCODE = 'undefined_object';
     END IF;
+    EXECUTE format('DROP TRIGGER IF EXISTS local_cache_mark_written ON %s', rel);
     EXECUTE format('DROP TRIGGER IF EXISTS local_cache_invalidate ON %s', rel);
     EXECUTE format('DROP TRIGGER IF EXISTS local_cache_invalidate_truncate ON %s', rel);
     PERFORM local_cache._unregister(rel);

@@ -5,7 +5,9 @@
 // and right after each COMMIT returns check from a second connection that local_cache.mget
 // shows what plain SQL shows (read-after-commit). Readers compare local_cache.mget and
 // local_cache.mget_json with the same rows read by plain SQL in the same snapshot, in
-// REPEATABLE READ transactions whose snapshots get old, and in READ COMMITTED statements.
+// REPEATABLE READ transactions whose snapshots get old, and in READ COMMITTED statements;
+// they also compare the foreign table stress_cache (local_cache_fdw on stress_items: key
+// lookups and a join that looks up each key) with the same queries on stress_items.
 // Any difference prints the keys, both results and local_cache.stats, and exits 1. Exits 1
 // too if the cache served no hit at all (the run would prove nothing).
 //
@@ -13,7 +15,8 @@
 //   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress.cpp -o tools/stress -lpq
 // Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]
 //        (the server must have shared_preload_libraries = 'local_cache'; the program
-//        creates the extension if needed and (re)creates table stress_items)
+//        creates the extension if needed and (re)creates table stress_items and the
+//        foreign table stress_cache)
 
 #include <libpq-fe.h>
 
@@ -57,7 +60,7 @@ std::mutex g_mutex;          // guards g_failure and stdout
 std::string g_failure;
 
 std::atomic<uint64_t> n_rr_checks{0}, n_rc_checks{0}, n_commit_checks{0}, n_txn_checks{0},
-    n_commits{0}, n_rollbacks{0}, n_conflicts{0}, n_rr_txns{0};
+    n_fdw_checks{0}, n_commits{0}, n_rollbacks{0}, n_conflicts{0}, n_rr_txns{0};
 std::atomic<int> n_threads_done{0};
 
 void say(const char *fmt, ...) {
@@ -170,6 +173,22 @@ const char *kCompareSql =
 const char *kCompareNames[] = {"array_to_json(mget(...), false)", "array_to_json(mget(...))",
                                "mget_json(...)"};
 
+// The same rows through the foreign table stress_cache and from stress_items, in one
+// statement (so in one snapshot): `WHERE id = ANY($1) ORDER BY id` (SQL set semantics:
+// duplicate and NULL keys give no rows), and a join that looks up every key of the list
+// in list order (duplicates kept, NULL and missing keys dropped).
+const char *kFdwCompareSql =
+    "SELECT (SELECT coalesce(array_to_json(array_agg(c ORDER BY c.id))::text, '[]')"
+    "          FROM stress_cache c WHERE c.id = ANY($1::bigint[])),"
+    "       (SELECT coalesce(array_to_json(array_agg(s ORDER BY s.id))::text, '[]')"
+    "          FROM stress_items s WHERE s.id = ANY($1::bigint[])),"
+    "       (SELECT coalesce(array_to_json(array_agg(c ORDER BY u.ord))::text, '[]')"
+    "          FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord)"
+    "          JOIN stress_cache c ON c.id = u.id),"
+    "       (SELECT coalesce(array_to_json(array_agg(s ORDER BY u.ord))::text, '[]')"
+    "          FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord)"
+    "          JOIN stress_items s ON s.id = u.id)";
+
 // For a failure report: the visible heap tuples of the keys, read by a sequential scan in
 // the same snapshot (or transaction) as the failed comparison.
 const char *kDiagnoseSql =
@@ -262,6 +281,33 @@ bool compare(Conn &c, const Keys &keys, const std::string &where, std::string *c
     fail("MISMATCH between local_cache and plain SQL in the same snapshot (" + where +
          ")\n  keys: " + lit + "\n" + report + "  visible heap tuples (seq scan, same snapshot):\n" +
          heap + "\n");
+    return false;
+}
+
+// Compares the foreign table stress_cache with stress_items for `keys` in one statement on
+// `c`. Returns false (after fail()) on a difference or an error.
+bool compare_fdw(Conn &c, const Keys &keys, const std::string &where) {
+    std::string lit = keys.literal();
+    Res r = c.must(kFdwCompareSql, {lit.c_str()});
+    if (!r) return false;
+    std::string report;
+    const char *names[][2] = {
+        {"stress_cache WHERE id = ANY($1)", "stress_items WHERE id = ANY($1)"},
+        {"unnest($1) JOIN stress_cache", "unnest($1) JOIN stress_items"}};
+    for (int i = 0; i < 2; i++) {
+        std::string fdw = get(r, 0, 2 * i), plain = get(r, 0, 2 * i + 1);
+        if (fdw != plain)
+            report += "  " + std::string(names[i][0]) + " differs from " + names[i][1] +
+                      ":\n   " + names[i][0] + ": " + clip(fdw, 3000) + "\n   " + names[i][1] +
+                      ": " + clip(plain, 3000) + "\n";
+    }
+    if (report.empty()) return true;
+    std::string heap = "    (diagnostic query failed)";
+    Conn::Outcome d = c.run(kDiagnoseSql, {lit.c_str()});
+    if (d.ok) heap = get(d.res, 0, 0);
+    fail("MISMATCH between the foreign table stress_cache and plain SQL in the same snapshot (" +
+         where + ")\n  keys: " + lit + "\n" + report +
+         "  visible heap tuples (seq scan, same snapshot):\n" + heap + "\n");
     return false;
 }
 
@@ -513,7 +559,11 @@ class Reader {
   private:
     bool read_committed() {
         n_rc_checks++;
-        return compare(c_, random_keys(rng_), c_.name() + ": READ COMMITTED statement");
+        Keys keys = random_keys(rng_);
+        if (!compare(c_, keys, c_.name() + ": READ COMMITTED statement")) return false;
+        if (!rng_.chance(50)) return true;
+        n_fdw_checks++;
+        return compare_fdw(c_, keys, c_.name() + ": READ COMMITTED statement");
     }
 
     bool repeatable_read() {
@@ -546,6 +596,16 @@ class Reader {
             n_rr_checks++;
             if (!compare(c_, keys, where, &got)) return false;
             seen.emplace_back(keys, got);
+            // The foreign table in the same (possibly old) snapshot: these keys, and keys
+            // read earlier in this transaction, which other sessions may have cached since.
+            n_fdw_checks++;
+            if (!compare_fdw(c_, keys, where + " (foreign table)")) return false;
+            if (seen.size() > 1 && rng_.chance(50)) {
+                n_fdw_checks++;
+                if (!compare_fdw(c_, seen[rng_.below((int)seen.size())].first,
+                                 where + " (foreign table, earlier keys)"))
+                    return false;
+            }
             if (rng_.chance(40)) sleep_ms(1 + rng_.below(rng_.chance(20) ? 60 : 10));
         }
         return !!c_.must("COMMIT");
@@ -572,6 +632,7 @@ bool setup() {
         // (a pre-existing schema local_cache is used as is)
         "DO $$ BEGIN IF to_regnamespace('local_cache') IS NULL THEN "
         "CREATE EXTENSION local_cache; END IF; END $$",
+        "DROP FOREIGN TABLE IF EXISTS stress_cache",
         "DROP TABLE IF EXISTS stress_items",
         "CREATE TABLE stress_items (id bigint PRIMARY KEY, version int NOT NULL, value text)",
     };
@@ -588,6 +649,9 @@ bool setup() {
                 {cold_base.c_str(), cold_rows.c_str()}))
         return false;
     if (!c.must("SELECT local_cache.enable('public.stress_items')")) return false;
+    if (!c.must("CREATE FOREIGN TABLE stress_cache (id bigint, version int, value text) "
+                "SERVER local_cache OPTIONS (table 'public.stress_items')"))
+        return false;
     if (!c.must("ANALYZE stress_items")) return false;
     return true;
 }
@@ -679,7 +743,8 @@ int main(int argc, char **argv) {
             next_report += std::chrono::seconds(10);
             say("stress: %3lds  reads checked %" PRIu64 ", commits %" PRIu64 ", rollbacks %" PRIu64,
                 (long)std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count(),
-                (uint64_t)(n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks),
+                (uint64_t)(n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks +
+                           n_fdw_checks),
                 (uint64_t)n_commits, (uint64_t)n_rollbacks);
         }
     }
@@ -699,12 +764,12 @@ int main(int argc, char **argv) {
     }
     for (auto &t : threads) t.join();
 
-    uint64_t reads = n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks;
+    uint64_t reads = n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks + n_fdw_checks;
     printf("stress: reads checked %" PRIu64 " (repeatable read %" PRIu64 " in %" PRIu64
            " transactions, read committed %" PRIu64 ", after commit/rollback %" PRIu64
-           ", inside writing transactions %" PRIu64 ")\n",
+           ", inside writing transactions %" PRIu64 ", foreign table %" PRIu64 ")\n",
            reads, (uint64_t)n_rr_checks, (uint64_t)n_rr_txns, (uint64_t)n_rc_checks,
-           (uint64_t)n_commit_checks, (uint64_t)n_txn_checks);
+           (uint64_t)n_commit_checks, (uint64_t)n_txn_checks, (uint64_t)n_fdw_checks);
     printf("stress: commits %" PRIu64 ", rollbacks %" PRIu64 ", conflicts rolled back %" PRIu64
            "\n",
            (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts);
@@ -743,7 +808,8 @@ int main(int argc, char **argv) {
                fills);
         return 1;
     }
-    if (reads == 0 || (opt.writers > 0 && n_commits == 0)) {
+    if (reads == 0 || (opt.writers > 0 && n_commits == 0) ||
+        (opt.readers > 0 && n_fdw_checks == 0)) {
         printf("stress: FAILED: nothing was checked\n");
         return 1;
     }

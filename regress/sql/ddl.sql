@@ -129,6 +129,7 @@ ALTER TABLE ddl_t DISABLE TRIGGER ALL;
 UPDATE ddl_t SET title = 'no trigger 1' WHERE id = 1;
 ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_invalidate;
 ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_invalidate_truncate;
+ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_mark_written;
 SELECT local_cache.mget_json('ddl_t', '{1,2}');
 SELECT lc_check('ddl_t', '{1,2}');
 SELECT hits AS hits_before FROM local_cache.stats WHERE relation = 'ddl_t'::regclass \gset
@@ -142,6 +143,7 @@ SELECT local_cache.mget_json('ddl_t', '{1,2}');
 SELECT lc_check('ddl_t', '{1,2}');
 ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_invalidate;
 ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_invalidate_truncate;
+ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_mark_written;
 SELECT lc_check('ddl_t', '{1,2}');
 -- Read while the triggers are disabled, before and after an update.
 SELECT lc_check('ddl_t', '{1,2}');
@@ -155,6 +157,7 @@ DELETE FROM ddl_t WHERE id = 1;
 SELECT lc_check('ddl_t', '{1,2}');
 ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_invalidate;
 ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_invalidate_truncate;
+ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_mark_written;
 SELECT local_cache.mget_json('ddl_t', '{1,2}');
 SELECT lc_check('ddl_t', '{1,2}');
 INSERT INTO ddl_t (id, title) VALUES (1, 'one is back');
@@ -192,6 +195,7 @@ SELECT local_cache.mget_json('ddl_t', '{1,2}');
 SELECT lc_check('ddl_t', '{1,2}');
 ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_invalidate;
 ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_invalidate_truncate;
+ALTER TABLE ddl_t ENABLE ALWAYS TRIGGER local_cache_mark_written;
 SELECT lc_check('ddl_t', '{1,2}');
 
 -- The invalidation trigger dropped by hand: reads stay right; disable and enable

@@ -31,6 +31,8 @@ REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT) \
 ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency
 ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT) \
 	--temp-instance=$(ISOLATION_OUTPUT)/tmp_check --temp-config=regress/regress.conf
+# TAP tests (PostgreSQL::Test::Cluster) run when asked: make installcheck TAP_TESTS=1
+PROVE_TESTS = regress/t/*.pl
 REGRESS_OUTPUT ?= regress/output
 ISOLATION_OUTPUT ?= regress/output_isolation
 

@@ -8,6 +8,7 @@
 #   unittest   `make unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make installcheck`; each test counts as one
 #   isolation  pg_isolation_regress part of `make installcheck`; each spec counts as one
+#   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh); counts as one
 # The regress and isolation suites run as the `postgres` OS user when we are root (servers
 # refuse root), from a copy of the tree in a temporary directory that user can read. A
@@ -285,6 +286,34 @@ pg_suite() {
     fi
 }
 
+step_tap() {
+    local rc=0 tests failed result
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record tap "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    banner "tap: make installcheck TAP_TESTS=1 as $RUN_AS"
+    if ! prepare_tree; then
+        record tap "NOT RUN" 0 1 "could not copy the tree to $WORK/tree"
+        return
+    fi
+    run_logged "$LOGS/tap.log" "$(step_timeout 420)" "${AS_PG[@]}" env -C / \
+        make -C "$WORK/tree" installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS=1 REGRESS= ISOLATION= || rc=$?
+    # prove: "Files=F, Tests=T, ..." then "Result: PASS|FAIL"; failures as "Failed N/T subtests"
+    tests=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$LOGS/tap.log" | tail -n 1)
+    failed=$(awk '/Failed [0-9]+\/[0-9]+ subtests/ { split($2, a, "/"); f += a[1] } END { print f + 0 }' "$LOGS/tap.log")
+    result=$(sed -n 's/^Result: //p' "$LOGS/tap.log" | tail -n 1)
+    if [[ -z "$tests" || -z "$result" ]]; then
+        record tap "NOT RUN" 0 1 "no prove summary (exit $rc$(timed_out "$rc")); see above"
+    elif [[ "$result" != PASS || $rc -ne 0 ]]; then
+        ((failed == 0)) && failed=1
+        for f in "$WORK"/tree/tmp_check/log/regress_log_*; do show_file "$f" 200; done
+        record tap FAILED "$((tests - failed))" "$failed" "$((tests - failed)) passed, $failed failed (logs in $WORK/tree/tmp_check/log)"
+    else
+        record tap PASSED "$tests" 0 "$tests passed"
+    fi
+}
+
 show_logs_of() {
     local f n
     for f in "$1"/log/initdb.log "$1"/log/postmaster.log; do
@@ -347,6 +376,7 @@ step_install || true
 step_unittest || true
 pg_suite regress REGRESS_OUTPUT ISOLATION || true
 pg_suite isolation ISOLATION_OUTPUT REGRESS || true
+step_tap || true
 step_stress || true
 
 banner "summary ($((SECONDS - START_TIME))s)"

@@ -19,7 +19,12 @@ OBJS = \
 	extension/sql_functions.o \
 	fdw/options.o \
 	fdw/planning.o \
-	fdw/scan.o
+	fdw/scan.o \
+	resp_server/protocol.o \
+	resp_server/reply.o \
+	resp_server/commands.o \
+	resp_server/pg_data_source.o \
+	resp_server/worker.o
 
 EXTENSION = local_cache
 DATA = sql/local_cache--1.0.sql
@@ -38,7 +43,7 @@ ISOLATION_OUTPUT ?= regress/output_isolation
 
 PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -O2 -Wall -Wno-register -Wno-missing-field-initializers
-SHLIB_LINK = -lstdc++
+SHLIB_LINK = -luv -lstdc++
 
 # The server-dev package turns on LLVM bitcode, which would compile our C++ with clang
 # without PG_CXXFLAGS; JIT inlining of this code buys nothing, so skip it.
@@ -59,12 +64,49 @@ $(UNITTEST_BIN): $(UNITTEST_SRCS) extension/shard.h
 	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iextension -o $@ $(UNITTEST_SRCS) \
 		-lboost_unit_test_framework
 
+# The RESP protocol layer (resp_server/: parser, replies, command table) is its own module.
+RESP_UNITTEST_BIN = resp_server/tests/unit_tests
+RESP_SRCS = resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp
+RESP_HEADERS = resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
+	resp_server/data_source.h
+RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \
+	resp_server/tests/reply_test.cpp resp_server/tests/commands_test.cpp
+RESP_TEST_HEADERS = resp_server/tests/parse_harness.h resp_server/tests/resp_reader.h \
+	resp_server/tests/fake_data_source.h
+
+$(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
+	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iresp_server -Iresp_server/tests -o $@ \
+		$(RESP_UNITTEST_SRCS) $(RESP_SRCS) -lboost_unit_test_framework
+
 .PHONY: unittest
-unittest: $(UNITTEST_BIN)
+unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
 	./$(UNITTEST_BIN) --report_level=short --log_level=test_suite
+	./$(RESP_UNITTEST_BIN) --report_level=short --log_level=test_suite
+
+# libFuzzer target of the RESP request parser (clang; Debian: clang, libclang-rt-14-dev).
+# `make fuzz` runs it for FUZZ_SECONDS; crash inputs are written under FUZZ_ARTIFACTS.
+FUZZ_CXX ?= clang++
+FUZZ_BIN = resp_server/tests/fuzz_parser
+FUZZ_SECONDS ?= 30
+FUZZ_ARTIFACTS ?= /tmp/local_cache_fuzz
+
+$(FUZZ_BIN): resp_server/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h \
+		resp_server/tests/parse_harness.h
+	$(FUZZ_CXX) -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -Iresp_server -Iresp_server/tests -o $@ \
+		resp_server/fuzz_parser.cpp resp_server/protocol.cpp
+
+.PHONY: fuzz
+fuzz: $(FUZZ_BIN)
+	mkdir -p $(FUZZ_ARTIFACTS)
+	corpus=$$(mktemp -d) && \
+	./$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -dict=resp_server/tests/fuzz_parser.dict \
+		-artifact_prefix=$(FUZZ_ARTIFACTS)/ -print_final_stats=1 \
+		$$corpus resp_server/tests/fuzz_corpus; \
+	status=$$?; rm -rf "$$corpus"; exit $$status
 
 clean: clean-local
 .PHONY: clean-local
 clean-local:
-	rm -f $(UNITTEST_BIN) $(OBJS:.o=.d)
+	rm -f $(UNITTEST_BIN) $(RESP_UNITTEST_BIN) $(FUZZ_BIN) $(OBJS:.o=.d)
 	rm -rf regress/output regress/output_isolation

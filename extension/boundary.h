@@ -33,3 +33,43 @@ inline auto cxx_boundary(Body &&body) -> decltype(body())
 }
 
 } // namespace local_cache
+
+namespace local_cache {
+
+/* A PostgreSQL error caught by pg_guarded(), copied out of PostgreSQL's error state. */
+struct PgError {
+	int sqlerrcode;
+	char message[512];
+};
+
+/*
+ * The other direction, for code that calls PostgreSQL outside of a PostgreSQL-called frame
+ * (the RESP workers' loop): runs `body` and turns an ereport(ERROR) into a false return
+ * and a copy of the error, after aborting the current transaction. `body` may hold only
+ * trivially destructible objects and must not throw.
+ */
+template <typename Body> bool pg_guarded(Body &&body, PgError *error)
+{
+	MemoryContext context = CurrentMemoryContext;
+	volatile bool ok = true;
+	PG_TRY();
+	{
+		body();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(context);
+		ErrorData *data = CopyErrorData();
+		FlushErrorState();
+		error->sqlerrcode = data->sqlerrcode;
+		strlcpy(error->message, data->message ? data->message : "unknown error", sizeof(error->message));
+		FreeErrorData(data);
+		AbortCurrentTransaction();
+		MemoryContextSwitchTo(context);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+} // namespace local_cache

@@ -11,6 +11,7 @@
 #include "invalidation.h"
 #include "local_cache.h"
 #include "planner.h"
+#include "../resp_server/settings.h"
 #include "relinfo.h"
 #include "store.h"
 
@@ -61,6 +62,7 @@ void _PG_init(void)
 							 "Serve reads from the cache; off reads every row from its table.",
 							 NULL, &local_cache_enabled, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	local_cache::resp_define_settings();
 	MarkGUCPrefixReserved("local_cache");
 
 	if (!process_shared_preload_libraries_in_progress)
@@ -74,4 +76,5 @@ void _PG_init(void)
 	local_cache::relinfo_register_callbacks();
 	local_cache::invalidation_register_callbacks();
 	local_cache::planner_install_hook();
+	local_cache::resp_register_workers();
 }

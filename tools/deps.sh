@@ -15,6 +15,8 @@ PACKAGES=(
     libuv1-dev
     rapidjson-dev
     libboost-test-dev          # Boost.Test for `make unittest`
+    clang                      # libFuzzer target of the RESP parser (`make fuzz`)
+    libclang-rt-14-dev         # its sanitizer and fuzzer runtimes
     libipc-run-perl
     redis-tools
     make

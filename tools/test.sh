@@ -8,6 +8,7 @@
 #   unittest   `make unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make installcheck`; each test counts as one
 #   isolation  pg_isolation_regress part of `make installcheck`; each spec counts as one
+#   fuzz       the RESP parser's libFuzzer target for FUZZ_SECONDS (default 30); counts as one
 #   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh); counts as one
 # The regress and isolation suites run as the `postgres` OS user when we are root (servers
@@ -21,6 +22,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 STRESS_SECONDS=${STRESS_SECONDS:-30}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 TEST_BUDGET=${TEST_BUDGET:-1080}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 export BOOST_TEST_COLOR_OUTPUT=no
@@ -217,6 +219,18 @@ step_unittest() {
     fi
 }
 
+step_fuzz() {
+    local rc=0
+    banner "fuzz: make fuzz FUZZ_SECONDS=$FUZZ_SECONDS"
+    run_logged "$LOGS/fuzz.log" "$(step_timeout $((FUZZ_SECONDS + 300)))" \
+        make fuzz FUZZ_SECONDS="$FUZZ_SECONDS" FUZZ_ARTIFACTS="$WORK/fuzz_artifacts" || rc=$?
+    if ((rc == 0)) && grep -q '^Done [0-9]* runs' "$LOGS/fuzz.log"; then
+        record fuzz PASSED 1 0 "$(grep -m1 '^Done [0-9]* runs' "$LOGS/fuzz.log")"
+    else
+        record fuzz FAILED 0 1 "exit $rc$(timed_out "$rc"); crash inputs in $WORK/fuzz_artifacts"
+    fi
+}
+
 TREE_READY=""
 prepare_tree() {
     [[ -n "$TREE_READY" ]] && return "$TREE_READY"
@@ -374,6 +388,7 @@ step_deps || true
 step_build || true
 step_install || true
 step_unittest || true
+step_fuzz || true
 pg_suite regress REGRESS_OUTPUT ISOLATION || true
 pg_suite isolation ISOLATION_OUTPUT REGRESS || true
 step_tap || true

@@ -1,0 +1,1449 @@
+/*
+ * commands.cpp — the command table, its lookup, the dispatcher and one handler per command.
+ *
+ * Handlers read their arguments from the request, ask the DataSource for data, and write one
+ * reply. Data handlers do all their lookups before writing anything, and copy what the
+ * DataSource hands them into per-worker scratch buffers that keep their capacity between
+ * requests, so a cache hit costs no allocation once the worker has warmed up.
+ */
+#include "commands.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace local_cache::resp {
+
+namespace {
+
+char ascii_lower(char c)
+{
+	return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+}
+
+char ascii_upper(char c)
+{
+	return (c >= 'a' && c <= 'z') ? char(c - 'a' + 'A') : c;
+}
+
+bool equals_ignore_case(std::string_view a, std::string_view b)
+{
+	if (a.size() != b.size())
+		return false;
+	for (size_t i = 0; i < a.size(); i++) {
+		if (ascii_lower(a[i]) != ascii_lower(b[i]))
+			return false;
+	}
+	return true;
+}
+
+/* What printf's "%.Ns" shows of a client-supplied argument: at most `max` bytes, up to a NUL.
+ * Redis formats its error messages that way; we show the same text. */
+std::string_view c_string_prefix(std::string_view text, size_t max)
+{
+	size_t length = std::min(text.size(), max);
+	if (const void *nul = memchr(text.data(), '\0', length))
+		length = size_t(static_cast<const char *>(nul) - text.data());
+	return text.substr(0, length);
+}
+
+std::string_view c_string(std::string_view text)
+{
+	return c_string_prefix(text, text.size());
+}
+
+template <typename Integer>
+void append_number(std::string &out, Integer value)
+{
+	char digits[24];
+	char *end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+	out.append(digits, size_t(end - digits));
+}
+
+/* Redis's bytesToHuman: 1023B, 1.00K, 12.50M ... */
+void append_human_bytes(std::string &out, uint64_t bytes)
+{
+	static const char units[] = {'K', 'M', 'G', 'T', 'P'};
+	if (bytes < 1024) {
+		append_number(out, bytes);
+		out += 'B';
+		return;
+	}
+	double value = double(bytes) / 1024;
+	size_t unit = 0;
+	while (value >= 1024 && unit + 1 < sizeof(units)) {
+		value /= 1024;
+		unit++;
+	}
+	char text[64];
+	int length = snprintf(text, sizeof(text), "%.2f%c", value, units[unit]);
+	out.append(text, size_t(length));
+}
+
+/* Client names and library attributes: printable ASCII without spaces, so that CLIENT LIST
+ * lines can be split on spaces (Redis's validateClientAttr). */
+bool is_valid_client_attribute(std::string_view value)
+{
+	for (char c : value) {
+		if (c < '!' || c > '~')
+			return false;
+	}
+	return true;
+}
+
+/* ---- value collection: what the DataSource finds, copied into reusable storage ---- */
+
+/* Values by reply position. The DataSource numbers its answers by the index of the key (or
+ * column) it was given; index_to_position_ maps that index to the reply position. */
+class ValueCollector final : public ValueSink {
+public:
+	void begin(size_t positions)
+	{
+		trim();
+		arena_.clear();
+		slots_.assign(positions, Slot{0, 0, false});
+		index_to_position_.clear();
+	}
+	/* The next key handed to the DataSource answers reply position `position`. */
+	void map_next_index(size_t position) { index_to_position_.push_back(position); }
+
+	void value(size_t index, std::string_view bytes) override
+	{
+		/* An index the DataSource was never given is ignored rather than trusted. */
+		if (index >= index_to_position_.size())
+			return;
+		slots_[index_to_position_[index]] = Slot{arena_.size(), bytes.size(), true};
+		arena_.append(bytes.data(), bytes.size());
+	}
+
+	size_t positions() const { return slots_.size(); }
+	bool found(size_t position) const { return slots_[position].found; }
+	std::string_view get(size_t position) const
+	{
+		return std::string_view(arena_.data() + slots_[position].offset, slots_[position].length);
+	}
+
+private:
+	struct Slot {
+		size_t offset;
+		size_t length;
+		bool found;
+	};
+
+	/* Give back the memory of an unusually large reply instead of keeping it for good. */
+	void trim()
+	{
+		if (arena_.capacity() > (size_t(1) << 20))
+			std::string().swap(arena_);
+		if (slots_.capacity() > 4096)
+			std::vector<Slot>().swap(slots_);
+		if (index_to_position_.capacity() > 4096)
+			std::vector<size_t>().swap(index_to_position_);
+	}
+
+	std::string arena_;
+	std::vector<Slot> slots_;
+	std::vector<size_t> index_to_position_;
+};
+
+/* A row's columns for HGETALL, in the order the DataSource gives them. */
+class FieldCollector final : public FieldSink {
+public:
+	void begin()
+	{
+		if (arena_.capacity() > (size_t(1) << 20))
+			std::string().swap(arena_);
+		arena_.clear();
+		fields_.clear();
+	}
+	void field(std::string_view column, std::string_view value) override
+	{
+		fields_.push_back(Field{arena_.size(), column.size(), value.size()});
+		arena_.append(column.data(), column.size());
+		arena_.append(value.data(), value.size());
+	}
+	size_t count() const { return fields_.size(); }
+	std::string_view column(size_t i) const
+	{
+		return std::string_view(arena_.data() + fields_[i].offset, fields_[i].column_length);
+	}
+	std::string_view value(size_t i) const
+	{
+		return std::string_view(arena_.data() + fields_[i].offset + fields_[i].column_length,
+								fields_[i].value_length);
+	}
+
+private:
+	struct Field {
+		size_t offset;
+		size_t column_length;
+		size_t value_length;
+	};
+	std::string arena_;
+	std::vector<Field> fields_;
+};
+
+} // namespace
+
+struct CommandProcessor::Scratch {
+	std::vector<RowKey> keys;
+	ValueCollector values;
+	FieldCollector fields;
+	std::string text; /* error messages, INFO, CLIENT INFO */
+};
+
+/* What a handler sees. */
+struct CommandContext {
+	const Request &request;
+	Session &session;
+	DataSource &data;
+	ReplyWriter &reply;
+	CommandProcessor::Scratch &scratch;
+	const CommandSpec &command; /* the row being run (the subcommand's, for a container) */
+
+	size_t argc() const { return request.argc; }
+	std::string_view arg(size_t i) const { return request.argv[i]; }
+};
+
+std::optional<RowKey> parse_row_key(std::string_view key)
+{
+	size_t colon = key.rfind(':');
+	if (colon == std::string_view::npos || colon == 0)
+		return std::nullopt;
+	int64_t id = 0;
+	if (!parse_canonical_int64(key.substr(colon + 1), &id))
+		return std::nullopt;
+	return RowKey{key.substr(0, colon), id};
+}
+
+namespace {
+
+/* ---- helpers shared by handlers ---- */
+
+/* Answers a failed lookup; returns false when the command must stop. */
+bool lookup_succeeded(CommandContext &c, const LookupResult &result)
+{
+	switch (result.status) {
+	case LookupResult::Status::Ok:
+		return true;
+	case LookupResult::Status::NoPermission:
+		c.reply.error_with_code("NOPERM", result.message);
+		return false;
+	case LookupResult::Status::Failed:
+		c.reply.error(result.message);
+		return false;
+	}
+	return false;
+}
+
+/* Looks up the rows of `count` keys into scratch.values, by position; keys that do not parse
+ * stay missing without reaching the DataSource. */
+bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count)
+{
+	CommandProcessor::Scratch &s = c.scratch;
+	s.values.begin(count);
+	if (s.keys.capacity() > 4096)
+		std::vector<RowKey>().swap(s.keys); /* do not keep a huge MGET's memory */
+	s.keys.clear();
+	for (size_t i = 0; i < count; i++) {
+		if (std::optional<RowKey> key = parse_row_key(keys[i])) {
+			s.keys.push_back(*key);
+			s.values.map_next_index(i);
+		}
+	}
+	if (s.keys.empty())
+		return true;
+	return lookup_succeeded(c, c.data.get_rows(c.session, s.keys.data(), s.keys.size(), s.values));
+}
+
+/* Looks up `count` columns of the row `key_text` names into scratch.values. */
+bool lookup_columns(CommandContext &c, std::string_view key_text, const std::string_view *columns,
+					size_t count)
+{
+	CommandProcessor::Scratch &s = c.scratch;
+	s.values.begin(count);
+	std::optional<RowKey> key = parse_row_key(key_text);
+	if (!key)
+		return true;
+	for (size_t i = 0; i < count; i++)
+		s.values.map_next_index(i);
+	return lookup_succeeded(c, c.data.get_columns(c.session, *key, columns, count, s.values));
+}
+
+void reply_collected_value(CommandContext &c, size_t position)
+{
+	if (c.scratch.values.found(position))
+		c.reply.bulk(c.scratch.values.get(position));
+	else
+		c.reply.null();
+}
+
+void reply_syntax_error(CommandContext &c)
+{
+	c.reply.error("syntax error");
+}
+
+/* ---- data commands ---- */
+
+void get_command(CommandContext &c)
+{
+	if (lookup_rows(c, &c.request.argv[1], 1))
+		reply_collected_value(c, 0);
+}
+
+void mget_command(CommandContext &c)
+{
+	size_t count = c.argc() - 1;
+	if (!lookup_rows(c, &c.request.argv[1], count))
+		return;
+	c.reply.array(count);
+	for (size_t i = 0; i < count; i++)
+		reply_collected_value(c, i);
+}
+
+void exists_command(CommandContext &c)
+{
+	size_t count = c.argc() - 1;
+	if (!lookup_rows(c, &c.request.argv[1], count))
+		return;
+	int64_t existing = 0;
+	for (size_t i = 0; i < count; i++)
+		existing += c.scratch.values.found(i) ? 1 : 0;
+	c.reply.integer(existing);
+}
+
+void hget_command(CommandContext &c)
+{
+	if (lookup_columns(c, c.arg(1), &c.request.argv[2], 1))
+		reply_collected_value(c, 0);
+}
+
+void hmget_command(CommandContext &c)
+{
+	size_t count = c.argc() - 2;
+	if (!lookup_columns(c, c.arg(1), &c.request.argv[2], count))
+		return;
+	c.reply.array(count);
+	for (size_t i = 0; i < count; i++)
+		reply_collected_value(c, i);
+}
+
+void hgetall_command(CommandContext &c)
+{
+	FieldCollector &fields = c.scratch.fields;
+	fields.begin();
+	if (std::optional<RowKey> key = parse_row_key(c.arg(1))) {
+		if (!lookup_succeeded(c, c.data.get_all_columns(c.session, *key, fields)))
+			return;
+	}
+	c.reply.map(fields.count());
+	for (size_t i = 0; i < fields.count(); i++) {
+		c.reply.bulk(fields.column(i));
+		c.reply.bulk(fields.value(i));
+	}
+}
+
+void dbsize_command(CommandContext &c)
+{
+	c.reply.integer(int64_t(c.data.count_keys(c.session)));
+}
+
+/* Every command flagged CMD_WRITE: the cache is filled from the tables, never written. */
+void refuse_write_command(CommandContext &c)
+{
+	c.reply.error(kReadOnlyError);
+}
+
+/* ---- connection commands ---- */
+
+void ping_command(CommandContext &c)
+{
+	if (c.argc() > 2) {
+		/* PING's arity is -1 and the check is its own, as in Redis. */
+		c.reply.error("wrong number of arguments for 'ping' command");
+		return;
+	}
+	if (c.argc() == 2)
+		c.reply.bulk(c.arg(1));
+	else
+		c.reply.simple_string("PONG");
+}
+
+void echo_command(CommandContext &c)
+{
+	c.reply.bulk(c.arg(1));
+}
+
+void reply_wrong_password(CommandContext &c)
+{
+	c.reply.error_with_code("WRONGPASS", "invalid username-password pair or user is disabled.");
+}
+
+/* Redis clients configured with a password only send the user name "default". */
+std::optional<std::string_view> role_name_for(std::string_view user)
+{
+	if (user == "default")
+		return std::nullopt;
+	return user;
+}
+
+void auth_command(CommandContext &c)
+{
+	if (c.argc() > 3) {
+		reply_syntax_error(c);
+		return;
+	}
+	std::optional<std::string_view> user;
+	std::string_view password;
+	if (c.argc() == 2) {
+		password = c.arg(1);
+	} else {
+		user = role_name_for(c.arg(1));
+		password = c.arg(2);
+	}
+	std::optional<AuthenticatedRole> role = c.data.authenticate(user, password);
+	if (!role) {
+		reply_wrong_password(c);
+		return;
+	}
+	c.session.role = std::move(role);
+	c.reply.ok();
+}
+
+constexpr std::string_view kInvalidClientName =
+	"Client names cannot contain spaces, newlines or special characters.";
+
+void hello_command(CommandContext &c)
+{
+	int64_t version = 0;
+	size_t next = 1;
+	if (c.argc() >= 2) {
+		if (!parse_canonical_int64(c.arg(next++), &version)) {
+			c.reply.error("Protocol version is not an integer or out of range");
+			return;
+		}
+		if (version < 2 || version > 3) {
+			c.reply.error_with_code("NOPROTO", "unsupported protocol version");
+			return;
+		}
+	}
+
+	std::optional<std::string_view> user;
+	std::optional<std::string_view> password;
+	std::optional<std::string_view> client_name;
+	for (size_t j = next; j < c.argc(); j++) {
+		size_t more = c.argc() - 1 - j;
+		std::string_view option = c.arg(j);
+		if (equals_ignore_case(option, "AUTH") && more >= 2) {
+			user = c.arg(j + 1);
+			password = c.arg(j + 2);
+			j += 2;
+		} else if (equals_ignore_case(option, "SETNAME") && more >= 1) {
+			client_name = c.arg(j + 1);
+			if (!is_valid_client_attribute(*client_name)) {
+				c.reply.error(kInvalidClientName);
+				return;
+			}
+			j++;
+		} else {
+			std::string &message = c.scratch.text;
+			message.assign("Syntax error in HELLO option '");
+			message.append(c_string(option));
+			message.append("'");
+			c.reply.error(message);
+			return;
+		}
+	}
+
+	if (password) {
+		std::optional<AuthenticatedRole> role = c.data.authenticate(role_name_for(*user), *password);
+		if (!role) {
+			reply_wrong_password(c);
+			return;
+		}
+		c.session.role = std::move(role);
+	}
+	if (!c.session.authenticated()) {
+		c.reply.error_with_code(
+			"NOAUTH", "HELLO must be called with the client already authenticated, otherwise the "
+					  "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
+					  "client and select the RESP protocol version at the same time");
+		return;
+	}
+	if (client_name)
+		c.session.name.assign(client_name->data(), client_name->size());
+	if (version != 0) {
+		c.session.protocol = int(version);
+		c.reply.set_protocol(int(version));
+	}
+
+	c.reply.map(7);
+	c.reply.bulk("server");
+	c.reply.bulk("redis");
+	c.reply.bulk("version");
+	c.reply.bulk(kRedisCompatibleVersion);
+	c.reply.bulk("proto");
+	c.reply.integer(c.session.protocol);
+	c.reply.bulk("id");
+	c.reply.integer(int64_t(c.session.id));
+	c.reply.bulk("mode");
+	c.reply.bulk("standalone");
+	c.reply.bulk("role");
+	c.reply.bulk("master");
+	c.reply.bulk("modules");
+	c.reply.array(0);
+}
+
+void select_command(CommandContext &c)
+{
+	int64_t index = 0;
+	if (!parse_canonical_int64(c.arg(1), &index) || index < INT32_MIN || index > INT32_MAX) {
+		c.reply.error("value is not an integer or out of range");
+		return;
+	}
+	if (index != 0) {
+		c.reply.error("DB index is out of range");
+		return;
+	}
+	c.reply.ok();
+}
+
+void reset_command(CommandContext &c)
+{
+	/* As Redis's RESET: back to RESP2, no name, the default role; the library attributes stay
+	 * because they still describe the client behind the connection. */
+	c.session.protocol = 2;
+	c.reply.set_protocol(2);
+	c.session.name.clear();
+	c.session.role = c.data.default_role();
+	c.reply.simple_string("RESET");
+}
+
+void quit_command(CommandContext &c)
+{
+	c.session.close_after_reply = true;
+	c.reply.ok();
+}
+
+/* ---- CLIENT ---- */
+
+void client_setname_command(CommandContext &c)
+{
+	std::string_view name = c.arg(2);
+	if (!is_valid_client_attribute(name)) {
+		c.reply.error(kInvalidClientName);
+		return;
+	}
+	c.session.name.assign(name.data(), name.size());
+	c.reply.ok();
+}
+
+void client_getname_command(CommandContext &c)
+{
+	if (c.session.name.empty())
+		c.reply.null();
+	else
+		c.reply.bulk(c.session.name);
+}
+
+void client_id_command(CommandContext &c)
+{
+	c.reply.integer(int64_t(c.session.id));
+}
+
+void client_setinfo_command(CommandContext &c)
+{
+	std::string_view attribute = c.arg(2);
+	std::string_view value = c.arg(3);
+	std::string *destination = nullptr;
+	if (equals_ignore_case(attribute, "lib-name"))
+		destination = &c.session.lib_name;
+	else if (equals_ignore_case(attribute, "lib-ver"))
+		destination = &c.session.lib_version;
+
+	std::string &message = c.scratch.text;
+	if (destination == nullptr) {
+		message.assign("Unrecognized option '");
+		message.append(c_string(attribute));
+		message.append("'");
+		c.reply.error(message);
+		return;
+	}
+	if (!is_valid_client_attribute(value)) {
+		message.assign(c_string(attribute));
+		message.append(" cannot contain spaces, newlines or special characters.");
+		c.reply.error(message);
+		return;
+	}
+	destination->assign(value.data(), value.size());
+	c.reply.ok();
+}
+
+/* One CLIENT LIST line in Redis 7.2's field order; memory and pub/sub fields we do not track
+ * are reported as Redis reports them for an idle client. */
+void client_info_command(CommandContext &c)
+{
+	const Session &s = c.session;
+	std::string &line = c.scratch.text;
+	line.assign("id=");
+	append_number(line, s.id);
+	line.append(" addr=").append(s.peer_address);
+	line.append(" laddr=").append(s.local_address);
+	line.append(" fd=");
+	append_number(line, s.fd);
+	line.append(" name=").append(s.name);
+	line.append(" age=");
+	append_number(line, std::max<int64_t>(0, (s.last_request_at_ms - s.connected_at_ms) / 1000));
+	line.append(" idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 qbuf=0 qbuf-free=0"
+				" argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r"
+				" cmd=client|info user=");
+	line.append(s.role ? std::string_view(s.role->name) : std::string_view("default"));
+	line.append(" redir=-1 resp=");
+	append_number(line, s.protocol);
+	line.append(" lib-name=").append(s.lib_name);
+	line.append(" lib-ver=").append(s.lib_version);
+	line.append("\n");
+	c.reply.verbatim(line);
+}
+
+/* node-redis v6 asks for Redis Enterprise's maintenance push notifications at connect. There
+ * is never maintenance to announce, so accepting is both true and what clients expect. */
+void client_maint_notifications_command(CommandContext &c)
+{
+	std::string_view mode = c.arg(2);
+	if (!equals_ignore_case(mode, "ON") && !equals_ignore_case(mode, "OFF")) {
+		reply_syntax_error(c);
+		return;
+	}
+	c.reply.ok();
+}
+
+/* CLIENT HELP, COMMAND HELP, CONFIG HELP: the container's subcommands and their summaries. */
+void help_command(CommandContext &c)
+{
+	const CommandSpec *container = find_command(c.arg(0));
+	if (container == nullptr) {
+		c.reply.array(0);
+		return;
+	}
+	std::string &line = c.scratch.text;
+	c.reply.array(1 + 2 * container->subcommand_count);
+	line.clear();
+	for (char ch : container->name())
+		line += ascii_upper(ch);
+	line.append(" <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+	c.reply.simple_string(line);
+	for (size_t i = 0; i < container->subcommand_count; i++) {
+		const CommandSpec &sub = container->subcommands[i];
+		line.clear();
+		for (char ch : sub.name())
+			line += ascii_upper(ch);
+		c.reply.simple_string(line);
+		line.assign("    ").append(sub.summary);
+		c.reply.simple_string(line);
+	}
+}
+
+/* ---- COMMAND ---- */
+
+struct FlagName {
+	uint32_t flag;
+	std::string_view name;
+};
+constexpr FlagName kFlagNames[] = {
+	{CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_ADMIN, "admin"},
+	{CMD_LOADING, "loading"}, {CMD_STALE, "stale"}, {CMD_FAST, "fast"},
+	{CMD_NO_AUTH, "no_auth"},
+};
+
+/* ACL categories as Redis derives them: from the flags and the group. */
+size_t command_categories(const CommandSpec &command, std::string_view *out)
+{
+	size_t count = 0;
+	if (command.flags & CMD_WRITE)
+		out[count++] = "@write";
+	if (command.flags & CMD_READONLY)
+		out[count++] = "@read";
+	if (command.flags & CMD_ADMIN) {
+		out[count++] = "@admin";
+		out[count++] = "@dangerous";
+	}
+	out[count++] = (command.flags & CMD_FAST) ? "@fast" : "@slow";
+	if (command.group == "string")
+		out[count++] = "@string";
+	else if (command.group == "hash")
+		out[count++] = "@hash";
+	else if (command.group == "generic")
+		out[count++] = "@keyspace";
+	else if (command.group == "connection")
+		out[count++] = "@connection";
+	return count;
+}
+
+void reply_command_info(ReplyWriter &reply, const CommandSpec *command)
+{
+	if (command == nullptr) {
+		reply.null();
+		return;
+	}
+	reply.array(10);
+	reply.bulk(command->full_name);
+	reply.integer(command->arity);
+
+	size_t flag_count = 0;
+	for (const FlagName &flag : kFlagNames)
+		flag_count += (command->flags & flag.flag) ? 1 : 0;
+	reply.set(flag_count);
+	for (const FlagName &flag : kFlagNames) {
+		if (command->flags & flag.flag)
+			reply.simple_string(flag.name);
+	}
+
+	reply.integer(command->first_key);
+	reply.integer(command->last_key);
+	reply.integer(command->key_step);
+
+	std::string_view categories[8];
+	size_t category_count = command_categories(*command, categories);
+	reply.set(category_count);
+	for (size_t i = 0; i < category_count; i++)
+		reply.simple_string(categories[i]);
+
+	reply.set(0); /* tips */
+	reply.set(0); /* key specifications: first/last/step above describe our keys fully */
+	if (command->is_container()) {
+		reply.array(command->subcommand_count);
+		for (size_t i = 0; i < command->subcommand_count; i++)
+			reply_command_info(reply, &command->subcommands[i]);
+	} else {
+		reply.set(0);
+	}
+}
+
+void reply_command_docs(ReplyWriter &reply, const CommandSpec &command)
+{
+	reply.map(command.is_container() ? 5 : 4);
+	reply.bulk("summary");
+	reply.bulk(command.summary);
+	reply.bulk("since");
+	reply.bulk(command.since);
+	reply.bulk("group");
+	reply.bulk(command.group);
+	reply.bulk("complexity");
+	reply.bulk(command.complexity);
+	if (command.is_container()) {
+		reply.bulk("subcommands");
+		reply.map(command.subcommand_count);
+		for (size_t i = 0; i < command.subcommand_count; i++) {
+			reply.bulk(command.subcommands[i].full_name);
+			reply_command_docs(reply, command.subcommands[i]);
+		}
+	}
+}
+
+/* A name as COMMAND INFO / DOCS take it: "get", or "client|setname" for a subcommand. */
+const CommandSpec *find_command_by_full_name(std::string_view name)
+{
+	size_t bar = name.find('|');
+	if (bar == std::string_view::npos)
+		return find_command(name);
+	const CommandSpec *container = find_command(name.substr(0, bar));
+	if (container == nullptr)
+		return nullptr;
+	return find_subcommand(*container, name.substr(bar + 1));
+}
+
+void command_command(CommandContext &c)
+{
+	CommandTable table = command_table();
+	c.reply.array(table.count);
+	for (const CommandSpec &command : table)
+		reply_command_info(c.reply, &command);
+}
+
+void command_count_command(CommandContext &c)
+{
+	c.reply.integer(int64_t(command_table().count));
+}
+
+void command_info_command(CommandContext &c)
+{
+	if (c.argc() == 2) {
+		command_command(c);
+		return;
+	}
+	c.reply.array(c.argc() - 2);
+	for (size_t i = 2; i < c.argc(); i++)
+		reply_command_info(c.reply, find_command_by_full_name(c.arg(i)));
+}
+
+void command_docs_command(CommandContext &c)
+{
+	CommandTable table = command_table();
+	if (c.argc() == 2) {
+		c.reply.map(table.count);
+		for (const CommandSpec &command : table) {
+			c.reply.bulk(command.full_name);
+			reply_command_docs(c.reply, command);
+		}
+		return;
+	}
+	size_t found = 0;
+	for (size_t i = 2; i < c.argc(); i++)
+		found += find_command_by_full_name(c.arg(i)) != nullptr ? 1 : 0;
+	c.reply.map(found);
+	for (size_t i = 2; i < c.argc(); i++) {
+		if (const CommandSpec *command = find_command_by_full_name(c.arg(i))) {
+			c.reply.bulk(command->full_name);
+			reply_command_docs(c.reply, *command);
+		}
+	}
+}
+
+void command_list_command(CommandContext &c)
+{
+	CommandTable table = command_table();
+	size_t count = 0;
+	for (const CommandSpec &command : table)
+		count += 1 + command.subcommand_count;
+	c.reply.array(count);
+	for (const CommandSpec &command : table) {
+		c.reply.bulk(command.full_name);
+		for (size_t i = 0; i < command.subcommand_count; i++)
+			c.reply.bulk(command.subcommands[i].full_name);
+	}
+}
+
+/* ---- INFO ---- */
+
+enum InfoSection : uint32_t {
+	INFO_SERVER = 1u << 0,
+	INFO_CLIENTS = 1u << 1,
+	INFO_MEMORY = 1u << 2,
+	INFO_PERSISTENCE = 1u << 3,
+	INFO_STATS = 1u << 4,
+	INFO_REPLICATION = 1u << 5,
+	INFO_CLUSTER = 1u << 6,
+	INFO_KEYSPACE = 1u << 7,
+	INFO_ALL = (1u << 8) - 1,
+};
+
+constexpr struct {
+	std::string_view name;
+	uint32_t sections;
+} kInfoSectionNames[] = {
+	{"server", INFO_SERVER},         {"clients", INFO_CLIENTS},
+	{"memory", INFO_MEMORY},         {"persistence", INFO_PERSISTENCE},
+	{"stats", INFO_STATS},           {"replication", INFO_REPLICATION},
+	{"cluster", INFO_CLUSTER},       {"keyspace", INFO_KEYSPACE},
+	{"default", INFO_ALL},           {"all", INFO_ALL},
+	{"everything", INFO_ALL},
+};
+
+void info_field(std::string &out, std::string_view name, std::string_view value)
+{
+	out.append(name).append(":").append(value).append("\r\n");
+}
+
+template <typename Integer>
+void info_number(std::string &out, std::string_view name, Integer value)
+{
+	out.append(name).append(":");
+	append_number(out, value);
+	out.append("\r\n");
+}
+
+void info_bytes(std::string &out, std::string_view name, uint64_t bytes)
+{
+	info_number(out, name, bytes);
+	out.append(name).append("_human:");
+	append_human_bytes(out, bytes);
+	out.append("\r\n");
+}
+
+void info_command(CommandContext &c)
+{
+	uint32_t sections = 0;
+	if (c.argc() == 1)
+		sections = INFO_ALL;
+	for (size_t i = 1; i < c.argc(); i++) {
+		for (const auto &section : kInfoSectionNames) {
+			if (equals_ignore_case(c.arg(i), section.name))
+				sections |= section.sections;
+		}
+	}
+
+	InfoStats stats;
+	c.data.fill_info(stats);
+	std::string &out = c.scratch.text;
+	out.clear();
+	/* Sections are separated by an empty line, as in Redis. */
+	auto begin_section = [&out](std::string_view title) {
+		if (!out.empty())
+			out.append("\r\n");
+		out.append("# ").append(title).append("\r\n");
+	};
+
+	if (sections & INFO_SERVER) {
+		begin_section("Server");
+		info_field(out, "redis_version", kRedisCompatibleVersion);
+		info_field(out, "server_name", "local_cache");
+		info_field(out, "local_cache_version", stats.local_cache_version);
+		info_field(out, "redis_mode", "standalone");
+		info_field(out, "arch_bits", sizeof(void *) == 8 ? "64" : "32");
+		info_number(out, "process_id", stats.process_id);
+		info_number(out, "tcp_port", stats.tcp_port);
+		info_number(out, "uptime_in_seconds", stats.uptime_seconds);
+		info_number(out, "uptime_in_days", stats.uptime_seconds / 86400);
+	}
+	if (sections & INFO_CLIENTS) {
+		begin_section("Clients");
+		info_number(out, "connected_clients", stats.connected_clients);
+		info_number(out, "maxclients", stats.max_clients);
+		info_number(out, "blocked_clients", 0);
+	}
+	if (sections & INFO_MEMORY) {
+		begin_section("Memory");
+		info_bytes(out, "used_memory", stats.used_memory);
+		info_bytes(out, "maxmemory", stats.max_memory);
+		info_field(out, "maxmemory_policy", "allkeys-lru");
+	}
+	if (sections & INFO_PERSISTENCE) {
+		/* ioredis waits for loading:0 before it declares the connection ready. */
+		begin_section("Persistence");
+		info_number(out, "loading", 0);
+		info_number(out, "async_loading", 0);
+		info_number(out, "rdb_changes_since_last_save", 0);
+		info_number(out, "aof_enabled", 0);
+	}
+	if (sections & INFO_STATS) {
+		begin_section("Stats");
+		info_number(out, "total_connections_received", stats.total_connections_received);
+		info_number(out, "total_commands_processed", stats.total_commands_processed);
+		info_number(out, "rejected_connections", stats.rejected_connections);
+		info_number(out, "expired_keys", 0);
+		info_number(out, "evicted_keys", stats.evicted_keys);
+		info_number(out, "keyspace_hits", stats.keyspace_hits);
+		info_number(out, "keyspace_misses", stats.keyspace_misses);
+	}
+	if (sections & INFO_REPLICATION) {
+		begin_section("Replication");
+		info_field(out, "role", "master");
+		info_number(out, "connected_slaves", 0);
+	}
+	if (sections & INFO_CLUSTER) {
+		begin_section("Cluster");
+		info_number(out, "cluster_enabled", 0);
+	}
+	if (sections & INFO_KEYSPACE) {
+		begin_section("Keyspace");
+		/* Redis lists only the databases that hold keys. */
+		if (uint64_t keys = c.data.count_keys(c.session)) {
+			out.append("db0:keys=");
+			append_number(out, keys);
+			out.append(",expires=0,avg_ttl=0\r\n");
+		}
+	}
+	c.reply.verbatim(out);
+}
+
+/* ---- CONFIG ---- */
+
+/* The parameters CONFIG GET knows, with their values: what clients ask at start
+ * (redis-benchmark reads "save" and "appendonly") and the limits that do apply. */
+std::vector<std::pair<std::string_view, std::string>> config_parameters(const InfoStats &stats)
+{
+	auto number = [](uint64_t value) {
+		std::string text;
+		append_number(text, value);
+		return text;
+	};
+	return {
+		{"save", ""},
+		{"appendonly", "no"},
+		{"databases", "1"},
+		{"cluster-enabled", "no"},
+		{"maxclients", number(stats.max_clients)},
+		{"maxmemory", number(stats.max_memory)},
+		{"maxmemory-policy", "allkeys-lru"},
+		{"timeout", number(uint64_t(std::max<int64_t>(0, stats.idle_timeout_seconds)))},
+		{"port", number(uint64_t(std::max(0, stats.tcp_port)))},
+		{"bind", stats.bind_addresses},
+		{"proto-max-bulk-len", number(stats.proto_max_bulk_len)},
+		{"client-query-buffer-limit", number(stats.client_query_buffer_limit)},
+	};
+}
+
+void config_get_command(CommandContext &c)
+{
+	InfoStats stats;
+	c.data.fill_info(stats);
+	auto parameters = config_parameters(stats);
+	std::vector<bool> matched(parameters.size(), false);
+	size_t count = 0;
+	for (size_t p = 0; p < parameters.size(); p++) {
+		for (size_t i = 2; i < c.argc() && !matched[p]; i++) {
+			if (glob_match(c.arg(i), parameters[p].first, true)) {
+				matched[p] = true;
+				count++;
+			}
+		}
+	}
+	c.reply.map(count);
+	for (size_t p = 0; p < parameters.size(); p++) {
+		if (matched[p]) {
+			c.reply.bulk(parameters[p].first);
+			c.reply.bulk(parameters[p].second);
+		}
+	}
+}
+
+void config_set_command(CommandContext &c)
+{
+	c.reply.error("CONFIG SET is not supported: local_cache is configured through PostgreSQL "
+				  "settings (local_cache.resp_*)");
+}
+
+/* ---- the table ---- */
+
+constexpr uint32_t kConnection = CMD_LOADING | CMD_STALE | CMD_FAST;
+constexpr uint32_t kRead = CMD_READONLY | CMD_FAST;
+constexpr uint32_t kWrite = CMD_WRITE;
+
+constexpr CommandSpec kClientSubcommands[] = {
+	/* full name, arity, flags, first key, last key, step, group, since, summary, complexity,
+	 * handler, subcommands */
+	{"client|getname", 2, kConnection, 0, 0, 0, "connection", "2.6.9",
+	 "Returns the name of the connection.", "O(1)", client_getname_command, nullptr, 0},
+	{"client|help", 2, kConnection, 0, 0, 0, "connection", "5.0.0",
+	 "Returns helpful text about the different subcommands.", "O(1)", help_command, nullptr, 0},
+	{"client|id", 2, kConnection, 0, 0, 0, "connection", "5.0.0",
+	 "Returns the unique client ID of the connection.", "O(1)", client_id_command, nullptr, 0},
+	{"client|info", 2, kConnection, 0, 0, 0, "connection", "6.2.0",
+	 "Returns information about the connection.", "O(1)", client_info_command, nullptr, 0},
+	{"client|maint_notifications", -3, kConnection, 0, 0, 0, "connection", "8.0.0",
+	 "Accepts maintenance notifications settings; there are no maintenance events to announce.",
+	 "O(1)", client_maint_notifications_command, nullptr, 0},
+	{"client|setinfo", 4, kConnection, 0, 0, 0, "connection", "7.2.0",
+	 "Sets information specific to the client or connection.", "O(1)", client_setinfo_command,
+	 nullptr, 0},
+	{"client|setname", 3, kConnection, 0, 0, 0, "connection", "2.6.9",
+	 "Sets the connection name.", "O(1)", client_setname_command, nullptr, 0},
+};
+
+constexpr CommandSpec kCommandSubcommands[] = {
+	{"command|count", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+	 "Returns a count of commands.", "O(1)", command_count_command, nullptr, 0},
+	{"command|docs", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
+	 "Returns documentary information about one, multiple or all commands.",
+	 "O(N) where N is the number of commands to look up", command_docs_command, nullptr, 0},
+	{"command|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+	 "Returns helpful text about the different subcommands.", "O(1)", help_command, nullptr, 0},
+	{"command|info", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+	 "Returns information about one, multiple or all commands.",
+	 "O(N) where N is the number of commands to look up", command_info_command, nullptr, 0},
+	{"command|list", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
+	 "Returns a list of command names.", "O(N) where N is the total number of commands",
+	 command_list_command, nullptr, 0},
+};
+
+constexpr CommandSpec kConfigSubcommands[] = {
+	{"config|get", -3, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.0.0",
+	 "Returns the effective values of configuration parameters.",
+	 "O(N) when N is the number of configuration parameters provided", config_get_command,
+	 nullptr, 0},
+	{"config|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+	 "Returns helpful text about the different subcommands.", "O(1)", help_command, nullptr, 0},
+	{"config|set", -4, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.0.0",
+	 "Refused: local_cache is configured through PostgreSQL settings.", "O(1)",
+	 config_set_command, nullptr, 0},
+};
+
+template <typename T, size_t N>
+constexpr size_t count_of(const T (&)[N])
+{
+	return N;
+}
+
+constexpr CommandSpec kCommands[] = {
+	/* reads */
+	{"get", 2, kRead, 1, 1, 1, "string", "1.0.0",
+	 "Returns the row the key <prefix>:<id> names, as JSON.", "O(1)", get_command, nullptr, 0},
+	{"mget", -2, kRead, 1, -1, 1, "string", "1.0.0",
+	 "Returns the rows of several keys, as JSON, nil for missing keys.",
+	 "O(N) where N is the number of keys to retrieve.", mget_command, nullptr, 0},
+	{"exists", -2, kRead, 1, -1, 1, "generic", "1.0.0",
+	 "Counts how many of the keys name an existing row.", "O(N) where N is the number of keys",
+	 exists_command, nullptr, 0},
+	{"hget", 3, kRead, 1, 1, 1, "hash", "2.0.0", "Returns one column of a row, as text.", "O(1)",
+	 hget_command, nullptr, 0},
+	{"hmget", -3, kRead, 1, 1, 1, "hash", "2.0.0",
+	 "Returns several columns of a row, as text, nil for NULL or unknown columns.",
+	 "O(N) where N is the number of columns being requested.", hmget_command, nullptr, 0},
+	{"hgetall", 2, CMD_READONLY, 1, 1, 1, "hash", "2.0.0",
+	 "Returns the non-NULL columns of a row and their values, as text.",
+	 "O(N) where N is the number of columns.", hgetall_command, nullptr, 0},
+	{"dbsize", 1, kRead, 0, 0, 0, "server", "1.0.0", "Returns the number of keys.", "O(1)",
+	 dbsize_command, nullptr, 0},
+
+	/* connection */
+	{"ping", -1, CMD_FAST, 0, 0, 0, "connection", "1.0.0",
+	 "Returns the server's liveliness response.", "O(1)", ping_command, nullptr, 0},
+	{"echo", 2, CMD_FAST, 0, 0, 0, "connection", "1.0.0", "Returns the given string.", "O(1)",
+	 echo_command, nullptr, 0},
+	{"hello", -1, kConnection | CMD_NO_AUTH, 0, 0, 0, "connection", "6.0.0",
+	 "Handshakes with the server: protocol version, authentication, connection name.", "O(1)",
+	 hello_command, nullptr, 0},
+	{"auth", -2, kConnection | CMD_NO_AUTH, 0, 0, 0, "connection", "1.0.0",
+	 "Authenticates the connection as a PostgreSQL role.",
+	 "O(N) where N is the number of passwords defined for the user", auth_command, nullptr, 0},
+	{"select", 2, kConnection, 0, 0, 0, "connection", "1.0.0",
+	 "Changes the selected database; only database 0 exists.", "O(1)", select_command, nullptr,
+	 0},
+	{"reset", 1, kConnection | CMD_NO_AUTH, 0, 0, 0, "connection", "6.2.0",
+	 "Resets the connection: RESP2, no name, the default role.", "O(1)", reset_command, nullptr,
+	 0},
+	{"quit", -1, kConnection | CMD_NO_AUTH, 0, 0, 0, "connection", "1.0.0",
+	 "Closes the connection.", "O(1)", quit_command, nullptr, 0},
+	{"client", -2, 0, 0, 0, 0, "connection", "2.4.0", "A container for client connection commands.",
+	 "Depends on subcommand.", nullptr, kClientSubcommands, count_of(kClientSubcommands)},
+
+	/* server */
+	{"command", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+	 "Returns detailed information about all commands.",
+	 "O(N) where N is the total number of commands", command_command, kCommandSubcommands,
+	 count_of(kCommandSubcommands)},
+	{"config", -2, 0, 0, 0, 0, "server", "2.0.0", "A container for server configuration commands.",
+	 "Depends on subcommand.", nullptr, kConfigSubcommands, count_of(kConfigSubcommands)},
+	{"info", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "1.0.0",
+	 "Returns information and statistics about the server.", "O(1)", info_command, nullptr, 0},
+
+	/* writes: refused, so that clients get a clear answer instead of "unknown command" */
+	{"set", -3, kWrite, 1, 1, 1, "string", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"setnx", 3, kWrite, 1, 1, 1, "string", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"setex", 4, kWrite, 1, 1, 1, "string", "2.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"psetex", 4, kWrite, 1, 1, 1, "string", "2.6.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"getset", 3, kWrite, 1, 1, 1, "string", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"getdel", 2, kWrite, 1, 1, 1, "string", "6.2.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"getex", -2, kWrite, 1, 1, 1, "string", "6.2.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"append", 3, kWrite, 1, 1, 1, "string", "2.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"setrange", 4, kWrite, 1, 1, 1, "string", "2.2.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"incr", 2, kWrite, 1, 1, 1, "string", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"incrby", 3, kWrite, 1, 1, 1, "string", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"incrbyfloat", 3, kWrite, 1, 1, 1, "string", "2.6.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"decr", 2, kWrite, 1, 1, 1, "string", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"decrby", 3, kWrite, 1, 1, 1, "string", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"mset", -3, kWrite, 1, -1, 2, "string", "1.0.1", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+	{"msetnx", -3, kWrite, 1, -1, 2, "string", "1.0.1", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+	{"del", -2, kWrite, 1, -1, 1, "generic", "1.0.0", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+	{"unlink", -2, kWrite, 1, -1, 1, "generic", "4.0.0", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+	{"expire", -3, kWrite, 1, 1, 1, "generic", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"pexpire", -3, kWrite, 1, 1, 1, "generic", "2.6.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"expireat", -3, kWrite, 1, 1, 1, "generic", "1.2.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"pexpireat", -3, kWrite, 1, 1, 1, "generic", "2.6.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"persist", 2, kWrite, 1, 1, 1, "generic", "2.2.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"rename", 3, kWrite, 1, 2, 1, "generic", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"renamenx", 3, kWrite, 1, 2, 1, "generic", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"copy", -3, kWrite, 1, 2, 1, "generic", "6.2.0", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+	{"move", 3, kWrite, 1, 1, 1, "generic", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"hset", -4, kWrite, 1, 1, 1, "hash", "2.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"hsetnx", 4, kWrite, 1, 1, 1, "hash", "2.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"hmset", -4, kWrite, 1, 1, 1, "hash", "2.0.0", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+	{"hdel", -3, kWrite, 1, 1, 1, "hash", "2.0.0", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+	{"hincrby", 4, kWrite, 1, 1, 1, "hash", "2.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"hincrbyfloat", 4, kWrite, 1, 1, 1, "hash", "2.6.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"lpush", -3, kWrite, 1, 1, 1, "list", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"rpush", -3, kWrite, 1, 1, 1, "list", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"sadd", -3, kWrite, 1, 1, 1, "set", "1.0.0", "Refused: write through SQL.", "O(1)",
+	 refuse_write_command, nullptr, 0},
+	{"zadd", -4, kWrite, 1, 1, 1, "sorted-set", "1.2.0", "Refused: write through SQL.",
+	 "O(log(N))", refuse_write_command, nullptr, 0},
+	{"flushdb", -1, kWrite, 0, 0, 0, "server", "1.0.0", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+	{"flushall", -1, kWrite, 0, 0, 0, "server", "1.0.0", "Refused: write through SQL.", "O(N)",
+	 refuse_write_command, nullptr, 0},
+};
+
+/* ---- lookup: an open-addressing hash over the case-folded names, built once ---- */
+
+uint32_t fold_hash(std::string_view name)
+{
+	uint32_t hash = 2166136261u; /* FNV-1a */
+	for (char c : name) {
+		hash ^= uint8_t(ascii_lower(c));
+		hash *= 16777619u;
+	}
+	return hash;
+}
+
+class CommandIndex {
+public:
+	CommandIndex()
+	{
+		static_assert(count_of(kCommands) * 2 <= kSlots, "keep the index at most half full");
+		for (const CommandSpec &command : kCommands) {
+			size_t slot = fold_hash(command.full_name) & (kSlots - 1);
+			while (slots_[slot] != nullptr)
+				slot = (slot + 1) & (kSlots - 1);
+			slots_[slot] = &command;
+			longest_name_ = std::max(longest_name_, command.full_name.size());
+		}
+	}
+
+	const CommandSpec *find(std::string_view name) const
+	{
+		/* Hostile or binary argv[0] of any length costs no more than a short compare. */
+		if (name.empty() || name.size() > longest_name_)
+			return nullptr;
+		for (size_t slot = fold_hash(name) & (kSlots - 1); slots_[slot] != nullptr;
+			 slot = (slot + 1) & (kSlots - 1)) {
+			if (equals_ignore_case(slots_[slot]->full_name, name))
+				return slots_[slot];
+		}
+		return nullptr;
+	}
+
+private:
+	static constexpr size_t kSlots = 256;
+	const CommandSpec *slots_[kSlots] = {};
+	size_t longest_name_ = 0;
+};
+
+const CommandIndex &command_index()
+{
+	static const CommandIndex index;
+	return index;
+}
+
+/* ---- dispatch errors, worded exactly as Redis 7 words them ---- */
+
+void reply_unknown_command(ReplyWriter &reply, const Request &request, std::string &message)
+{
+	message.assign("unknown command '");
+	message.append(c_string_prefix(request[0], 128));
+	message.append("', with args beginning with: ");
+	size_t args_start = message.size();
+	for (size_t i = 1; i < request.argc && message.size() - args_start < 128; i++) {
+		size_t room = 128 - (message.size() - args_start);
+		message.append("'");
+		message.append(c_string_prefix(request[i], room));
+		message.append("' ");
+	}
+	reply.error(message);
+}
+
+void reply_unknown_subcommand(ReplyWriter &reply, const Request &request, std::string &message)
+{
+	message.assign("unknown subcommand '");
+	message.append(c_string_prefix(request[1], 128));
+	message.append("'. Try ");
+	for (char c : c_string(request[0]))
+		message += ascii_upper(c);
+	message.append(" HELP.");
+	reply.error(message);
+}
+
+bool arity_matches(const CommandSpec &command, size_t argc)
+{
+	if (command.arity > 0)
+		return argc == size_t(command.arity);
+	return argc >= size_t(-command.arity);
+}
+
+} // namespace
+
+CommandTable command_table()
+{
+	return CommandTable{kCommands, count_of(kCommands)};
+}
+
+const CommandSpec *find_command(std::string_view name)
+{
+	return command_index().find(name);
+}
+
+const CommandSpec *find_subcommand(const CommandSpec &container, std::string_view name)
+{
+	for (size_t i = 0; i < container.subcommand_count; i++) {
+		if (equals_ignore_case(container.subcommands[i].name(), name))
+			return &container.subcommands[i];
+	}
+	return nullptr;
+}
+
+namespace {
+
+/* Whether pattern element at `p` (not '*') matches `c`; moves `p` past the element. */
+bool glob_element_matches(std::string_view pattern, size_t &p, char c, bool ignore_case)
+{
+	auto same = [ignore_case](char a, char b) {
+		return ignore_case ? ascii_lower(a) == ascii_lower(b) : a == b;
+	};
+	char element = pattern[p];
+	if (element == '?') {
+		p++;
+		return true;
+	}
+	if (element == '[') {
+		size_t i = p + 1;
+		bool negated = i < pattern.size() && pattern[i] == '^';
+		if (negated)
+			i++;
+		bool matched = false;
+		/* An unclosed class runs to the end of the pattern, as in Redis. */
+		while (i < pattern.size() && pattern[i] != ']') {
+			if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+				i++;
+				matched |= pattern[i] == c;
+			} else if (i + 2 < pattern.size() && pattern[i + 1] == '-') {
+				char low = pattern[i], high = pattern[i + 2];
+				if (low > high)
+					std::swap(low, high);
+				char x = c;
+				if (ignore_case) {
+					low = ascii_lower(low);
+					high = ascii_lower(high);
+					x = ascii_lower(x);
+				}
+				matched |= x >= low && x <= high;
+				i += 2;
+			} else {
+				matched |= same(pattern[i], c);
+			}
+			i++;
+		}
+		p = std::min(i + 1, pattern.size());
+		return matched != negated;
+	}
+	if (element == '\\' && p + 1 < pattern.size())
+		p++;
+	bool matched = same(pattern[p], c);
+	p++;
+	return matched;
+}
+
+} // namespace
+
+bool glob_match(std::string_view pattern, std::string_view text, bool ignore_case)
+{
+	/* Each element other than '*' matches exactly one byte, so backtracking to the most
+	 * recent '*' alone is complete: the classic linear-time wildcard walk. */
+	size_t p = 0, t = 0;
+	size_t star = std::string_view::npos, star_text = 0;
+	while (t < text.size()) {
+		if (p < pattern.size() && pattern[p] == '*') {
+			star = ++p;
+			star_text = t;
+			continue;
+		}
+		size_t next = p;
+		if (p < pattern.size() && glob_element_matches(pattern, next, text[t], ignore_case)) {
+			p = next;
+			t++;
+			continue;
+		}
+		if (star == std::string_view::npos)
+			return false;
+		p = star;
+		t = ++star_text;
+	}
+	while (p < pattern.size() && pattern[p] == '*')
+		p++;
+	return p == pattern.size();
+}
+
+CommandProcessor::CommandProcessor(DataSource &data) : data_(data), scratch_(new Scratch) {}
+
+CommandProcessor::~CommandProcessor() = default;
+
+void CommandProcessor::execute(const Request &request, Session &session, ReplyBuffer &out)
+{
+	ReplyWriter reply(out, session.protocol);
+	if (request.argc == 0) {
+		/* The parser never produces one; answer anyway so replies stay in step. */
+		reply.error("empty command");
+		return;
+	}
+
+	const CommandSpec *command = find_command(request[0]);
+	if (command == nullptr) {
+		reply_unknown_command(reply, request, scratch_->text);
+		return;
+	}
+	if (command->is_container() && request.argc >= 2) {
+		const CommandSpec *subcommand = find_subcommand(*command, request[1]);
+		if (subcommand == nullptr) {
+			reply_unknown_subcommand(reply, request, scratch_->text);
+			return;
+		}
+		command = subcommand;
+	}
+	if (!arity_matches(*command, request.argc) || command->handler == nullptr) {
+		std::string &message = scratch_->text;
+		message.assign("wrong number of arguments for '");
+		message.append(command->full_name);
+		message.append("' command");
+		reply.error(message);
+		return;
+	}
+	if (!(command->flags & CMD_NO_AUTH) && !session.authenticated()) {
+		reply.error_with_code("NOAUTH", "Authentication required.");
+		return;
+	}
+
+	size_t reply_start = out.size();
+	try {
+		CommandContext context{request, session, data_, reply, *scratch_, *command};
+		command->handler(context);
+	} catch (const std::exception &e) {
+		/* A DataSource failure (a PostgreSQL error turned into an exception) fails this
+		 * command only; whatever part of a reply was written goes. */
+		out.truncate(reply_start);
+		std::string &message = scratch_->text;
+		message.assign("internal error: ");
+		message.append(e.what());
+		reply.error(message);
+	}
+}
+
+} // namespace local_cache::resp

@@ -1,0 +1,167 @@
+/*
+ * data_source.h — the boundary between the protocol layer and PostgreSQL: the per-connection
+ * Session, the parsed row key, and the DataSource interface the command handlers call for
+ * everything that needs the database (rows, column values, passwords, counters).
+ *
+ * The PostgreSQL side implements DataSource inside each RESP worker; the unit tests implement
+ * it with a fake. Nothing here includes a PostgreSQL header.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace local_cache::resp {
+
+/* The role a connection acts as, once authenticated (or the default role, resp_role). */
+struct AuthenticatedRole {
+	uint64_t id = 0;   /* opaque to this layer; the PostgreSQL side stores the role's Oid */
+	std::string name;  /* CLIENT INFO user= */
+};
+
+/* One connection's state. The server creates it at accept and keeps it with the connection. */
+struct Session {
+	uint64_t id = 0;   /* CLIENT ID, HELLO id: unique per server */
+	int protocol = 2;  /* 2 or 3, switched by HELLO */
+	std::string name;  /* CLIENT SETNAME; empty = none */
+	std::string lib_name;
+	std::string lib_version;
+	/* Empty: not authenticated; data commands answer NOAUTH until AUTH or HELLO AUTH succeeds.
+	 * At accept (and on RESET) the server sets it to DataSource::default_role(). */
+	std::optional<AuthenticatedRole> role;
+	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
+	bool close_after_reply = false;
+
+	/* For CLIENT INFO, filled in by the server. */
+	std::string peer_address;  /* "ip:port" */
+	std::string local_address; /* "ip:port" */
+	int fd = -1;
+	int64_t connected_at_ms = 0;    /* when the connection was accepted */
+	int64_t last_request_at_ms = 0; /* when the request being executed arrived */
+
+	bool authenticated() const { return role.has_value(); }
+};
+
+/*
+ * A data key: "<prefix>:<id>", split at the last ':' (a prefix may itself contain ':'), the
+ * prefix non-empty, the id a canonical int64 (see parse_canonical_int64). A key that does
+ * not parse is a missing key (nil), never an error.
+ */
+struct RowKey {
+	std::string_view prefix;
+	int64_t id;
+};
+
+std::optional<RowKey> parse_row_key(std::string_view key);
+
+/* Receives the values a DataSource finds, in any order. The bytes are only valid during the
+ * call (they may live under a shard lock): the receiver copies them. */
+class ValueSink {
+public:
+	virtual void value(size_t index, std::string_view bytes) = 0;
+
+protected:
+	~ValueSink() = default;
+};
+
+/* Receives a row's columns for HGETALL, in column order. Same lifetime rule. */
+class FieldSink {
+public:
+	virtual void field(std::string_view column, std::string_view value) = 0;
+
+protected:
+	~FieldSink() = default;
+};
+
+/* What a data lookup answers: every key of the command is served, or the command fails. */
+struct LookupResult {
+	enum class Status {
+		Ok,
+		NoPermission, /* the role lacks SELECT on a table: -NOPERM <message> */
+		Failed,       /* anything else that went wrong: -ERR <message> */
+	};
+	Status status = Status::Ok;
+	std::string message;
+
+	static LookupResult ok() { return LookupResult(); }
+	static LookupResult no_permission(std::string text)
+	{
+		return LookupResult{Status::NoPermission, std::move(text)};
+	}
+	static LookupResult failed(std::string text) { return LookupResult{Status::Failed, std::move(text)}; }
+};
+
+/* Counters and settings INFO and CONFIG GET report. Zero where unknown. */
+struct InfoStats {
+	std::string local_cache_version;
+	int64_t process_id = 0;
+	int tcp_port = 0;
+	std::string bind_addresses;     /* CONFIG GET bind */
+	int64_t uptime_seconds = 0;
+	int64_t idle_timeout_seconds = 0; /* CONFIG GET timeout; 0 = never */
+
+	uint64_t connected_clients = 0;
+	uint64_t max_clients = 0;
+	uint64_t total_connections_received = 0;
+	uint64_t total_commands_processed = 0;
+	uint64_t rejected_connections = 0;
+
+	uint64_t used_memory = 0; /* bytes of the cache in use */
+	uint64_t max_memory = 0;  /* the cache's size (local_cache.memory) */
+
+	uint64_t keyspace_hits = 0;
+	uint64_t keyspace_misses = 0;
+	uint64_t evicted_keys = 0;
+
+	uint64_t proto_max_bulk_len = 0;
+	uint64_t client_query_buffer_limit = 0;
+};
+
+/*
+ * Everything the commands need from PostgreSQL. One instance per worker; every call comes
+ * from the worker's loop thread, one at a time. Each lookup method checks that the session's
+ * role may read the tables involved (SELECT on all columns, no row-level security) and answers
+ * NoPermission otherwise. Keys of unknown prefixes and ids without a row are simply not found.
+ */
+class DataSource {
+public:
+	virtual ~DataSource() = default;
+
+	/* MGET, GET, EXISTS: for each keys[i] that has a row, call sink.value(i, row_json) with the
+	 * row's JSON (row_to_json's text). Duplicated keys are each answered. */
+	virtual LookupResult get_rows(const Session &session, const RowKey *keys, size_t count,
+								  ValueSink &sink) = 0;
+
+	/* HGET, HMGET: for each columns[i] that names a column of the row whose value is not NULL,
+	 * call sink.value(i, text) with the value as text (the column's output function). */
+	virtual LookupResult get_columns(const Session &session, const RowKey &key,
+									 const std::string_view *columns, size_t count,
+									 ValueSink &sink) = 0;
+
+	/* HGETALL: every non-NULL column of the row, in column order; nothing if there is no row. */
+	virtual LookupResult get_all_columns(const Session &session, const RowKey &key,
+										 FieldSink &sink) = 0;
+
+	/*
+	 * AUTH and HELLO ... AUTH: check a password against PostgreSQL's stored one. `user` empty
+	 * means the default role (AUTH <password>, or the user name "default" that Redis clients
+	 * send when configured with a password only). Returns the role on success; never logs the
+	 * password.
+	 */
+	virtual std::optional<AuthenticatedRole> authenticate(std::optional<std::string_view> user,
+														  std::string_view password) = 0;
+
+	/* The role unauthenticated connections act as (local_cache.resp_role); none = AUTH needed. */
+	virtual std::optional<AuthenticatedRole> default_role() = 0;
+
+	/* DBSIZE and INFO keyspace: the number of keys the session's role can see. */
+	virtual uint64_t count_keys(const Session &session) = 0;
+
+	virtual void fill_info(InfoStats &stats) = 0;
+};
+
+} // namespace local_cache::resp

@@ -1,0 +1,457 @@
+/*
+ * pg_data_source.cpp — what the RESP commands read from PostgreSQL.
+ *
+ * Every call runs in a short transaction of its own with a fresh snapshot (so a reply never
+ * shows a row older than a COMMIT acknowledged before the request arrived), inside
+ * pg_guarded(): a PostgreSQL error becomes a -ERR / -NOPERM reply, never a worker exit.
+ * Rows come through fetch_rows(), the lookup/fill path mget and the FDW use, after
+ * relinfo_open() has checked that the connection's role may read the table. Results are
+ * copied into a memory context that outlives the transaction and handed to the command's
+ * sink afterwards, so no C++ code runs inside the guarded region.
+ */
+#include "../extension/pg.h"
+
+#include "../extension/boundary.h"
+#include "../extension/fetch.h"
+#include "../extension/relinfo.h"
+#include "../extension/store.h"
+#include "pg_data_source.h"
+#include "settings.h"
+
+extern "C" {
+#include "catalog/pg_authid.h"
+#include "executor/spi.h"
+#include "libpq/crypt.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+}
+
+namespace local_cache::resp {
+
+namespace {
+
+/* One call's results; reset at the start of the next call. */
+MemoryContext results_context = nullptr;
+
+/* resp_prefix → table, from local_cache.tables; reloaded after any relcache invalidation
+ * (enable() and disable() create and drop triggers, which send one). */
+struct PrefixEntry {
+	char *prefix;
+	size_t length;
+	Oid relid;
+};
+MemoryContext prefix_context = nullptr;
+PrefixEntry *prefixes = nullptr;
+int nprefixes = 0;
+bool prefixes_valid = false;
+
+/* local_cache.resp_role's OID, looked up again after SIGHUP or role changes. */
+bool default_role_valid = false;
+Oid default_role_oid = InvalidOid;
+
+void registry_changed(Datum, Oid)
+{
+	prefixes_valid = false;
+}
+
+void roles_changed(Datum, int, uint32)
+{
+	default_role_valid = false;
+}
+
+void ensure_contexts()
+{
+	if (results_context != nullptr)
+		return;
+	results_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP results",
+											ALLOCSET_DEFAULT_SIZES);
+	prefix_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP prefixes",
+										   ALLOCSET_SMALL_SIZES);
+	CacheRegisterRelcacheCallback(registry_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHOID, roles_changed, (Datum) 0);
+}
+
+/* Runs body in a transaction with a fresh snapshot; false and *error on a PostgreSQL error. */
+template <typename Body> bool in_transaction(Body &&body, PgError *error)
+{
+	return pg_guarded([&] {
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		body();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}, error);
+}
+
+LookupResult failure(const PgError &error)
+{
+	if (error.sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE ||
+		error.sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED) /* row-level security */
+		return LookupResult::no_permission(error.message);
+	return LookupResult::failed(error.message);
+}
+
+/* In a transaction. */
+void load_prefixes()
+{
+	if (prefixes_valid)
+		return;
+	MemoryContextReset(prefix_context);
+	prefixes = nullptr;
+	nprefixes = 0;
+	if (!OidIsValid(get_namespace_oid("local_cache", true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension local_cache is not installed in database \"%s\"",
+						local_cache_resp_database)));
+	SPI_connect();
+	SPI_execute("SELECT resp_prefix, relid::oid FROM local_cache.tables", true, 0);
+	MemoryContext old = MemoryContextSwitchTo(prefix_context);
+	prefixes = static_cast<PrefixEntry *>(palloc(sizeof(PrefixEntry) * (SPI_processed + 1)));
+	for (uint64 i = 0; i < SPI_processed; i++) {
+		bool isnull;
+		char *prefix = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		prefixes[i].prefix = pstrdup(prefix);
+		prefixes[i].length = strlen(prefix);
+		prefixes[i].relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	nprefixes = int(SPI_processed);
+	MemoryContextSwitchTo(old);
+	SPI_finish();
+	prefixes_valid = true;
+}
+
+Oid relid_for_prefix(std::string_view prefix)
+{
+	for (int i = 0; i < nprefixes; i++)
+		if (prefixes[i].length == prefix.size() && memcmp(prefixes[i].prefix, prefix.data(), prefix.size()) == 0)
+			return prefixes[i].relid;
+	return InvalidOid;
+}
+
+/* A found row: its JSON (or, until rendered, its tuple), in results_context. */
+struct Found {
+	const char *bytes;
+	uint32 length;
+	bool is_tuple;
+};
+
+struct Collector {
+	Found *found;
+	const int *positions; /* request position of each fetched key */
+};
+
+char *copy_to_results(const char *bytes, uint32 length)
+{
+	char *copy = static_cast<char *>(MemoryContextAlloc(results_context, length + 1));
+	memcpy(copy, bytes, length);
+	copy[length] = '\0';
+	return copy;
+}
+
+/* Under a shard lock for hits: only copy. */
+void collect(void *context, int position, const FetchedRow &row)
+{
+	Collector *collector = static_cast<Collector *>(context);
+	Found *found = &collector->found[collector->positions[position]];
+	if (row.json != nullptr)
+		*found = {copy_to_results(row.json, row.json_len), row.json_len, false};
+	else
+		*found = {copy_to_results(row.tuple, row.tuple_len), row.tuple_len, true};
+}
+
+/* Reads keys[i] for every i with relids[i] == relid, as `role`. In a transaction. */
+void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, size_t count, Found *found)
+{
+	RelInfo *info = relinfo_open(relid, role);
+	int64 *values = static_cast<int64 *>(palloc(sizeof(int64) * count));
+	int *positions = static_cast<int *>(palloc(sizeof(int) * count));
+	int n = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (relids[i] == relid) {
+			values[n] = keys[i].id;
+			positions[n] = int(i);
+			n++;
+		}
+	}
+	FetchRequest request;
+	request.info = info;
+	request.snapshot = GetActiveSnapshot();
+	request.keys = values;
+	request.key_is_null = nullptr;
+	request.nkeys = n;
+	Collector collector = {found, positions};
+	fetch_rows(request, collect, &collector);
+
+	/* Rows of tables whose JSON is not cached (session-dependent types) are rendered here. */
+	for (int i = 0; i < n; i++) {
+		Found *f = &found[positions[i]];
+		if (f->bytes == nullptr || !f->is_tuple)
+			continue;
+		StringInfoData json;
+		initStringInfo(&json);
+		render_row_json(f->bytes, &json);
+		*f = {copy_to_results(json.data, uint32(json.len)), uint32(json.len), false};
+	}
+}
+
+/* The row of one key as values/nulls of its table's row type, or false. In a transaction. */
+struct RowValues {
+	TupleDesc desc;
+	Datum *values;
+	bool *nulls;
+};
+
+/* Under a shard lock for hits: only copy. */
+void collect_tuple(void *context, int, const FetchedRow &row)
+{
+	*static_cast<Found *>(context) = {copy_to_results(row.tuple, row.tuple_len), row.tuple_len, true};
+}
+
+bool fetch_row_values(const Session &session, const RowKey &key, RowValues *row)
+{
+	load_prefixes();
+	Oid relid = relid_for_prefix(key.prefix);
+	if (!OidIsValid(relid))
+		return false;
+	RelInfo *info = relinfo_open(relid, Oid(session.role->id));
+	Found tuple = {nullptr, 0, false};
+	FetchRequest request;
+	request.info = info;
+	request.snapshot = GetActiveSnapshot();
+	request.keys = &key.id;
+	request.key_is_null = nullptr;
+	request.nkeys = 1;
+	fetch_rows(request, collect_tuple, &tuple);
+	if (tuple.bytes == nullptr)
+		return false;
+	row->desc = lookup_rowtype_tupdesc_copy(info->rowtype, -1);
+	row->values = static_cast<Datum *>(palloc(sizeof(Datum) * row->desc->natts));
+	row->nulls = static_cast<bool *>(palloc(sizeof(bool) * row->desc->natts));
+	HeapTupleData data;
+	data.t_len = tuple.length;
+	ItemPointerSetInvalid(&data.t_self);
+	data.t_tableOid = relid;
+	data.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(tuple.bytes));
+	heap_deform_tuple(&data, row->desc, row->values, row->nulls);
+	return true;
+}
+
+/* A column's value as text (its output function), into results_context. */
+Found column_text(const RowValues &row, int column)
+{
+	Form_pg_attribute att = TupleDescAttr(row.desc, column);
+	Oid output;
+	bool varlena;
+	getTypeOutputInfo(att->atttypid, &output, &varlena);
+	char *text = OidOutputFunctionCall(output, row.values[column]);
+	return {copy_to_results(text, uint32(strlen(text))), uint32(strlen(text)), false};
+}
+
+int column_number(TupleDesc desc, std::string_view name)
+{
+	for (int i = 0; i < desc->natts; i++) {
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		if (!att->attisdropped && strlen(NameStr(att->attname)) == name.size() &&
+			memcmp(NameStr(att->attname), name.data(), name.size()) == 0)
+			return i;
+	}
+	return -1;
+}
+
+} // namespace
+
+PgDataSource::PgDataSource(const WorkerStats &stats) : stats_(stats)
+{
+	ensure_contexts();
+}
+
+LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, size_t count,
+									ValueSink &sink)
+{
+	MemoryContextReset(results_context);
+	Found *found = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (count + 1)));
+	Oid role = Oid(session.role->id);
+	PgError error;
+	bool ok = in_transaction([&] {
+		load_prefixes();
+		Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * (count + 1)));
+		for (size_t i = 0; i < count; i++)
+			relids[i] = relid_for_prefix(keys[i].prefix);
+		for (size_t i = 0; i < count; i++) {
+			if (!OidIsValid(relids[i]))
+				continue;
+			bool first = true;
+			for (size_t j = 0; j < i && first; j++)
+				first = relids[j] != relids[i];
+			if (first)
+				fetch_table(relids[i], role, keys, relids, count, found);
+		}
+	}, &error);
+	if (!ok)
+		return failure(error);
+	for (size_t i = 0; i < count; i++)
+		if (found[i].bytes != nullptr)
+			sink.value(i, std::string_view(found[i].bytes, found[i].length));
+	return LookupResult::ok();
+}
+
+LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key,
+									   const std::string_view *columns, size_t count, ValueSink &sink)
+{
+	MemoryContextReset(results_context);
+	Found *found = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (count + 1)));
+	PgError error;
+	bool ok = in_transaction([&] {
+		RowValues row;
+		if (!fetch_row_values(session, key, &row))
+			return;
+		for (size_t i = 0; i < count; i++) {
+			int column = column_number(row.desc, columns[i]);
+			if (column >= 0 && !row.nulls[column])
+				found[i] = column_text(row, column);
+		}
+	}, &error);
+	if (!ok)
+		return failure(error);
+	for (size_t i = 0; i < count; i++)
+		if (found[i].bytes != nullptr)
+			sink.value(i, std::string_view(found[i].bytes, found[i].length));
+	return LookupResult::ok();
+}
+
+LookupResult PgDataSource::get_all_columns(const Session &session, const RowKey &key, FieldSink &sink)
+{
+	MemoryContextReset(results_context);
+	Found *names = nullptr;
+	Found *values = nullptr;
+	int n = 0;
+	PgError error;
+	bool ok = in_transaction([&] {
+		RowValues row;
+		if (!fetch_row_values(session, key, &row))
+			return;
+		names = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (row.desc->natts + 1)));
+		values = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (row.desc->natts + 1)));
+		for (int i = 0; i < row.desc->natts; i++) {
+			Form_pg_attribute att = TupleDescAttr(row.desc, i);
+			if (att->attisdropped || row.nulls[i])
+				continue;
+			const char *name = NameStr(att->attname);
+			names[n] = {copy_to_results(name, uint32(strlen(name))), uint32(strlen(name)), false};
+			values[n] = column_text(row, i);
+			n++;
+		}
+	}, &error);
+	if (!ok)
+		return failure(error);
+	for (int i = 0; i < n; i++)
+		sink.field(std::string_view(names[i].bytes, names[i].length),
+				   std::string_view(values[i].bytes, values[i].length));
+	return LookupResult::ok();
+}
+
+std::optional<AuthenticatedRole> PgDataSource::authenticate(std::optional<std::string_view> user,
+															 std::string_view password)
+{
+	/* "default" is what Redis clients send for a password-only configuration. */
+	std::string name = (!user || *user == "default") ? std::string(local_cache_resp_role) : std::string(*user);
+	if (name.empty() || name.size() >= NAMEDATALEN)
+		return std::nullopt;
+	std::string secret(password);
+	Oid role = InvalidOid;
+	PgError error;
+	bool ok = in_transaction([&] {
+		Oid candidate = get_role_oid(name.c_str(), true);
+		if (!OidIsValid(candidate))
+			return;
+		HeapTuple tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(candidate));
+		if (!HeapTupleIsValid(tuple))
+			return;
+		bool can_login = ((Form_pg_authid) GETSTRUCT(tuple))->rolcanlogin;
+		ReleaseSysCache(tuple);
+		if (!can_login)
+			return;
+		const char *detail = nullptr;
+		char *shadow = get_role_password(name.c_str(), &detail);
+		if (shadow != nullptr && plain_crypt_verify(name.c_str(), shadow, secret.c_str(), &detail) == STATUS_OK)
+			role = candidate;
+	}, &error);
+	/* Wipe the password: it must not linger in the worker's memory. */
+	explicit_bzero(secret.data(), secret.size());
+	if (!ok || !OidIsValid(role))
+		return std::nullopt;
+	return AuthenticatedRole{uint64_t(role), name};
+}
+
+std::optional<AuthenticatedRole> PgDataSource::default_role()
+{
+	if (local_cache_resp_role == nullptr || local_cache_resp_role[0] == '\0')
+		return std::nullopt;
+	if (!default_role_valid) {
+		PgError error;
+		Oid role = InvalidOid;
+		if (!in_transaction([&] { role = get_role_oid(local_cache_resp_role, true); }, &error))
+			role = InvalidOid;
+		if (!OidIsValid(role))
+			ereport(WARNING,
+					(errmsg("local_cache.resp_role \"%s\" does not exist: RESP clients must AUTH",
+							local_cache_resp_role)));
+		default_role_oid = role;
+		default_role_valid = true;
+	}
+	if (!OidIsValid(default_role_oid))
+		return std::nullopt;
+	return AuthenticatedRole{uint64_t(default_role_oid), std::string(local_cache_resp_role)};
+}
+
+void PgDataSource::settings_changed()
+{
+	default_role_valid = false;
+	prefixes_valid = false;
+}
+
+uint64_t PgDataSource::count_keys(const Session &session)
+{
+	uint64 keys = 0;
+	Oid role = Oid(session.role->id);
+	PgError error;
+	in_transaction([&] {
+		int max = store_max_tables();
+		TableCounters *tables = static_cast<TableCounters *>(palloc(sizeof(TableCounters) * max));
+		int n = store_table_counters(tables, max);
+		for (int i = 0; i < n; i++)
+			if (tables[i].dbid == MyDatabaseId &&
+				pg_class_aclcheck(tables[i].relid, role, ACL_SELECT) == ACLCHECK_OK)
+				keys += tables[i].entries;
+	}, &error);
+	return keys;
+}
+
+void PgDataSource::fill_info(InfoStats &stats)
+{
+	GlobalCounters global;
+	store_global_counters(&global);
+	stats.local_cache_version = "1.0";
+	stats.process_id = MyProcPid;
+	stats.tcp_port = local_cache_resp_port;
+	stats.bind_addresses = local_cache_resp_listen_addresses;
+	int64_t now_ms = GetCurrentTimestamp() / 1000;
+	stats.uptime_seconds = (now_ms - stats_.started_at_ms) / 1000;
+	stats.idle_timeout_seconds = local_cache_resp_timeout;
+	stats.connected_clients = stats_.connected_clients;
+	stats.max_clients = uint64_t(local_cache_resp_max_clients);
+	stats.total_connections_received = stats_.total_connections_received;
+	stats.total_commands_processed = stats_.total_commands_processed;
+	stats.rejected_connections = stats_.rejected_connections;
+	stats.used_memory = global.bytes;
+	stats.max_memory = global.memory_budget;
+	stats.keyspace_hits = global.counters[COUNTER_HITS];
+	stats.keyspace_misses = global.counters[COUNTER_MISSES];
+	stats.evicted_keys = global.counters[COUNTER_EVICTIONS];
+	stats.proto_max_bulk_len = uint64_t(local_cache_resp_max_request_size);
+	stats.client_query_buffer_limit = uint64_t(local_cache_resp_max_request_size);
+}
+
+} // namespace local_cache::resp

@@ -1,0 +1,192 @@
+/*
+ * fake_data_source.h — an in-memory DataSource for the command tests: tables by prefix, rows
+ * as JSON plus column values, per-prefix permission and failure switches, passwords, and a
+ * record of the calls made, so tests can see what reached "PostgreSQL".
+ */
+#pragma once
+
+#include "data_source.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace resp_test {
+
+using local_cache::resp::AuthenticatedRole;
+using local_cache::resp::DataSource;
+using local_cache::resp::FieldSink;
+using local_cache::resp::InfoStats;
+using local_cache::resp::LookupResult;
+using local_cache::resp::RowKey;
+using local_cache::resp::Session;
+using local_cache::resp::ValueSink;
+
+class FakeDataSource final : public DataSource {
+public:
+	struct Row {
+		std::string json;
+		std::vector<std::pair<std::string, std::optional<std::string>>> columns; /* nullopt = NULL */
+	};
+
+	std::map<std::string, std::map<int64_t, Row>, std::less<>> tables;
+	std::set<std::string, std::less<>> forbidden_prefixes; /* answer NoPermission */
+	std::set<std::string, std::less<>> failing_prefixes;   /* answer Failed */
+	std::set<std::string, std::less<>> throwing_prefixes;  /* throw, as a PostgreSQL error would */
+
+	std::optional<AuthenticatedRole> default_role_value;
+	std::string default_role_password;
+	std::map<std::string, std::pair<uint64_t, std::string>> roles; /* name -> (id, password) */
+
+	/* Answer in reverse key order (a cache answers hits first, fills later) and once with an
+	 * index it was never given, to check that the handlers do not trust the order or the index. */
+	bool scramble_answers = true;
+
+	/* What reached the fake. */
+	int get_rows_calls = 0;
+	std::vector<std::pair<std::string, int64_t>> last_keys;
+	int authenticate_calls = 0;
+	std::optional<std::string> last_auth_user; /* "(default)" for the default role */
+
+	InfoStats info;
+	uint64_t key_count = 0;
+
+	FakeDataSource()
+	{
+		tables["items"][1] = Row{R"({"id":1,"value":"one"})",
+								 {{"id", "1"}, {"value", "one"}, {"note", std::nullopt}}};
+		tables["items"][2] = Row{R"({"id":2,"value":"two"})",
+								 {{"id", "2"}, {"value", "two"}, {"note", "second"}}};
+		tables["items"][-7] = Row{R"({"id":-7,"value":"negative"})", {{"id", "-7"}, {"value", "negative"}}};
+		tables["items"][INT64_MAX] = Row{R"({"id":9223372036854775807})", {{"id", "9223372036854775807"}}};
+		tables["odd:pre fix"][7] = Row{R"({"id":7})", {{"id", "7"}}};
+		tables["secret"][1] = Row{R"({"id":1,"secret":true})", {{"id", "1"}}};
+		forbidden_prefixes.insert("secret");
+		tables["broken"][1] = Row{"{}", {}};
+		failing_prefixes.insert("broken");
+		tables["throws"][1] = Row{"{}", {}};
+		throwing_prefixes.insert("throws");
+
+		default_role_value = AuthenticatedRole{10, "cache_reader"};
+		default_role_password = "reader-pw";
+		roles["alice"] = {20, "alice-pw"};
+
+		info.local_cache_version = "1.0";
+		info.process_id = 4242;
+		info.tcp_port = 6380;
+		info.bind_addresses = "127.0.0.1";
+		info.uptime_seconds = 200000;
+		info.connected_clients = 3;
+		info.max_clients = 10000;
+		info.total_connections_received = 17;
+		info.total_commands_processed = 99;
+		info.used_memory = 3 * 1024 * 1024 + 512 * 1024;
+		info.max_memory = 128 * 1024 * 1024;
+		info.keyspace_hits = 11;
+		info.keyspace_misses = 5;
+		info.evicted_keys = 2;
+		info.proto_max_bulk_len = 512 * 1024 * 1024;
+		info.client_query_buffer_limit = 1024 * 1024 * 1024;
+		key_count = 6;
+	}
+
+	LookupResult get_rows(const Session &, const RowKey *keys, size_t count, ValueSink &sink) override
+	{
+		get_rows_calls++;
+		last_keys.clear();
+		for (size_t i = 0; i < count; i++)
+			last_keys.emplace_back(std::string(keys[i].prefix), keys[i].id);
+		for (size_t i = 0; i < count; i++) {
+			if (LookupResult refused = check(keys[i].prefix); refused.status != LookupResult::Status::Ok)
+				return refused;
+		}
+		if (scramble_answers)
+			sink.value(count + 5, "never asked for");
+		for (size_t n = 0; n < count; n++) {
+			size_t i = scramble_answers ? count - 1 - n : n;
+			if (const Row *row = find(keys[i]))
+				sink.value(i, row->json);
+		}
+		return LookupResult::ok();
+	}
+
+	LookupResult get_columns(const Session &, const RowKey &key, const std::string_view *columns,
+							 size_t count, ValueSink &sink) override
+	{
+		if (LookupResult refused = check(key.prefix); refused.status != LookupResult::Status::Ok)
+			return refused;
+		const Row *row = find(key);
+		if (row == nullptr)
+			return LookupResult::ok();
+		for (size_t n = 0; n < count; n++) {
+			size_t i = scramble_answers ? count - 1 - n : n;
+			for (const auto &column : row->columns) {
+				if (column.first == columns[i] && column.second)
+					sink.value(i, *column.second);
+			}
+		}
+		return LookupResult::ok();
+	}
+
+	LookupResult get_all_columns(const Session &, const RowKey &key, FieldSink &sink) override
+	{
+		if (LookupResult refused = check(key.prefix); refused.status != LookupResult::Status::Ok)
+			return refused;
+		if (const Row *row = find(key)) {
+			for (const auto &column : row->columns) {
+				if (column.second)
+					sink.field(column.first, *column.second);
+			}
+		}
+		return LookupResult::ok();
+	}
+
+	std::optional<AuthenticatedRole> authenticate(std::optional<std::string_view> user,
+												  std::string_view password) override
+	{
+		authenticate_calls++;
+		last_auth_user = user ? std::string(*user) : std::string("(default)");
+		if (!user) {
+			if (default_role_value && password == default_role_password)
+				return default_role_value;
+			return std::nullopt;
+		}
+		auto role = roles.find(std::string(*user));
+		if (role == roles.end() || role->second.second != password)
+			return std::nullopt;
+		return AuthenticatedRole{role->second.first, role->first};
+	}
+
+	std::optional<AuthenticatedRole> default_role() override { return default_role_value; }
+
+	uint64_t count_keys(const Session &) override { return key_count; }
+
+	void fill_info(InfoStats &stats) override { stats = info; }
+
+private:
+	LookupResult check(std::string_view prefix) const
+	{
+		if (throwing_prefixes.count(prefix))
+			throw std::runtime_error("could not read table \"throws\"");
+		if (forbidden_prefixes.count(prefix))
+			return LookupResult::no_permission("permission denied for table " + std::string(prefix));
+		if (failing_prefixes.count(prefix))
+			return LookupResult::failed("could not read table " + std::string(prefix));
+		return LookupResult::ok();
+	}
+
+	const Row *find(const RowKey &key) const
+	{
+		auto table = tables.find(key.prefix);
+		if (table == tables.end())
+			return nullptr;
+		auto row = table->second.find(key.id);
+		return row == table->second.end() ? nullptr : &row->second;
+	}
+};
+
+} // namespace resp_test

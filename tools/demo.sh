@@ -4,7 +4,7 @@
 # read paths, the statistics and invalidation.
 #
 #   tools/demo.sh                     as root, or as a normal user with sudo
-#   DEMO_DIR=/tmp/x DEMO_PORT=5433 tools/demo.sh
+#   DEMO_DIR=/tmp/x DEMO_PORT=5433 RESP_PORT=6380 tools/demo.sh
 #
 # The cluster stays up afterwards; the script prints how to connect and how to remove it.
 set -euo pipefail
@@ -36,7 +36,9 @@ fi
 
 step "throwaway cluster in $DEMO_DIR on port $DEMO_PORT"
 tools/cluster.sh destroy "$DEMO_DIR"     # a previous demo, if any
-tools/cluster.sh start "$DEMO_DIR" "$DEMO_PORT"
+RESP_PORT=${RESP_PORT:-$(tools/cluster.sh freeport)}
+tools/cluster.sh start "$DEMO_DIR" "$DEMO_PORT" \
+    "local_cache.resp_port = $RESP_PORT" "local_cache.resp_role = 'cache_reader'"
 
 # wrapped output: the JSON rows are long
 demo_psql() {
@@ -83,7 +85,17 @@ EXECUTE q('{3,1,3,999999}');
 EXPLAIN (COSTS OFF) EXECUTE q('{3,1,3,999999}');
 SQL
 
-# TODO(demo): show the RESP read path here (redis-cli against the RESP server).
+step "the RESP server: redis-cli reads the same rows as JSON"
+demo_psql -q <<'SQL'
+-- the role RESP clients act as before any AUTH (local_cache.resp_role)
+CREATE ROLE cache_reader;
+GRANT SELECT ON public.items TO cache_reader;
+SQL
+for _ in $(seq 50); do redis-cli -p "$RESP_PORT" PING >/dev/null 2>&1 && break; sleep 0.2; done
+echo "\$ redis-cli -p $RESP_PORT MGET items:1 items:2 items:999999"
+redis-cli -p "$RESP_PORT" MGET items:1 items:2 items:999999
+echo "\$ redis-cli -p $RESP_PORT HGET items:2 value"
+redis-cli -p "$RESP_PORT" HGET items:2 value
 
 port=$(tools/cluster.sh port "$DEMO_DIR")
 owner=$(stat -c %U "$DEMO_DIR/data")
@@ -92,5 +104,6 @@ cat <<EOF
 Demo cluster is running in $DEMO_DIR (log: $DEMO_DIR/server.log).
 Connect:  psql "host=127.0.0.1 port=$port user=$owner dbname=postgres"
      or:  tools/cluster.sh psql $DEMO_DIR
+RESP:     redis-cli -p $RESP_PORT MGET items:1 items:2
 Stop and remove it:  tools/cluster.sh destroy $DEMO_DIR
 EOF

@@ -260,6 +260,14 @@ int column_number(TupleDesc desc, std::string_view name)
 	return -1;
 }
 
+/* After the transaction: hand what was found to the command. */
+void deliver(const Found *found, size_t count, ValueSink &sink)
+{
+	for (size_t i = 0; i < count; i++)
+		if (found[i].bytes != nullptr)
+			sink.value(i, std::string_view(found[i].bytes, found[i].length));
+}
+
 } // namespace
 
 PgDataSource::PgDataSource(const WorkerStats &stats) : stats_(stats)
@@ -291,9 +299,7 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 	}, &error);
 	if (!ok)
 		return failure(error);
-	for (size_t i = 0; i < count; i++)
-		if (found[i].bytes != nullptr)
-			sink.value(i, std::string_view(found[i].bytes, found[i].length));
+	deliver(found, count, sink);
 	return LookupResult::ok();
 }
 
@@ -315,9 +321,7 @@ LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key
 	}, &error);
 	if (!ok)
 		return failure(error);
-	for (size_t i = 0; i < count; i++)
-		if (found[i].bytes != nullptr)
-			sink.value(i, std::string_view(found[i].bytes, found[i].length));
+	deliver(found, count, sink);
 	return LookupResult::ok();
 }
 

@@ -17,6 +17,7 @@ OBJS = \
 	extension/fetch.o \
 	extension/planner.o \
 	extension/sql_functions.o \
+	extension/wal.o \
 	fdw/options.o \
 	fdw/planning.o \
 	fdw/scan.o \

@@ -63,8 +63,6 @@ bool use_cache(const FetchRequest &request)
 		request.snapshot != nullptr && request.snapshot->snapshot_type == SNAPSHOT_MVCC &&
 		/* SSI needs the predicate locks a table read takes. */
 		!IsolationIsSerializable() &&
-		/* A standby gets no invalidations from the primary's writes. */
-		!RecoveryInProgress() &&
 		/* The transaction's own writes are visible only in the table. */
 		!invalidation_xact_wrote(request.info->relid);
 }

@@ -14,6 +14,7 @@
 
 #include "boundary.h"
 #include "store.h"
+#include "wal.h"
 
 extern "C" {
 PG_FUNCTION_INFO_V1(local_cache_capture_changes);
@@ -116,23 +117,39 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 		table->flush_all = true;
 }
 
-/* Runs before the commit (or PREPARE) is visible: no reader may see the old rows after. */
+/*
+ * Runs before the commit (or PREPARE) is visible: no reader may see the old rows after.
+ * Logged to WAL too, ahead of the commit record, for hot standbys.
+ */
 void invalidate_changes(void)
 {
 	if (changed_tables == nullptr || !store_available())
 		return;
+	long ntables = hash_get_num_entries(changed_tables);
+	long nkeys = hash_get_num_entries(changed_keys);
+	Oid *flushed = static_cast<Oid *>(palloc(sizeof(Oid) * (ntables + 1)));
+	WalKey *keys = static_cast<WalKey *>(palloc(sizeof(WalKey) * (nkeys + 1)));
+	int nflushed = 0;
+	int ninvalidated = 0;
+
 	HASH_SEQ_STATUS status;
+	hash_seq_init(&status, changed_tables);
+	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status))) {
+		if (table->flush_all) {
+			store_flush(MyDatabaseId, table->relid);
+			flushed[nflushed++] = table->relid;
+		}
+	}
 	hash_seq_init(&status, changed_keys);
 	while (ChangedKey *changed = static_cast<ChangedKey *>(hash_seq_search(&status))) {
 		ChangedTable *table = static_cast<ChangedTable *>(
 			hash_search(changed_tables, &changed->relid, HASH_FIND, NULL));
-		if (!table->flush_all)
-			store_invalidate(store_key(MyDatabaseId, changed->relid, changed->key));
-	}
-	hash_seq_init(&status, changed_tables);
-	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status)))
 		if (table->flush_all)
-			store_flush(MyDatabaseId, table->relid);
+			continue;
+		store_invalidate(store_key(MyDatabaseId, changed->relid, changed->key));
+		keys[ninvalidated++] = {changed->relid, changed->key};
+	}
+	wal_log_invalidations(MyDatabaseId, flushed, nflushed, keys, ninvalidated);
 }
 
 void handle_xact_event(XactEvent event);

@@ -14,6 +14,7 @@
 #include "../resp_server/settings.h"
 #include "relinfo.h"
 #include "store.h"
+#include "wal.h"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -73,6 +74,7 @@ void _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = local_cache_shmem_startup;
 
+	local_cache::wal_register_rmgr();
 	local_cache::relinfo_register_callbacks();
 	local_cache::invalidation_register_callbacks();
 	local_cache::planner_install_hook();

@@ -96,7 +96,8 @@ void resp_register_workers(void)
 		snprintf(worker.bgw_name, BGW_MAXLEN, "local_cache RESP worker %d", i);
 		snprintf(worker.bgw_type, BGW_MAXLEN, "local_cache RESP worker");
 		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		/* Hot standbys serve RESP too: their caches follow the primary through WAL. */
+		worker.bgw_start_time = BgWorkerStart_ConsistentState;
 		worker.bgw_restart_time = 5;
 		snprintf(worker.bgw_library_name, BGW_MAXLEN, "local_cache");
 		snprintf(worker.bgw_function_name, BGW_MAXLEN, "local_cache_resp_worker_main");

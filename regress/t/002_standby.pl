@@ -1,0 +1,161 @@
+# A hot standby keeps its own cache, invalidated through WAL: updates, deletes, key changes,
+# TRUNCATE and DDL on the primary are never served stale on the standby, through mget, the
+# foreign table or RESP; old REPEATABLE READ snapshots stay exact; restart and promotion keep
+# the cache correct.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'local_cache'
+local_cache.memory = 16MB
+});
+$primary->start;
+$primary->safe_psql('postgres', q{
+CREATE EXTENSION local_cache;
+CREATE EXTENSION pg_walinspect;
+CREATE TABLE items (id bigint PRIMARY KEY, value text);
+INSERT INTO items SELECT g, 'v' || g FROM generate_series(1, 50) g;
+SELECT local_cache.enable('items');
+CREATE SCHEMA cache;
+IMPORT FOREIGN SCHEMA public LIMIT TO (items) FROM SERVER local_cache INTO cache;
+CREATE ROLE resp_reader;
+GRANT SELECT ON items TO resp_reader;
+});
+$primary->backup('base');
+my $first_lsn = $primary->lsn('insert');
+
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+my $resp_port = PostgreSQL::Test::Cluster::get_free_port();
+$standby->append_conf('postgresql.conf', qq{
+local_cache.resp_port = $resp_port
+local_cache.resp_role = 'resp_reader'
+local_cache.resp_workers = 1
+});
+$standby->start;
+$primary->wait_for_catchup($standby, 'replay');
+
+my $keys = q{ARRAY(SELECT generate_series(1, 60))::bigint[]};
+
+# On the standby: mget, the foreign table and RESP against plain SQL, in one snapshot each.
+my $mget_equals_table = qq{
+SELECT local_cache.mget_json('items', k)::text = array_to_json(
+         (SELECT array_agg(i ORDER BY u.ord)
+            FROM unnest(k) WITH ORDINALITY u(key, ord) LEFT JOIN items i ON i.id = u.key),
+         false)::text
+  FROM (SELECT $keys AS k) keys
+};
+my $fdw_equals_table = qq{
+SELECT (SELECT array_agg(c ORDER BY c.id)::text FROM cache.items c WHERE c.id = ANY($keys))
+       IS NOT DISTINCT FROM
+       (SELECT array_agg(i ORDER BY i.id)::text FROM items i WHERE i.id = ANY($keys))
+};
+
+sub resp_values
+{
+	my @keys = map { "items:$_" } @_;
+	my $out = `redis-cli -p $resp_port MGET @keys 2>&1`;
+	chomp $out;
+	return $out;
+}
+
+sub sql_values
+{
+	my $list = join(',', @_);
+	# redis-cli prints an empty line for nil
+	return $standby->safe_psql('postgres', qq{
+		SELECT string_agg(coalesce(row_to_json(i)::text, ''), E'\\n' ORDER BY u.ord)
+		  FROM unnest('{$list}'::bigint[]) WITH ORDINALITY u(key, ord) LEFT JOIN items i ON i.id = u.key});
+}
+
+sub check_standby
+{
+	my ($label) = @_;
+	for my $round ('cold', 'warm') {
+		is($standby->safe_psql('postgres', $mget_equals_table), 't', "$label: mget ($round)");
+		is($standby->safe_psql('postgres', $fdw_equals_table), 't', "$label: foreign table ($round)");
+		my @ids = (1, 2, 3, 4, 5, 50, 51, 99);
+		is(resp_values(@ids), sql_values(@ids), "$label: RESP MGET ($round)");
+	}
+}
+
+sub on_primary
+{
+	my ($sql) = @_;
+	$primary->safe_psql('postgres', $sql);
+	$primary->wait_for_catchup($standby, 'replay');
+}
+
+# RESP workers start once the standby is consistent.
+$standby->poll_query_until('postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
+	WHERE backend_type = 'local_cache RESP worker'}) or die 'no RESP worker on the standby';
+for (1 .. 100) { last if `redis-cli -p $resp_port PING 2>&1` =~ /PONG/; select(undef, undef, undef, 0.1); }
+
+check_standby('initial');
+cmp_ok($standby->safe_psql('postgres', 'SELECT hits FROM local_cache.stats_global'), '>', 0,
+	'the standby serves hits from its own cache');
+
+on_primary(q{UPDATE items SET value = 'updated' WHERE id = 1});
+check_standby('after UPDATE');
+on_primary(q{DELETE FROM items WHERE id = 2});
+check_standby('after DELETE');
+on_primary(q{INSERT INTO items VALUES (51, 'inserted'), (2, 'back')});
+check_standby('after INSERT');
+on_primary(q{UPDATE items SET id = 99 WHERE id = 3});
+check_standby('after UPDATE of the key');
+on_primary(q{BEGIN; UPDATE items SET value = 'rolled back' WHERE id = 4; ROLLBACK});
+check_standby('after ROLLBACK');
+on_primary(q{TRUNCATE items; INSERT INTO items SELECT g, 'w' || g FROM generate_series(1, 50) g});
+check_standby('after TRUNCATE');
+on_primary(q{ALTER TABLE items RENAME COLUMN value TO val});
+is($standby->safe_psql('postgres', q{SELECT local_cache.mget_json('items', '{5}')}),
+	'[{"id":5,"val":"w5"}]', 'after RENAME COLUMN: rows of the new shape');
+on_primary(q{ALTER TABLE items RENAME COLUMN val TO value});
+check_standby('after RENAME back');
+
+# An old REPEATABLE READ snapshot on the standby keeps seeing the old row, while another
+# session caches the new one.
+my $old_reader = $standby->background_psql('postgres');
+$old_reader->query_safe(q{BEGIN ISOLATION LEVEL REPEATABLE READ});
+is($old_reader->query_safe(q{SELECT local_cache.mget_json('items', '{6}')}),
+	'[{"id":6,"value":"w6"}]', 'old snapshot: before the update');
+on_primary(q{UPDATE items SET value = 'newer' WHERE id = 6});
+is($standby->safe_psql('postgres', q{SELECT local_cache.mget_json('items', '{6}')}),
+	'[{"id":6,"value":"newer"}]', 'a new snapshot sees the update (and caches it)');
+is($old_reader->query_safe(q{SELECT local_cache.mget_json('items', '{6}')}),
+	'[{"id":6,"value":"w6"}]', 'old snapshot: still the old row');
+is($old_reader->query_safe($mget_equals_table), 't', 'old snapshot: mget equals its own SQL');
+$old_reader->query_safe('COMMIT');
+$old_reader->quit;
+
+# The primary's WAL carries the invalidations under the extension's resource manager.
+cmp_ok($primary->safe_psql('postgres', qq{
+	SELECT count(*) FROM pg_get_wal_records_info('$first_lsn', pg_current_wal_lsn())
+	 WHERE resource_manager = 'local_cache' AND record_type = 'INVALIDATE'}),
+	'>', 0, 'WAL records named local_cache/INVALIDATE');
+
+# A restarted standby starts with an empty cache and stays correct.
+$standby->restart;
+is($standby->safe_psql('postgres', 'SELECT entries FROM local_cache.stats_global'), '0',
+	'after restart: empty cache');
+for (1 .. 100) { last if `redis-cli -p $resp_port PING 2>&1` =~ /PONG/; select(undef, undef, undef, 0.1); }
+check_standby('after standby restart');
+on_primary(q{UPDATE items SET value = 'after restart' WHERE id = 7});
+check_standby('after restart and UPDATE');
+
+# Promotion: the former standby's cache follows its own writes from then on.
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'promotion failed';
+$standby->safe_psql('postgres', q{UPDATE items SET value = 'written after promotion' WHERE id = 8});
+is($standby->safe_psql('postgres', q{SELECT local_cache.mget_json('items', '{8}')}),
+	'[{"id":8,"value":"written after promotion"}]', 'after promotion: own writes invalidate');
+check_standby('after promotion');
+
+$standby->stop;
+$primary->stop;
+done_testing();

@@ -277,18 +277,21 @@ void relinfo_register_callbacks(void)
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, roles_changed, (Datum) 0);
 }
 
+HTAB *relation_hash_create(const char *name, Size entrysize)
+{
+	HASHCTL ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = entrysize;
+	ctl.hcxt = CacheMemoryContext;
+	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
 RelInfo *relinfo_lookup(Oid relid)
 {
 	store_require_available();
-	if (relinfos == nullptr) {
-		HASHCTL ctl;
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(RelInfo);
-		ctl.hcxt = CacheMemoryContext;
-		relinfos = hash_create("local_cache relations", 64, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+	if (relinfos == nullptr)
+		relinfos = relation_hash_create("local_cache relations", sizeof(RelInfo));
 
 	/* Taking the lock processes pending invalidations, so `valid` is current afterwards. */
 	LockRelationOid(relid, AccessShareLock);

@@ -32,6 +32,9 @@ struct RelInfo {
 
 void relinfo_register_callbacks(void);
 
+/* A session-lifetime hash table of entries whose first field is a relation's Oid. */
+HTAB *relation_hash_create(const char *name, Size entrysize);
+
 /*
  * Locks the relation (AccessShareLock, held to transaction end like any read), makes sure
  * it is an enabled table, checks that `role` (default: the current role) may read all of it,

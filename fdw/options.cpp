@@ -126,13 +126,7 @@ void build_mapping(ForeignTableInfo *info)
 ForeignTableInfo *foreign_table_info(Oid foreign_relid)
 {
 	if (foreign_tables == nullptr) {
-		HASHCTL ctl;
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(ForeignTableInfo);
-		ctl.hcxt = CacheMemoryContext;
-		foreign_tables = hash_create("local_cache foreign tables", 16, &ctl,
-									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		foreign_tables = relation_hash_create("local_cache foreign tables", sizeof(ForeignTableInfo));
 		CacheRegisterRelcacheCallback(invalidate_mappings, (Datum) 0);
 		CacheRegisterSyscacheCallback(FOREIGNTABLEREL, invalidate_all_mappings, (Datum) 0);
 		CacheRegisterSyscacheCallback(NAMESPACEOID, invalidate_all_mappings, (Datum) 0);

@@ -1,0 +1,226 @@
+'use strict';
+// bench/node/client.js: the Node.js client of the benchmark harness (node-postgres, node-redis).
+// Same command line and stdin/stdout protocol as bench/loadgen.cpp:
+//   node client.js check --pg CONNINFO --resp-port P --redis-port R
+//   node client.js run --pg CONNINFO --path PATH --conns N --batch B --seconds S [--mode warm|mixed|cold|write]
+// One event loop; every connection runs its own closed loop (one outstanding request).
+const pg = require('pg');
+const redis = require('redis');
+const readline = require('readline');
+
+const SQL = {
+  sql: 'SELECT * FROM public.items WHERE id = ANY($1::bigint[])',
+  mget: "SELECT array_to_json(local_cache.mget('public.items'::regclass, $1::bigint[])) AS r",
+  mget_json: "SELECT local_cache.mget_json('public.items'::regclass, $1::bigint[]) AS r",
+  fdw: 'SELECT * FROM cache.items WHERE id = ANY($1::bigint[])',
+  update: 'UPDATE public.items SET value = $2 WHERE id = $1',
+};
+const UPDATE_SQL = SQL.update;
+
+function die(msg) {
+  process.stderr.write(`node client: ${msg}\n`);
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = { cmd: argv[0], path: 'sql', mode: 'warm', prefix: 'items', conns: 4, batch: 1, seconds: 1,
+    updatePct: 5, hot: 128, rows: 4096, respPort: 0, redisPort: 0 };
+  const names = { '--pg': 'pg', '--path': 'path', '--mode': 'mode', '--prefix': 'prefix', '--resp-port': 'respPort',
+    '--redis-port': 'redisPort', '--conns': 'conns', '--batch': 'batch', '--seconds': 'seconds',
+    '--update-pct': 'updatePct', '--hot': 'hot', '--rows': 'rows' };
+  for (let i = 1; i < argv.length; i += 2) {
+    const k = names[argv[i]];
+    if (!k) die(`unknown option ${argv[i]}`);
+    o[k] = ['pg', 'path', 'mode', 'prefix'].includes(k) ? argv[i + 1] : Number(argv[i + 1]);
+  }
+  return o;
+}
+
+function pgConfig(conninfo) {
+  const c = {};
+  for (const part of conninfo.trim().split(/\s+/)) {
+    const [k, v] = part.split('=');
+    c[{ dbname: 'database' }[k] || k] = k === 'port' ? Number(v) : v;
+  }
+  return c;
+}
+
+async function pgConnect(o) {
+  const c = new pg.Client(pgConfig(o.pg));
+  await c.connect();
+  return c;
+}
+
+async function redisConnect(port) {
+  const c = redis.createClient({ socket: { host: '127.0.0.1', port } });
+  c.on('error', (e) => die(`redis client on port ${port}: ${e.message}`));
+  await c.connect();
+  return c;
+}
+
+function randomValue() {
+  const a = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  let s = '';
+  for (let i = 0; i < 128; i++) s += a[(Math.random() * a.length) | 0];
+  return s;
+}
+
+// ------------------------------------------------------------------ check
+
+let failures = 0;
+function fail(msg) {
+  process.stderr.write(`node client check: MISMATCH: ${msg}\n`);
+  failures++;
+}
+
+async function check(o) {
+  const c = await pgConnect(o);
+  const resp = o.respPort ? await redisConnect(o.respPort) : null;
+  const ref = o.redisPort ? await redisConnect(o.redisPort) : null;
+  const range = (n) => Array.from({ length: n }, (_, i) => i + 1);
+  const cases = [[1], [3, 1, 3, 999999], [5, null, 5, 0, -1], [], [null, null], [4096, 1, 4097], [null], [42, 42, 42],
+    range(16), range(16).reverse(), range(64), range(64).reverse()];
+  let compared = 0;
+  for (let pass = 0; pass < 2; pass++) {
+    for (const keys of cases) {
+      const ctx0 = `keys ${JSON.stringify(keys)} (pass ${pass + 1})`;
+      const exp = new Map();
+      const e = await c.query({ name: 'expected',
+        text: 'SELECT id, value, row_to_json(i)::text AS json FROM public.items i WHERE id = ANY($1::bigint[])', values: [keys] });
+      for (const r of e.rows) exp.set(String(r.id), r);
+      for (const p of ['sql', 'fdw']) {
+        const res = await c.query({ name: p, text: SQL[p], values: [keys] });
+        const got = res.rows.map((r) => [String(r.id), r.value]).sort((a, b) => Number(a[0]) - Number(b[0]));
+        const want = [...exp.values()].map((r) => [String(r.id), r.value]).sort((a, b) => Number(a[0]) - Number(b[0]));
+        if (JSON.stringify(got) !== JSON.stringify(want)) fail(`${p} ${ctx0}: ${JSON.stringify(got).slice(0, 200)}`);
+        compared++;
+      }
+      for (const p of ['mget', 'mget_json']) {
+        const res = await c.query({ name: p, text: SQL[p], values: [keys] });
+        const arr = res.rows[0].r;
+        if (!Array.isArray(arr) || arr.length !== keys.length) {
+          fail(`${p} ${ctx0}: not an array of ${keys.length}: ${JSON.stringify(arr)}`);
+        } else {
+          keys.forEach((k, i) => {
+            const x = k === null ? undefined : exp.get(String(k));
+            const want = x ? { id: Number(x.id), value: x.value } : null;
+            if (JSON.stringify(arr[i]) !== JSON.stringify(want)) fail(`${p} ${ctx0} element ${i}: ${JSON.stringify(arr[i])}`);
+          });
+        }
+        compared++;
+      }
+      const rk = keys.filter((k) => k !== null);
+      for (const [name, cl] of [['resp', resp], ['redis', ref]]) {
+        if (!cl) continue;
+        let vals;
+        try {
+          vals = await cl.sendCommand(['MGET', ...rk.map((k) => `${o.prefix}:${k}`)]);
+        } catch (err) {
+          if (rk.length !== 0) fail(`${name} ${ctx0}: error ${err.message}`);
+          compared++;
+          continue;
+        }
+        if (rk.length === 0) fail(`${name} ${ctx0}: MGET without keys should be an error`);
+        else if (!Array.isArray(vals) || vals.length !== rk.length) fail(`${name} ${ctx0}: bad reply`);
+        else rk.forEach((k, i) => {
+          const x = exp.get(String(k));
+          const want = x ? x.json : null;
+          if (vals[i] !== want) fail(`${name} ${ctx0} element ${i}: ${vals[i]} expected ${want}`);
+        });
+        compared++;
+      }
+    }
+  }
+  await c.end();
+  if (resp) await resp.quit();
+  if (ref) await ref.quit();
+  process.stderr.write(`node client check: ${compared} comparisons, ${failures} mismatches\n`);
+  process.stdout.write(JSON.stringify({ client: 'node', comparisons: compared, mismatches: failures }) + '\n');
+  process.exit(failures ? 1 : 0);
+}
+
+// ------------------------------------------------------------------ run
+
+async function run(o) {
+  const isResp = o.path === 'resp' || o.path === 'redis';
+  if (!isResp && !SQL[o.path]) die(`unknown path ${o.path}`);
+  const conns = [];
+  for (let i = 0; i < o.conns; i++) {
+    const s = { index: i, seq: 0 };
+    if (!isResp || o.mode === 'mixed') s.pg = await pgConnect(o);
+    if (isResp) s.r = await redisConnect(o.path === 'resp' ? o.respPort : o.redisPort);
+    conns.push(s);
+  }
+  const keysFor = (s) => {
+    const k = new Array(o.batch);
+    if (o.mode === 'warm' || o.path === 'update') for (let i = 0; i < o.batch; i++) k[i] = i + 1;
+    else if (o.mode === 'mixed') {
+      const start = (s.seq * o.batch + s.index * 7) % o.hot;
+      for (let i = 0; i < o.batch; i++) k[i] = ((start + i) % o.hot) + 1;
+    } else {
+      const start = (s.seq * o.batch + s.index * 4099) % o.rows;
+      for (let i = 0; i < o.batch; i++) k[i] = ((start + i) % o.rows) + 1;
+    }
+    return k;
+  };
+  // One request; returns true if it was an update.
+  const one = async (s) => {
+    const upd = o.path === 'update' || (o.mode === 'mixed' && Math.random() * 100 < o.updatePct);
+    if (upd) {
+      const id = 1 + Math.floor(Math.random() * (o.mode === 'mixed' ? o.hot : o.rows));
+      await s.pg.query({ name: 'u', text: UPDATE_SQL, values: [id, randomValue()] });
+      s.seq++;
+      return true;
+    }
+    const keys = keysFor(s);
+    s.seq++;
+    if (isResp) {
+      const vals = await s.r.mGet(keys.map((k) => `${o.prefix}:${k}`));
+      const rows = vals.map((v) => (v === null ? null : JSON.parse(v)));  // decoded rows, like pg's json
+      if (rows.length !== o.batch) throw new Error(`reply with ${rows.length} elements`);
+    } else {
+      const res = await s.pg.query({ name: 'q', text: SQL[o.path], values: [keys] });
+      if (o.mode !== 'mixed') {
+        const want = o.path === 'sql' || o.path === 'fdw' ? o.batch : 1;
+        if (res.rows.length !== want) throw new Error(`unexpected row count ${res.rows.length}`);
+      }
+    }
+    return false;
+  };
+  for (const s of conns) for (let i = 0; i < 3; i++) await one(s);  // warm every connection
+
+  const lines = readline.createInterface({ input: process.stdin });
+  const it = lines[Symbol.asyncIterator]();
+  process.stdout.write('READY\n');
+  await it.next();
+  const lat = [];
+  let reads = 0; let updates = 0; let stop = false;
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  setTimeout(() => { stop = true; }, o.seconds * 1000);
+  await Promise.all(conns.map(async (s) => {
+    while (!stop) {
+      const a = process.hrtime.bigint();
+      const upd = await one(s);
+      lat.push(Number(process.hrtime.bigint() - a) / 1000);
+      if (upd) updates++; else reads++;
+    }
+  }));
+  const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  lat.sort((a, b) => a - b);
+  const pct = (p) => (lat.length ? Math.round(lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))]) : 0);
+  process.stdout.write(JSON.stringify({ requests: reads + updates, reads, updates, elapsed_s: elapsed,
+    client_cpu_s: (cpu.user + cpu.system) / 1e6, threads: 1,
+    latency_us: { p50: pct(50), p90: pct(90), p99: pct(99), p999: pct(99.9), max: lat.length ? Math.round(lat[lat.length - 1]) : 0 } }) + '\n');
+  await it.next();
+  for (const s of conns) {
+    if (s.pg) await s.pg.end();
+    if (s.r) await s.r.quit();
+  }
+  process.exit(0);
+}
+
+const o = parseArgs(process.argv.slice(2));
+const main = o.cmd === 'check' ? check : o.cmd === 'run' ? run : () => die('usage: client.js check|run ...');
+main(o).catch((e) => die(e.stack || String(e)));

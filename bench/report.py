@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""bench/report.py: Markdown report and charts from a bench/run JSON document.
+
+    bench/report FILE.json > docs/BENCHMARKS.md     (charts: docs/benchmarks/*.svg)
+
+Refuses partial documents. Charts go to --charts DIR (default: <repo>/docs/benchmarks) and are
+linked as <--link-prefix>NAME.svg (default: benchmarks/), i.e. relative to docs/.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PATH_NAMES = {
+    "sql": "prepared SQL",
+    "mget": "SQL mget",
+    "mget_json": "mget_json",
+    "fdw": "FDW",
+    "resp": "RESP MGET",
+    "redis": "redis-server MGET",
+    "update": "UPDATE",
+}
+PATH_SQL = {
+    "sql": "`SELECT * FROM items WHERE id = ANY($1)` (prepared)",
+    "mget": "`SELECT array_to_json(local_cache.mget('public.items'::regclass, $1::bigint[]))` (prepared)",
+    "mget_json": "`SELECT local_cache.mget_json('public.items'::regclass, $1::bigint[])` (prepared)",
+    "fdw": "`SELECT * FROM cache.items WHERE id = ANY($1)` on the imported foreign table (prepared)",
+    "resp": "`MGET items:1 … items:N` to the extension's RESP server (background workers of PostgreSQL)",
+    "redis": "`MGET items:1 … items:N` to Debian's redis-server holding the same rows as `row_to_json` strings (reference)",
+}
+MODE_TITLES = {
+    "warm": "Warm reads (the same N keys, starting at 1, in every request)",
+    "mixed": "Reads mixed with 5% UPDATEs (reads cycle through 128 hot rows; updates through SQL on the same connections)",
+    "cold": "Cold fill (local_cache.flush() just before the sample; reads walk all 4,096 rows)",
+    "write": "Write overhead (UPDATE by primary key, table cached vs not cached)",
+}
+
+
+def die(msg):
+    print(f"bench/report: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, digits=0):
+    if x is None:
+        return "–"
+    if digits == 0:
+        return f"{x:,.0f}"
+    return f"{x:,.{digits}f}"
+
+
+def fmt_range(xs, digits=0):
+    if not xs:
+        return "–"
+    m = fmt(med(xs), digits)
+    if len(xs) == 1:
+        return m
+    return f"{m} ({fmt(min(xs), digits)}–{fmt(max(xs), digits)})"
+
+
+class Data:
+    def __init__(self, doc):
+        self.doc = doc
+        self.groups = {}
+        for s in doc["samples"]:
+            key = (s["mode"], s["client"], s["path"], s.get("variant"), s["connections"], s["batch"])
+            self.groups.setdefault(key, []).append(s)
+
+    def get(self, mode, client, path, conns, batch, variant=None):
+        return self.groups.get((mode, client, path, variant, conns, batch), [])
+
+    def values(self, field, *args, **kw):
+        out = []
+        for s in self.get(*args, **kw):
+            v = s
+            for part in field.split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            if v is not None:
+                out.append(v)
+        return out
+
+    def median(self, field, *args, **kw):
+        return med(self.values(field, *args, **kw))
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def make_charts(data, cfg, outdir, prefix):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        die("matplotlib is missing: install python3-matplotlib (bench/report does so on Debian)")
+    matplotlib.rcParams["svg.hashsalt"] = "local_cache"  # reproducible SVG ids
+    os.makedirs(outdir, exist_ok=True)
+    for f in os.listdir(outdir):
+        if f.endswith(".svg"):
+            os.remove(os.path.join(outdir, f))
+    links = []
+    conns = cfg["connections"]
+    batches = cfg["batches"]
+    colors = {"sql": "#444444", "mget": "#1f77b4", "mget_json": "#17becf", "fdw": "#2ca02c",
+              "resp": "#d62728", "redis": "#ff7f0e"}
+    for mode in ["warm", "mixed", "cold"]:
+        for client in cfg["clients"]:
+            paths = [p for p in ["sql", "mget", "mget_json", "fdw", "resp", "redis"]
+                     if any(data.get(mode, client, p, c, b) for c in conns for b in batches)]
+            if not paths:
+                continue
+            # requests/s by connections, one panel per batch size
+            fig, axes = plt.subplots(1, len(batches), figsize=(4.2 * len(batches), 3.6), squeeze=False)
+            for ax, b in zip(axes[0], batches):
+                for p in paths:
+                    xs, ys, lo, hi = [], [], [], []
+                    for c in conns:
+                        v = data.values("rps", mode, client, p, c, b)
+                        if v:
+                            xs.append(c); ys.append(med(v)); lo.append(med(v) - min(v)); hi.append(max(v) - med(v))
+                    if xs:
+                        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=PATH_NAMES[p], color=colors[p])
+                ax.set_title(f"{b} key{'s' if b != 1 else ''} per request")
+                ax.set_xlabel("connections")
+                if len(conns) > 1:
+                    ax.set_xscale("log", base=2)
+                ax.set_xticks(conns)
+                ax.set_xticklabels([str(c) for c in conns])
+                ax.set_ylim(bottom=0)
+                ax.grid(alpha=0.3)
+            axes[0][0].set_ylabel("requests/s (median, min–max)")
+            axes[0][-1].legend(fontsize=8)
+            fig.suptitle(f"{mode} reads, {client} client: requests/s by connections")
+            fig.tight_layout()
+            name = f"{mode}_{client}_rps.svg"
+            fig.savefig(os.path.join(outdir, name))
+            plt.close(fig)
+            links.append((mode, client, "rps", prefix + name))
+
+            # server CPU µs per request (median over connections and repeats), grouped by batch
+            fig, ax = plt.subplots(figsize=(7.5, 3.6))
+            width = 0.8 / len(paths)
+            for i, p in enumerate(paths):
+                ys = []
+                for b in batches:
+                    v = [x for c in conns for x in data.values("server_cpu_us_per_req", mode, client, p, c, b)]
+                    ys.append(med(v) or 0)
+                ax.bar([j + i * width for j in range(len(batches))], ys, width, label=PATH_NAMES[p], color=colors[p])
+            ax.set_xticks([j + width * (len(paths) - 1) / 2 for j in range(len(batches))])
+            ax.set_xticklabels([f"{b} key{'s' if b != 1 else ''}" for b in batches])
+            ax.set_ylabel("server CPU µs per request")
+            ax.set_title(f"{mode} reads, {client} client: server CPU per request (median over connections)")
+            ax.grid(axis="y", alpha=0.3)
+            ax.legend(fontsize=8)
+            fig.tight_layout()
+            name = f"{mode}_{client}_cpu.svg"
+            fig.savefig(os.path.join(outdir, name))
+            plt.close(fig)
+            links.append((mode, client, "cpu", prefix + name))
+    return links
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--charts", default=os.path.join(ROOT, "docs", "benchmarks"))
+    ap.add_argument("--link-prefix", default="benchmarks/")
+    args = ap.parse_args()
+    with open(args.file) as f:
+        doc = json.load(f)
+    if doc.get("partial", True) or doc.get("error"):
+        die(f"{args.file} is a partial result ({doc.get('error') or 'not finished'}); refusing to report it")
+    if not doc.get("samples"):
+        die(f"{args.file} has no samples")
+    data = Data(doc)
+    cfg = doc["config"]
+    links = make_charts(data, cfg, args.charts, args.link_prefix)
+    out = []
+    w = out.append
+    src = os.path.basename(args.file)
+    w("<!-- GENERATED FILE: written by bench/report from a bench/run result; do not edit by hand. -->")
+    w("# Benchmarks")
+    w("")
+    w(f"*Generated by `bench/report {args.file}` from the JSON document of one `bench/run`; do not edit by hand.*")
+    w("")
+    # ------------------------------------------------------------ method
+    w("## Method")
+    w("")
+    w(f"Produced by: `{doc.get('command') or 'bench/run'}` then `bench/report {args.file} > docs/BENCHMARKS.md`, "
+      f"run from {doc['started_at']} to {doc.get('finished_at', '?')}.")
+    w("")
+    w("`bench/run` builds and installs the extension, starts a throwaway PostgreSQL 15 cluster with its data "
+      "directory and WAL on tmpfs (`/dev/shm`; fsync and synchronous_commit off), `shared_preload_libraries = "
+      "'local_cache'`, `max_connections = 300`, `shared_buffers = 128MB`, `local_cache.memory = 384MB` and the RESP "
+      f"server on a loopback port ({cfg['server'].get('local_cache.resp_workers')} workers), loads `public.items(id bigint "
+      "primary key, value text)` with 4,096 rows of 128-byte values, enables the cache, imports the foreign table, and "
+      "starts Debian's redis-server on loopback without persistence, holding the same rows as `row_to_json` strings "
+      "under the same keys (`items:<id>`).")
+    w("")
+    w("Read paths:")
+    w("")
+    for p in ["sql", "mget", "mget_json", "fdw", "resp", "redis"]:
+        w(f"* **{PATH_NAMES[p]}**: {PATH_SQL[p]}")
+    w("")
+    w("Clients: **native** is `bench/loadgen` (C++17, libpq in non-blocking mode with prepared statements and text "
+      "results, its own RESP2 client; min(connections, 2 × cores) threads driving the connections with `poll()`); "
+      "**node** is Node.js with node-postgres (`pg`, prepared statements, rows parsed into objects) and node-redis "
+      "(`redis`, replies `JSON.parse`d into rows) on one event loop. Both are closed loops with one outstanding request "
+      "per connection; every connection is warmed (3 requests) before the sample starts.")
+    w("")
+    w("Before any timing, each client compares every path with prepared SQL on the result contract (input order, "
+      "duplicates, missing keys, NULL keys, empty and all-NULL input, keys 1..64 forwards and backwards, each twice so "
+      "that the second pass reads from the cache; for RESP and redis-server the values must be byte for byte "
+      "`row_to_json(row)::text`, and MGET without keys must be an error) and the run fails on any difference. "
+      "Results: " + "; ".join(f"{c['client']}: {c['comparisons']} comparisons, {c['mismatches']} mismatches"
+                               for c in doc.get("checks", [])) + ".")
+    w("")
+    w(f"Each sample runs for {cfg['duration_seconds']:g} s; the matrix (clients {', '.join(cfg['clients'])}; "
+      f"connections {', '.join(map(str, cfg['connections']))}; keys per request "
+      f"{', '.join(map(str, cfg['batches']))}) is repeated {cfg['repeats']} time(s), the order rotated between "
+      "repetitions. Tables show the median over repetitions and, when there are several, min–max in parentheses. "
+      "Server CPU is the utime+stime delta over the sample of the postmaster and all its children (backends, RESP "
+      "workers, background processes), or of redis-server for the reference; divided by the number of requests it "
+      "gives **server CPU µs per request**. Client CPU is the client's own getrusage / process.cpuUsage. Peak "
+      "server memory is the largest sum of PSS (proportional set size, so the shared segments count once) sampled "
+      "every 250 ms.")
+    w("")
+    # ------------------------------------------------------------ environment
+    m, v, g = doc.get("machine", {}), doc.get("versions", {}), doc.get("git", {})
+    w("## Environment")
+    w("")
+    w("| | |")
+    w("| --- | --- |")
+    w(f"| CPU | {m.get('cpu_model')} ({m.get('cores')} cores) |")
+    w(f"| memory | {fmt((m.get('memory_bytes') or 0) / 2**30, 1)} GiB |")
+    w(f"| OS, kernel | {m.get('os')}, {m.get('kernel')} |")
+    w(f"| PostgreSQL | {v.get('postgresql')} |")
+    w(f"| local_cache | extension {v.get('local_cache')}, git {g.get('head')}{' (working tree modified)' if g.get('dirty') else ''} |")
+    w(f"| redis-server | {v.get('redis_server')} |")
+    w(f"| clients | libpq {v.get('libpq')}; {v.get('gxx')}; Node.js {v.get('node')}, pg {v.get('node_pg')}, redis {v.get('node_redis')} |")
+    w("")
+    w("Client and servers share the same machine and its cores: every request costs client CPU as well as "
+      "server CPU, so on a small machine requests/s measures the sum of both. Server CPU µs per request is the "
+      "number that does not depend on the client.")
+    w("")
+    # ------------------------------------------------------------ ratios
+    conns_all = cfg["connections"]
+    c64 = 64 if 64 in conns_all else max(conns_all)
+    w("## Ratios against the targets")
+    w("")
+    note64 = "" if c64 == 64 else f" (64 connections were not measured in this run: {c64} connections instead)"
+    w(f"Same machine, same client, {c64} connections{note64}, warm reads; ratios of medians. The targets are goals "
+      "of the other issues, not assertions of the harness.")
+    w("")
+    w("| ratio | target | " + " | ".join(f"{c} client" for c in cfg["clients"]) + " |")
+    w("| --- | --- | " + " | ".join("---" for _ in cfg["clients"]) + " |")
+    rows = []
+    def rps(client, p, b):
+        return data.median("rps", "warm", client, p, c64, b)
+    def cpu(client, p, b):
+        return data.median("server_cpu_us_per_req", "warm", client, p, c64, b)
+    for b in cfg["batches"]:
+        tgt = {1: ">= 1.0", 64: ">= 1.6"}.get(b, "–")
+        rows.append((f"mget / prepared SQL requests/s, {b} key(s)", tgt, b,
+                     lambda c, b=b: ratio(rps(c, "mget", b), rps(c, "sql", b)), {1: 1.0, 64: 1.6}.get(b), True))
+    for b in cfg["batches"]:
+        rows.append((f"mget_json / prepared SQL requests/s, {b} key(s)", "–", b,
+                     lambda c, b=b: ratio(rps(c, "mget_json", b), rps(c, "sql", b)), None, True))
+    for b in cfg["batches"]:
+        rows.append((f"mget / prepared SQL server CPU per request, {b} key(s)", "<= 0.6" if b == 64 else "–", b,
+                     lambda c, b=b: ratio(cpu(c, "mget", b), cpu(c, "sql", b)), 0.6 if b == 64 else None, False))
+    for b in cfg["batches"]:
+        rows.append((f"FDW / prepared SQL requests/s, {b} key(s)", ">= 1.2" if b == 64 else "–", b,
+                     lambda c, b=b: ratio(rps(c, "fdw", b), rps(c, "sql", b)), 1.2 if b == 64 else None, True))
+    rows.append(("RESP / prepared SQL requests/s, 1 key", "–", 1,
+                 lambda c: ratio(rps(c, "resp", 1), rps(c, "sql", 1)), None, True))
+    rows.append(("RESP / prepared SQL server CPU per request, 1 key", "<= 0.33", 1,
+                 lambda c: ratio(cpu(c, "resp", 1), cpu(c, "sql", 1)), 1 / 3, False))
+    for b in cfg["batches"]:
+        rows.append((f"RESP / redis-server requests/s, {b} key(s)", ">= 0.8", b,
+                     lambda c, b=b: ratio(rps(c, "resp", b), rps(c, "redis", b)), 0.8, True))
+    for b in cfg["batches"]:
+        rows.append((f"RESP / redis-server server CPU per request, {b} key(s)", "–", b,
+                     lambda c, b=b: ratio(cpu(c, "resp", b), cpu(c, "redis", b)), None, False))
+    misses = []
+    for label, tgt, b, fn, goal, higher in rows:
+        if b not in cfg["batches"]:
+            continue
+        cells = []
+        any_value = False
+        for c in cfg["clients"]:
+            r = fn(c)
+            if r is None:
+                cells.append("–")
+                continue
+            any_value = True
+            mark = ""
+            if goal is not None:
+                ok = r >= goal if higher else r <= goal
+                mark = " ✓" if ok else " ✗"
+                if not ok:
+                    misses.append(f"{label}: {r:.2f} with the {c} client (target {tgt})")
+            cells.append(f"{r:.2f}{mark}")
+        if any_value:
+            w(f"| {label} | {tgt} | " + " | ".join(cells) + " |")
+    w("")
+    w(f"Server CPU µs per request at {c64} connections (warm reads, median):")
+    w("")
+    paths = ["sql", "mget", "mget_json", "fdw", "resp", "redis"]
+    w("| client | keys | " + " | ".join(PATH_NAMES[p] for p in paths) + " |")
+    w("| --- | --- | " + " | ".join("---" for _ in paths) + " |")
+    for c in cfg["clients"]:
+        for b in cfg["batches"]:
+            cells = [fmt(cpu(c, p, b), 1) for p in paths]
+            if any(x != "–" for x in cells):
+                w(f"| {c} | {b} | " + " | ".join(cells) + " |")
+    w("")
+    # ------------------------------------------------------------ charts
+    if links:
+        w("## Charts")
+        w("")
+        for mode, client, kind, link in links:
+            what = "requests/s by connections" if kind == "rps" else "server CPU µs per request"
+            w(f"![{mode} reads, {client} client: {what}]({link})")
+            w("")
+    # ------------------------------------------------------------ workload tables
+    modes_present = [mo for mo in ["warm", "mixed", "cold", "write"] if any(k[0] == mo for k in data.groups)]
+    for mode in modes_present:
+        w(f"## {MODE_TITLES[mode]}")
+        w("")
+        if mode == "write":
+            w("| client | connections | cache | requests/s | p50 µs | p99 µs | server CPU µs/req | client CPU µs/req |")
+            w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+            for c in cfg["clients"]:
+                for n in conns_all:
+                    for var in ("cache_enabled", "cache_disabled"):
+                        g = data.get("write", c, "update", n, 1, var)
+                        if not g:
+                            continue
+                        w(f"| {c} | {n} | {'enabled' if var == 'cache_enabled' else 'disabled'} | "
+                          f"{fmt_range(data.values('rps', 'write', c, 'update', n, 1, var))} | "
+                          f"{fmt(data.median('latency_us.p50', 'write', c, 'update', n, 1, var))} | "
+                          f"{fmt(data.median('latency_us.p99', 'write', c, 'update', n, 1, var))} | "
+                          f"{fmt(data.median('server_cpu_us_per_req', 'write', c, 'update', n, 1, var), 1)} | "
+                          f"{fmt(data.median('client_cpu_us_per_req', 'write', c, 'update', n, 1, var), 1)} |")
+            w("")
+            continue
+        w("| client | path | conns | keys | requests/s | p50 µs | p90 µs | p99 µs | p99.9 µs | server CPU µs/req | "
+          "client CPU µs/req | peak server PSS MiB | cache hits/req | misses/req |")
+        w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for c in cfg["clients"]:
+            for p in paths:
+                for n in conns_all:
+                    for b in cfg["batches"]:
+                        g = data.get(mode, c, p, n, b)
+                        if not g:
+                            continue
+                        def per_req(field):
+                            xs = [s["cache_stats_delta"].get(field, 0) / max(s["requests"], 1) for s in g
+                                  if s.get("cache_stats_delta")]
+                            return fmt(med(xs), 2) if p != "redis" else "–"
+                        w(f"| {c} | {PATH_NAMES[p]} | {n} | {b} | {fmt_range(data.values('rps', mode, c, p, n, b))} | "
+                          f"{fmt(data.median('latency_us.p50', mode, c, p, n, b))} | "
+                          f"{fmt(data.median('latency_us.p90', mode, c, p, n, b))} | "
+                          f"{fmt(data.median('latency_us.p99', mode, c, p, n, b))} | "
+                          f"{fmt(data.median('latency_us.p999', mode, c, p, n, b))} | "
+                          f"{fmt_range(data.values('server_cpu_us_per_req', mode, c, p, n, b), 1)} | "
+                          f"{fmt(data.median('client_cpu_us_per_req', mode, c, p, n, b), 1)} | "
+                          f"{fmt((data.median('server_pss_peak_bytes', mode, c, p, n, b) or 0) / 2**20)} | "
+                          f"{per_req('hits')} | {per_req('misses')} |")
+        w("")
+    # ------------------------------------------------------------ notes
+    w("## Where the cache does not help (generated from the numbers above)")
+    w("")
+    notes = []
+    for x in misses:
+        notes.append(f"Target missed: {x}.")
+    for c in cfg["clients"]:
+        for b in cfg["batches"]:
+            for p in ["mget", "mget_json", "fdw"]:
+                r = ratio(rps(c, p, b), rps(c, "sql", b))
+                if r is not None and r < 1.0:
+                    notes.append(f"{PATH_NAMES[p]} is slower than prepared SQL at {b} key(s), {c64} connections, "
+                                 f"{c} client ({r:.2f}x requests/s).")
+    for c in cfg["clients"]:
+        bound = []
+        for p in paths:
+            for b in cfg["batches"]:
+                cl = data.median("client_cpu_us_per_req", "warm", c, p, c64, b)
+                sv = data.median("server_cpu_us_per_req", "warm", c, p, c64, b)
+                if cl is not None and sv is not None and cl >= sv:
+                    bound.append(f"{PATH_NAMES[p]}/{b}")
+        if bound:
+            notes.append(f"With the {c} client the client spends at least as much CPU per request as the server on "
+                         f"{len(bound)} of the warm combinations at {c64} connections ({', '.join(bound[:8])}"
+                         f"{', …' if len(bound) > 8 else ''}): there requests/s measures the client as much as the "
+                         "server, and the server CPU column is the fairer comparison.")
+    for n in conns_all:
+        for c in cfg["clients"]:
+            on = data.median("rps", "write", c, "update", n, 1, "cache_enabled")
+            off = data.median("rps", "write", c, "update", n, 1, "cache_disabled")
+            con = data.median("server_cpu_us_per_req", "write", c, "update", n, 1, "cache_enabled")
+            coff = data.median("server_cpu_us_per_req", "write", c, "update", n, 1, "cache_disabled")
+            if on and off:
+                notes.append(f"Writes, {c} client, {n} connections: with the cache enabled UPDATE runs at "
+                             f"{on / off:.2f}x the requests/s of the uncached table, server CPU per UPDATE "
+                             f"{fmt(con, 1)} vs {fmt(coff, 1)} µs (the triggers and pre-commit invalidation cost this).")
+    if any(k[0] == "cold" for k in data.groups):
+        notes.append("Cold fill: the table has only 4,096 rows, so a flushed cache is refilled within the first "
+                     "fraction of a second of a sample; the misses/req column shows how cold each sample really was. "
+                     "Misses cost an index scan plus the fill, i.e. at least what prepared SQL costs.")
+    if any(k[0] == "mixed" for k in data.groups):
+        notes.append("Mixed: each UPDATE of a hot row invalidates its entry, and the next read of it misses and "
+                     "refills (misses/req column).")
+    if cfg["repeats"] == 1:
+        notes.append("This run has a single repetition per combination (no min–max): differences of 10–15 % "
+                     "between paths are within its noise; use the default REPEATS=3 for conclusions.")
+    notes.append("Everything here is one machine with the client on the same cores; a larger machine, or the "
+                 "client on another one, changes the requests/s ratios, much less the server CPU per request.")
+    for n_ in notes:
+        w(f"* {n_}")
+    w("")
+    sys.stdout.write("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

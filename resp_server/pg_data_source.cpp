@@ -137,9 +137,46 @@ struct Found {
 	bool is_tuple;
 };
 
+/*
+ * The bytes of values one command may collect: local_cache.resp_output_buffer_limit. A reply
+ * with more could not be sent anyway (the worker disconnects a client whose unsent replies
+ * exceed the limit), and without a bound one request (MGET k k k ..., the same large row a
+ * million times) makes the worker allocate the reply several times over, without limit.
+ */
+struct Budget {
+	size_t left;
+	bool exceeded;
+};
+
+Budget output_budget()
+{
+	return Budget{size_t(local_cache_resp_output_buffer_limit), false};
+}
+
+/* Under a shard lock: only notes that the budget is exhausted. */
+bool budget_take(Budget *budget, size_t bytes)
+{
+	if (budget->exceeded || bytes > budget->left) {
+		budget->exceeded = true;
+		return false;
+	}
+	budget->left -= bytes;
+	return true;
+}
+
+/* Outside shard locks: the command fails with -ERR. */
+void budget_check(const Budget *budget)
+{
+	if (budget->exceeded)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("reply exceeds local_cache.resp_output_buffer_limit (%d bytes)",
+							   local_cache_resp_output_buffer_limit)));
+}
+
 struct Collector {
 	Found *found;
 	const int *positions; /* request position of each fetched key */
+	Budget *budget;
 };
 
 char *copy_to_results(const char *bytes, uint32 length)
@@ -155,6 +192,8 @@ void collect(void *context, int position, const FetchedRow &row)
 {
 	Collector *collector = static_cast<Collector *>(context);
 	Found *found = &collector->found[collector->positions[position]];
+	if (!budget_take(collector->budget, row.json != nullptr ? row.json_len : row.tuple_len))
+		return;
 	if (row.json != nullptr)
 		*found = {copy_to_results(row.json, row.json_len), row.json_len, false};
 	else
@@ -162,7 +201,8 @@ void collect(void *context, int position, const FetchedRow &row)
 }
 
 /* Reads keys[i] for every i with relids[i] == relid, as `role`. In a transaction. */
-void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, size_t count, Found *found)
+void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, size_t count, Found *found,
+				 Budget *budget)
 {
 	RelInfo *info = relinfo_open(relid, role);
 	int64 *values = static_cast<int64 *>(palloc(sizeof(int64) * count));
@@ -181,8 +221,9 @@ void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, siz
 	request.keys = values;
 	request.key_is_null = nullptr;
 	request.nkeys = n;
-	Collector collector = {found, positions};
+	Collector collector = {found, positions, budget};
 	fetch_rows(request, collect, &collector);
+	budget_check(budget);
 
 	/* Rows of tables whose JSON is not cached (session-dependent types) are rendered here. */
 	for (int i = 0; i < n; i++) {
@@ -192,6 +233,9 @@ void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, siz
 		StringInfoData json;
 		initStringInfo(&json);
 		render_row_json(f->bytes, &json);
+		budget->left += f->length; /* the tuple was counted; count its JSON instead */
+		budget_take(budget, size_t(json.len));
+		budget_check(budget);
 		*f = {copy_to_results(json.data, uint32(json.len)), uint32(json.len), false};
 	}
 }
@@ -281,6 +325,7 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 	MemoryContextReset(results_context);
 	Found *found = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (count + 1)));
 	Oid role = Oid(session.role->id);
+	Budget budget = output_budget();
 	PgError error;
 	bool ok = in_transaction([&] {
 		load_prefixes();
@@ -294,7 +339,7 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 			for (size_t j = 0; j < i && first; j++)
 				first = relids[j] != relids[i];
 			if (first)
-				fetch_table(relids[i], role, keys, relids, count, found);
+				fetch_table(relids[i], role, keys, relids, count, found, &budget);
 		}
 	}, &error);
 	if (!ok)
@@ -308,6 +353,7 @@ LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key
 {
 	MemoryContextReset(results_context);
 	Found *found = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (count + 1)));
+	Budget budget = output_budget();
 	PgError error;
 	bool ok = in_transaction([&] {
 		RowValues row;
@@ -315,8 +361,11 @@ LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key
 			return;
 		for (size_t i = 0; i < count; i++) {
 			int column = column_number(row.desc, columns[i]);
-			if (column >= 0 && !row.nulls[column])
+			if (column >= 0 && !row.nulls[column]) {
 				found[i] = column_text(row, column);
+				budget_take(&budget, found[i].length);
+				budget_check(&budget);
+			}
 		}
 	}, &error);
 	if (!ok)

@@ -262,6 +262,10 @@ void process_input(Connection *c)
 			server->processor->execute(result.request, c->session, c->pending);
 			server->stats.total_commands_processed++;
 			c->input_start += result.consumed;
+			/* After every reply, not once per read: a pipeline read in one go must not pile up
+			 * replies far beyond the limit before the check below closes the connection. */
+			if (c->pending.size() + c->writing.size() > size_t(local_cache_resp_output_buffer_limit))
+				break;
 		} else if (result.status == ParseStatus::NeedMore) {
 			c->input_start += result.consumed;
 			if (c->parser.query_buffer_exceeded(c->input_end - c->input_start)) {
@@ -580,5 +584,8 @@ void local_cache_resp_worker_main(Datum main_arg)
 	}
 	if (failure[0] != '\0')
 		ereport(FATAL, (errmsg("local_cache RESP worker: %s", failure)));
-	proc_exit(0);
+	/* Exit status 1, as PostgreSQL's own workers after SIGTERM: 0 would unregister the worker
+	 * for good, so a worker terminated alone (kill -TERM, pg_terminate_backend) would never
+	 * come back, not even after a crash restart. During a shutdown nothing is restarted. */
+	proc_exit(1);
 }

@@ -31,6 +31,10 @@ for p in "${PACKAGES[@]}"; do
     status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
     [[ "$status" == installed ]] || missing+=("$p")
 done
+# Node.js for the RESP client tests and the benchmark's Node client: Debian's nodejs and npm,
+# unless a Node.js (with its own npm, as NodeSource's) is already installed.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "deps: all ${#PACKAGES[@]} packages installed"

@@ -10,6 +10,10 @@
 #   isolation  pg_isolation_regress part of `make installcheck`; each spec counts as one
 #   fuzz       the RESP parser's libFuzzer target for FUZZ_SECONDS (default 30); counts as one
 #   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
+#   resp-cli   regress/resp/redis_cli.sh: redis-cli and raw-socket cases against the RESP server
+#              on a throwaway cluster; each case counts as one
+#   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v6 and ioredis on a
+#              throwaway cluster (needs node >= 20 and npm); each test counts as one
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh); counts as one
 # The regress and isolation suites run as the `postgres` OS user when we are root (servers
 # refuse root), from a copy of the tree in a temporary directory that user can read. A
@@ -328,6 +332,54 @@ step_tap() {
     fi
 }
 
+# regress/resp/redis_cli.sh prints `N passed, N failed` last; regress/resp/node/run.sh prints
+# node's TAP summary (`# pass N`, `# fail N`, `# cancelled N`). Both start and destroy their own
+# throwaway cluster (tools/cluster.sh: as postgres when we are root).
+step_resp() {
+    local rc=0 line p f c
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record resp-cli "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        record resp-node "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    banner "resp-cli: regress/resp/redis_cli.sh"
+    run_logged "$LOGS/resp_cli.log" "$(step_timeout 300)" "$ROOT/regress/resp/redis_cli.sh" || rc=$?
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGS/resp_cli.log" | tail -n 1 || true)
+    if [[ "$line" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        p=${BASH_REMATCH[1]}; f=${BASH_REMATCH[2]}
+        if ((f > 0 || rc != 0)); then
+            ((f == 0)) && f=1
+            record resp-cli FAILED "$p" "$f" "$p passed, $f failed (the FAIL lines above show expected and actual; exit $rc$(timed_out "$rc"))"
+        else
+            record resp-cli PASSED "$p" 0 "$p passed"
+        fi
+    else
+        record resp-cli "NOT RUN" 0 1 "no summary line from regress/resp/redis_cli.sh (exit $rc$(timed_out "$rc")); see above"
+    fi
+
+    rc=0
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        record resp-node "NOT RUN" 0 1 "node and npm are not installed: regress/resp/node needs Node.js >= 20 with npm"
+        return
+    fi
+    banner "resp-node: regress/resp/node/run.sh (node --test)"
+    run_logged "$LOGS/resp_node.log" "$(step_timeout 420)" "$ROOT/regress/resp/node/run.sh" || rc=$?
+    p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
+    f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
+    c=$(sed -n 's/^# cancelled \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
+    if [[ -z "$p" || -z "$f" ]]; then
+        record resp-node "NOT RUN" 0 1 "no node --test summary (exit $rc$(timed_out "$rc")); see above"
+        return
+    fi
+    f=$((f + ${c:-0}))
+    if ((f > 0 || rc != 0)); then
+        ((f == 0)) && f=1
+        record resp-node FAILED "$p" "$f" "$p passed, $f failed (see the 'not ok' entries above; exit $rc$(timed_out "$rc"))"
+    else
+        record resp-node PASSED "$p" 0 "$p passed"
+    fi
+}
+
 show_logs_of() {
     local f n
     for f in "$1"/log/initdb.log "$1"/log/postmaster.log; do
@@ -381,6 +433,30 @@ step_stress() {
     "$ROOT/tools/cluster.sh" destroy "$STRESS_DIR" || true
 }
 
+# The benchmark harness's smoke run: tiny matrix, native client only (the node client runs its
+# correctness check), every path compared with prepared SQL first; no timing assertions.
+step_bench() {
+    local rc=0 out=$WORK/bench_smoke.json
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record bench-smoke "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    banner "bench-smoke: bench/run all (tiny matrix) and bench/report"
+    run_logged "$LOGS/bench.log" "$(step_timeout 420)" env CLIENTS=native BENCH_CHECK_CLIENTS=native,node \
+        CONNECTIONS=4 BATCHES=1,16,64 REPEATS=1 DURATION_SECONDS=0.5 PG_CONFIG="$PG_CONFIG" \
+        bash -c '"$0" all >"$1"' "$ROOT/bench/run" "$out" || rc=$?
+    if ((rc != 0)); then
+        record bench-smoke FAILED 0 1 "bench/run exit $rc$(timed_out "$rc") (mismatch or error above)"
+        return
+    fi
+    if ! run_logged "$LOGS/bench_report.log" "$(step_timeout 300)" \
+        bash -c '"$0" "$1" --charts "$2" >"$3"' "$ROOT/bench/report" "$out" "$WORK/bench_charts" "$WORK/BENCHMARKS.md"; then
+        record bench-smoke FAILED 0 1 "bench/report failed on the smoke result"
+        return
+    fi
+    record bench-smoke PASSED 1 0 "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["samples"]))' "$out") samples, checks of the native and node clients passed"
+}
+
 # ---------------------------------------------------------------------------- main
 
 echo "test.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), running as $(id -un), work dir $WORK"
@@ -392,7 +468,9 @@ step_fuzz || true
 pg_suite regress REGRESS_OUTPUT ISOLATION || true
 pg_suite isolation ISOLATION_OUTPUT REGRESS || true
 step_tap || true
+step_resp || true
 step_stress || true
+step_bench || true
 
 banner "summary ($((SECONDS - START_TIME))s)"
 for line in "${SUMMARY[@]}"; do echo "$line"; done

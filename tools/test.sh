@@ -131,6 +131,20 @@ trap 'echo "test.sh: interrupted" >&2; FAILED=$((FAILED + 1)); exit 130' INT TER
 
 # ---------------------------------------------------------------------------- steps
 
+# prerequisite NAME TIMEOUT FAILURE_NOTE cmd...: a step the suites depend on; STATUS[NAME] says
+# whether it worked, and a failure counts as one failed test.
+prerequisite() {
+    local name=$1 secs=$2 note=$3
+    shift 3
+    if run_logged "$LOGS/$name.log" "$(step_timeout "$secs")" "$@"; then
+        STATUS[$name]=ok
+        SUMMARY+=("$(printf '%-10s %-8s' "$name" ok)")
+    else
+        STATUS[$name]=failed
+        record "$name" FAILED 0 1 "$note"
+    fi
+}
+
 step_deps() {
     banner "deps: tools/deps.sh"
     if ((NO_PRIV)) && ! "$ROOT/tools/deps.sh" --check; then
@@ -139,24 +153,12 @@ step_deps() {
         record deps FAILED 0 1 "missing Debian packages (run tools/deps.sh as root)"
         return
     fi
-    if run_logged "$LOGS/deps.log" "$(step_timeout 900)" "$ROOT/tools/deps.sh"; then
-        STATUS[deps]=ok
-        SUMMARY+=("$(printf '%-10s %-8s' deps ok)")
-    else
-        STATUS[deps]=failed
-        record deps FAILED 0 1 "tools/deps.sh failed (see above)"
-    fi
+    prerequisite deps 900 "tools/deps.sh failed (see above)" "$ROOT/tools/deps.sh"
 }
 
 step_build() {
     banner "build: make -j2"
-    if run_logged "$LOGS/build.log" "$(step_timeout 900)" make -j2 PG_CONFIG="$PG_CONFIG"; then
-        STATUS[build]=ok
-        SUMMARY+=("$(printf '%-10s %-8s' build ok)")
-    else
-        STATUS[build]=failed
-        record build FAILED 0 1 "make -j2 failed (compiler errors above)"
-    fi
+    prerequisite build 900 "make -j2 failed (compiler errors above)" make -j2 PG_CONFIG="$PG_CONFIG"
 }
 
 step_install() {
@@ -178,13 +180,7 @@ step_install() {
         record install FAILED 0 1 "needs root: run make install as root"
         return
     fi
-    if run_logged "$LOGS/install.log" "$(step_timeout 300)" "${SUDO[@]}" make install PG_CONFIG="$PG_CONFIG"; then
-        STATUS[install]=ok
-        SUMMARY+=("$(printf '%-10s %-8s' install ok)")
-    else
-        STATUS[install]=failed
-        record install FAILED 0 1 "make install failed"
-    fi
+    prerequisite install 300 "make install failed" "${SUDO[@]}" make install PG_CONFIG="$PG_CONFIG"
 }
 
 # True if local_cache.so, the control file and the SQL scripts are installed unchanged.

@@ -3,10 +3,12 @@
  * table, and IMPORT FOREIGN SCHEMA.
  *
  * A foreign table names its source with OPTIONS (table 'schema.name'). Its columns must be
- * columns of the source with the same names and types (any subset, any order). The mapping
- * is checked when a query is planned and again when it runs, from a session cache that
- * relcache invalidations of either table reset, so ALTER or DROP of the source makes
- * queries fail with a clear error, never read wrong columns.
+ * columns of the source with the same names and types (any subset, any order). As with
+ * postgres_fdw, the validator checks only what it can check alone (the option's name and
+ * syntax), so dumps restore in any order; the mapping is checked when a query is planned and
+ * again when it runs, from a session cache that relcache invalidations of either table reset,
+ * so a missing, altered or dropped source makes queries fail with a clear error, never read
+ * wrong columns.
  */
 #include "fdw.h"
 
@@ -62,15 +64,22 @@ const char *table_option(Oid foreign_relid)
 	return nullptr;
 }
 
-Oid resolve_source(const char *name)
+Oid resolve_source(Oid foreign_relid)
 {
-	List *names = stringToQualifiedNameList(name);
-	return RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, false);
+	const char *name = table_option(foreign_relid);
+	Oid source = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(name)), NoLock, true);
+	if (!OidIsValid(source))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table \"%s\" of foreign table \"%s\" does not exist", name, get_rel_name(foreign_relid)),
+				 errhint("Create the table and call local_cache.enable() on it, or point the foreign table "
+						 "elsewhere: ALTER FOREIGN TABLE ... OPTIONS (SET table 'schema.name').")));
+	return source;
 }
 
 void build_mapping(ForeignTableInfo *info)
 {
-	Oid source = resolve_source(table_option(info->foreign_relid));
+	Oid source = resolve_source(info->foreign_relid);
 	RelInfo *source_info = relinfo_lookup(source); /* locks it; errors unless enabled */
 
 	Relation foreign = relation_open(info->foreign_relid, NoLock);
@@ -252,8 +261,9 @@ extern "C" Datum local_cache_fdw_validator(PG_FUNCTION_ARGS)
 		foreach (cell, options) {
 			DefElem *def = static_cast<DefElem *>(lfirst(cell));
 			if (catalog == ForeignTableRelationId && strcmp(def->defname, "table") == 0) {
-				/* Resolve now, so a typo fails at CREATE FOREIGN TABLE. */
-				resolve_source(defGetString(def));
+				/* Only the name's syntax: the table may not exist yet (pg_restore creates
+				 * foreign tables before tables). It is resolved when the table is used. */
+				makeRangeVarFromNameList(stringToQualifiedNameList(defGetString(def)));
 				has_table = true;
 				continue;
 			}

@@ -112,12 +112,26 @@ ALTER FOREIGN DATA WRAPPER local_cache_fdw OPTIONS (ADD debug 'true');
 SELECT to_regclass('lce.bad_option') AS not_created;
 SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'lce.items'::regclass;
 
--- A source that does not exist: refused at CREATE FOREIGN TABLE and at ALTER.
-CREATE FOREIGN TABLE lce.no_source (id bigint) SERVER local_cache OPTIONS (table 'lce_src.nope');
-CREATE FOREIGN TABLE lce.no_source (id bigint) SERVER local_cache OPTIONS (table 'no_such_schema.items');
-CREATE FOREIGN TABLE lce.no_source (id bigint) SERVER local_cache OPTIONS (table 'nope');
+-- A source that does not exist: accepted by CREATE FOREIGN TABLE and ALTER (as postgres_fdw
+-- does: pg_dump creates foreign tables before the tables they name), refused with a clear
+-- error when the foreign table is used. Only the name's syntax is checked at once.
+CREATE FOREIGN TABLE lce.no_source (id bigint, value text) SERVER local_cache OPTIONS (table 'lce_src.nope');
+CREATE FOREIGN TABLE lce.no_schema (id bigint) SERVER local_cache OPTIONS (table 'no_such_schema.items');
+CREATE FOREIGN TABLE lce.bad_name (id bigint) SERVER local_cache OPTIONS (table 'a.b.c.d');
+SELECT * FROM lce.no_source WHERE id = 1;
+SELECT * FROM lce.no_schema;
+EXPLAIN (COSTS OFF) SELECT * FROM lce.no_source WHERE id = 1;
 ALTER FOREIGN TABLE lce.items OPTIONS (SET table 'lce_src.nope');
-SELECT to_regclass('lce.no_source') AS not_created;
+SELECT * FROM lce.items WHERE id = 1;
+ALTER FOREIGN TABLE lce.items OPTIONS (SET table 'lce_src.items');
+-- Once the table exists and is enabled, the foreign table works (restore order).
+CREATE TABLE lce_src.nope (id bigint PRIMARY KEY, value text);
+INSERT INTO lce_src.nope VALUES (1, 'restored later');
+SELECT * FROM lce.no_source WHERE id = 1;
+SELECT local_cache.enable('lce_src.nope');
+SELECT * FROM lce.no_source WHERE id = 1;
+DROP TABLE lce_src.nope;
+DROP FOREIGN TABLE lce.no_source, lce.no_schema;
 SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'lce.items'::regclass;
 SELECT * FROM lce.items WHERE id = 1;
 

@@ -9,7 +9,10 @@
 
 MODULE_big = local_cache
 OBJS = \
-	extension/local_cache.o \
+	local_cache.o \
+	extension/boundary.o \
+	extension/core.o \
+	extension/settings.o \
 	extension/shard.o \
 	extension/store.o \
 	extension/relinfo.o \
@@ -25,6 +28,11 @@ OBJS = \
 	resp_server/reply.o \
 	resp_server/commands.o \
 	resp_server/pg_data_source.o \
+	resp_server/settings.o \
+	resp_server/shared_state.o \
+	resp_server/launcher.o \
+	resp_server/listener.o \
+	resp_server/connection.o \
 	resp_server/worker.o
 
 EXTENSION = local_cache

@@ -15,8 +15,9 @@
 #include "fetch.h"
 
 #include "invalidation.h"
-#include "local_cache.h"
+#include "settings.h"
 #include "store.h"
+#include "wal.h"
 
 extern "C" {
 #include "access/multixact.h"
@@ -59,7 +60,7 @@ int compare_missed_key(const void *key, const void *element)
 
 bool use_cache(const FetchRequest &request)
 {
-	return local_cache_enabled && request.info->cacheable &&
+	return local_cache_enabled && request.info->cacheable && wal_cache_trusted() &&
 		request.snapshot != nullptr && request.snapshot->snapshot_type == SNAPSHOT_MVCC &&
 		/* SSI needs the predicate locks a table read takes. */
 		!IsolationIsSerializable() &&

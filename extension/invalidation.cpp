@@ -58,6 +58,7 @@ HTAB *create_set(const char *name, Size keysize, Size entrysize)
 ChangedTable *changed_table_entry(Oid relid, bool *found)
 {
 	if (changed_tables == nullptr) {
+		wal_xact_starts_writing();
 		changed_tables = create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable));
 		changed_keys = create_set("local_cache changed keys", sizeof(ChangedKey), sizeof(ChangedKey));
 	}
@@ -175,6 +176,7 @@ void handle_xact_event(XactEvent event)
 		/* The memory goes with TopTransactionContext. */
 		changed_tables = nullptr;
 		changed_keys = nullptr;
+		wal_xact_ended();
 		break;
 	}
 }
@@ -204,6 +206,8 @@ using namespace local_cache;
 extern "C" Datum local_cache_capture_changes(PG_FUNCTION_ARGS)
 {
 	return cxx_boundary([&]() -> Datum {
+		/* Without the shared segment no invalidation could reach standbys: refuse the write. */
+		store_require_available();
 		if (!CALLED_AS_TRIGGER(fcinfo))
 			ereport(ERROR,
 					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
@@ -241,6 +245,7 @@ extern "C" Datum local_cache_capture_changes(PG_FUNCTION_ARGS)
 extern "C" Datum local_cache_flush_at_commit(PG_FUNCTION_ARGS)
 {
 	return cxx_boundary([&]() -> Datum {
+		store_require_available();
 		invalidation_flush_at_commit(PG_GETARG_OID(0));
 		PG_RETURN_VOID();
 	});

@@ -18,7 +18,7 @@
 #include "store.h"
 
 #include "boundary.h"
-#include "local_cache.h"
+#include "settings.h"
 
 namespace local_cache {
 
@@ -51,7 +51,6 @@ struct StoreControl {
 	uint64 shards_offset;   /* from the segment start */
 	uint64 attach_clock;    /* protected by slots_lock */
 	pg_atomic_uint64 retired[NUM_COUNTERS]; /* counters of slots since reassigned */
-	pg_atomic_uint32 resp_clients;          /* RESP connections of all workers */
 	TableSlot slots[MAX_TABLES];
 };
 
@@ -160,7 +159,6 @@ void store_startup_shmem(void)
 											  (segment_bytes() - control->shards_offset) / NUM_SHARDS);
 		for (int c = 0; c < NUM_COUNTERS; c++)
 			pg_atomic_init_u64(&control->retired[c], 0);
-		pg_atomic_init_u32(&control->resp_clients, 0);
 		for (int i = 0; i < MAX_TABLES; i++) {
 			TableSlot *slot = &control->slots[i];
 			pg_atomic_init_u64(&slot->state, 0);
@@ -304,11 +302,6 @@ void store_reset_counters(void)
 	for (int i = 0; i < MAX_TABLES; i++)
 		for (int c = 0; c < NUM_COUNTERS; c++)
 			pg_atomic_write_u64(&control->slots[i].counters[c], 0);
-}
-
-uint32 store_resp_clients_add(int32 delta)
-{
-	return pg_atomic_add_fetch_u32(&control->resp_clients, delta);
 }
 
 int store_max_tables(void)

@@ -91,9 +91,6 @@ struct GlobalCounters {
 };
 void store_global_counters(GlobalCounters *out);
 
-/* Server-wide count of RESP connections (every worker adds and removes its own). */
-uint32 store_resp_clients_add(int32 delta);
-
 /* ---- inline part of store_lookup ---- */
 Shard *store_shard(int shard);
 LWLock *store_shard_lock(int shard);

@@ -1,16 +1,35 @@
 /*
  * wal.cpp — the "local_cache" custom WAL resource manager (id 128, RM_EXPERIMENTAL_ID; see
- * https://wiki.postgresql.org/wiki/CustomWALResourceManagers before shipping another id).
+ * https://wiki.postgresql.org/wiki/CustomWALResourceManagers before shipping another id), and
+ * the setting local_cache.wal_invalidations.
  *
- * One record type, INVALIDATE: a database, tables to flush and keys to invalidate. The
- * primary writes it at pre-commit (and pre-prepare) of every transaction that wrote cached
- * tables, so it precedes the commit record in WAL. A hot standby's startup process replays
- * it by invalidating its own cache the same way — before the commit is replayed and the
- * transaction becomes visible to standby readers — which is all the invalidation protocol
- * needs (docs/TECHNICAL.md, "Replicas").
+ * Record types:
+ *   INVALIDATE  a database, tables to flush and keys to invalidate. The primary writes it at
+ *               pre-commit (and pre-prepare) of every transaction that wrote cached tables, so it
+ *               precedes the commit record; a hot standby's startup process replays it by
+ *               invalidating its own cache the same way, before the commit becomes visible to
+ *               standby readers (docs/TECHNICAL.md, "Replicas").
+ *   STOP        from here on, commits may change cached tables without INVALIDATE records: the
+ *               standby flushes its cache and stops serving from it.
+ *   START       every write is logged again: the standby flushes and serves from its cache.
+ *
+ * With local_cache.wal_invalidations off the primary writes no INVALIDATE records, so the
+ * library can be removed after a CHECKPOINT (crash recovery then replays no local_cache
+ * record). The protocol that keeps standbys exact across the switch, in shared state
+ * (WalState, below):
+ *   - a transaction decides at its first write of a cached table whether it logs; one that
+ *     does not counts itself in `unlogged_writers` until it ends, and before its first write
+ *     makes sure the last record written said STOP;
+ *   - START is written (by a logging writer at pre-commit, or before a CHECKPOINT command) only
+ *     while no unlogged writer exists, under the exclusive lock that unlogged writers take in
+ *     shared mode to read `logged` after counting themselves. So every change of an unlogged
+ *     writer lies between a STOP and the next START; a standby flushes at START, and afterwards
+ *     the rows an unlogged writer that prepared but has not committed touched are not settled,
+ *     so they are not filled.
  */
 #include "wal.h"
 
+#include "settings.h"
 #include "store.h"
 
 extern "C" {
@@ -18,6 +37,7 @@ extern "C" {
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "tcop/utility.h"
 }
 
 namespace local_cache {
@@ -26,8 +46,35 @@ namespace {
 
 constexpr RmgrId RM_LOCAL_CACHE_ID = RM_EXPERIMENTAL_ID;
 constexpr uint8 XLOG_LOCAL_CACHE_INVALIDATE = 0x10;
+constexpr uint8 XLOG_LOCAL_CACHE_STOP = 0x20;
+constexpr uint8 XLOG_LOCAL_CACHE_START = 0x30;
 /* Keys per record: keeps records far below any size limit. */
 constexpr int KEYS_PER_RECORD = 8192;
+const char *const TRANCHE_NAME = "local_cache wal";
+
+/* What the last STOP or START record written by this primary said. */
+enum class Logged : uint32 { Unknown, Started, Stopped };
+
+/*
+ * Shared state. `logged` changes only under `lock` held exclusively, with the STOP or START
+ * record it reflects; unlogged writers read it under `lock` in shared mode after counting
+ * themselves in `unlogged_writers` (an atomic). `standby_stopped` is written only by the
+ * startup process replaying STOP and START, and read by any reader (an atomic).
+ */
+struct WalState {
+	LWLock *lock;
+	Logged logged;
+	pg_atomic_uint32 unlogged_writers;
+	pg_atomic_uint32 standby_stopped;
+};
+
+WalState *state = nullptr;
+
+/* The current transaction's decision (wal_xact_starts_writing); reset when it ends. */
+enum class XactLogging { Undecided, Logs, Unlogged };
+XactLogging xact_logging = XactLogging::Undecided;
+
+ProcessUtility_hook_type prev_process_utility = nullptr;
 
 /* Followed by Oid flushed[nflushed], then WalKey keys[nkeys]. */
 struct InvalidateRecord {
@@ -35,6 +82,11 @@ struct InvalidateRecord {
 	uint32 nflushed;
 	uint32 nkeys;
 };
+
+uint8 record_type(XLogReaderState *reader)
+{
+	return XLogRecGetInfo(reader) & XLR_RMGR_INFO_MASK;
+}
 
 void read_record(XLogReaderState *reader, InvalidateRecord *header, const Oid **flushed, const WalKey **keys)
 {
@@ -44,12 +96,8 @@ void read_record(XLogReaderState *reader, InvalidateRecord *header, const Oid **
 	*keys = reinterpret_cast<const WalKey *>(data + sizeof(*header) + sizeof(Oid) * header->nflushed);
 }
 
-void redo(XLogReaderState *reader)
+void redo_invalidate(XLogReaderState *reader)
 {
-	if ((XLogRecGetInfo(reader) & XLR_RMGR_INFO_MASK) != XLOG_LOCAL_CACHE_INVALIDATE)
-		elog(PANIC, "local_cache redo: unknown record type %u", XLogRecGetInfo(reader) & XLR_RMGR_INFO_MASK);
-	if (!store_available())
-		return;
 	InvalidateRecord header;
 	const Oid *flushed;
 	const WalKey *keys;
@@ -63,8 +111,32 @@ void redo(XLogReaderState *reader)
 	}
 }
 
+void redo(XLogReaderState *reader)
+{
+	if (!store_available())
+		return;
+	switch (record_type(reader)) {
+	case XLOG_LOCAL_CACHE_INVALIDATE:
+		redo_invalidate(reader);
+		break;
+	case XLOG_LOCAL_CACHE_STOP:
+		/* Stop first: a fill that began earlier is rejected by the flush's new sequence. */
+		pg_atomic_write_u32(&state->standby_stopped, 1);
+		store_flush(InvalidOid, InvalidOid);
+		break;
+	case XLOG_LOCAL_CACHE_START:
+		store_flush(InvalidOid, InvalidOid);
+		pg_atomic_write_u32(&state->standby_stopped, 0);
+		break;
+	default:
+		elog(PANIC, "local_cache redo: unknown record type %u", record_type(reader));
+	}
+}
+
 void describe(StringInfo out, XLogReaderState *reader)
 {
+	if (record_type(reader) != XLOG_LOCAL_CACHE_INVALIDATE)
+		return;
 	InvalidateRecord header;
 	const Oid *flushed;
 	const WalKey *keys;
@@ -83,14 +155,19 @@ void describe(StringInfo out, XLogReaderState *reader)
 
 const char *identify(uint8 info)
 {
-	return (info & XLR_RMGR_INFO_MASK) == XLOG_LOCAL_CACHE_INVALIDATE ? "INVALIDATE" : nullptr;
+	switch (info & XLR_RMGR_INFO_MASK) {
+	case XLOG_LOCAL_CACHE_INVALIDATE: return "INVALIDATE";
+	case XLOG_LOCAL_CACHE_STOP: return "STOP";
+	case XLOG_LOCAL_CACHE_START: return "START";
+	default: return nullptr;
+	}
 }
 
 RmgrData rmgr = {
 	"local_cache", redo, describe, identify, nullptr, nullptr, nullptr, nullptr,
 };
 
-void log_record(Oid dbid, const Oid *flushed, int nflushed, const WalKey *keys, int nkeys)
+void log_invalidate(Oid dbid, const Oid *flushed, int nflushed, const WalKey *keys, int nkeys)
 {
 	InvalidateRecord header = {dbid, uint32(nflushed), uint32(nkeys)};
 	XLogBeginInsert();
@@ -102,6 +179,64 @@ void log_record(Oid dbid, const Oid *flushed, int nflushed, const WalKey *keys, 
 	XLogInsert(RM_LOCAL_CACHE_ID, XLOG_LOCAL_CACHE_INVALIDATE);
 }
 
+/* Lock held exclusively. */
+void log_switch(Logged to)
+{
+	static char none = 0;
+	XLogBeginInsert();
+	XLogRegisterData(&none, 1);
+	XLogInsert(RM_LOCAL_CACHE_ID, to == Logged::Stopped ? XLOG_LOCAL_CACHE_STOP : XLOG_LOCAL_CACHE_START);
+	state->logged = to;
+}
+
+/* A STOP record, unless the last record said so already. */
+void ensure_stopped(void)
+{
+	LWLockAcquire(state->lock, LW_SHARED);
+	bool stopped = state->logged == Logged::Stopped;
+	LWLockRelease(state->lock);
+	if (stopped)
+		return;
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	if (state->logged != Logged::Stopped)
+		log_switch(Logged::Stopped);
+	LWLockRelease(state->lock);
+}
+
+/* A START record, unless the last record said so already or an unlogged writer is still busy. */
+void try_start(void)
+{
+	if (state->logged == Logged::Started) /* a hint; rechecked under the lock */
+		return;
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	if (state->logged != Logged::Started && pg_atomic_read_u32(&state->unlogged_writers) == 0)
+		log_switch(Logged::Started);
+	LWLockRelease(state->lock);
+}
+
+bool logging_possible(void)
+{
+	return state != nullptr && XLogStandbyInfoActive() && !RecoveryInProgress();
+}
+
+/* CHECKPOINT: the switch reaches WAL before the checkpoint, so recovery from it needs no
+ * local_cache record once the setting is off. */
+void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
+					 ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
+					 DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, CheckPointStmt) && logging_possible()) {
+		if (local_cache_wal_invalidations)
+			try_start();
+		else
+			ensure_stopped();
+	}
+	if (prev_process_utility)
+		prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+}
+
 } // namespace
 
 void wal_register_rmgr(void)
@@ -109,13 +244,68 @@ void wal_register_rmgr(void)
 	RegisterCustomRmgr(RM_LOCAL_CACHE_ID, &rmgr);
 }
 
+void wal_install_checkpoint_hook(void)
+{
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = process_utility;
+}
+
+void wal_request_shmem(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(sizeof(WalState)));
+	RequestNamedLWLockTranche(TRANCHE_NAME, 1);
+}
+
+void wal_startup_shmem(void)
+{
+	bool found;
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	state = static_cast<WalState *>(ShmemInitStruct("local_cache wal", sizeof(WalState), &found));
+	if (!found) {
+		state->lock = &GetNamedLWLockTranche(TRANCHE_NAME)->lock;
+		state->logged = Logged::Unknown;
+		pg_atomic_init_u32(&state->unlogged_writers, 0);
+		/* A standby trusts the primary's stream from its start only if told so here too. */
+		pg_atomic_init_u32(&state->standby_stopped, local_cache_wal_invalidations ? 0 : 1);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void wal_xact_starts_writing(void)
+{
+	if (xact_logging != XactLogging::Undecided || !logging_possible())
+		return;
+	if (local_cache_wal_invalidations) {
+		xact_logging = XactLogging::Logs;
+		return;
+	}
+	pg_atomic_fetch_add_u32(&state->unlogged_writers, 1);
+	xact_logging = XactLogging::Unlogged;
+	ensure_stopped();
+}
+
+void wal_xact_ended(void)
+{
+	if (xact_logging == XactLogging::Unlogged)
+		pg_atomic_fetch_sub_u32(&state->unlogged_writers, 1);
+	xact_logging = XactLogging::Undecided;
+}
+
 void wal_log_invalidations(Oid dbid, const Oid *flushed, int nflushed, const WalKey *keys, int nkeys)
 {
-	if (!XLogStandbyInfoActive() || (nflushed == 0 && nkeys == 0))
+	if (xact_logging != XactLogging::Logs || !XLogStandbyInfoActive() || (nflushed == 0 && nkeys == 0))
 		return;
-	log_record(dbid, flushed, nflushed, keys, Min(nkeys, KEYS_PER_RECORD));
+	try_start();
+	log_invalidate(dbid, flushed, nflushed, keys, Min(nkeys, KEYS_PER_RECORD));
 	for (int done = KEYS_PER_RECORD; done < nkeys; done += KEYS_PER_RECORD)
-		log_record(dbid, nullptr, 0, keys + done, Min(nkeys - done, KEYS_PER_RECORD));
+		log_invalidate(dbid, nullptr, 0, keys + done, Min(nkeys - done, KEYS_PER_RECORD));
+}
+
+bool wal_cache_trusted(void)
+{
+	if (!RecoveryInProgress())
+		return true;
+	return local_cache_wal_invalidations && pg_atomic_read_u32(&state->standby_stopped) == 0;
 }
 
 } // namespace local_cache

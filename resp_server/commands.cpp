@@ -234,6 +234,12 @@ bool lookup_succeeded(CommandContext &c, const LookupResult &result)
 	case LookupResult::Status::NoPermission:
 		c.reply.error_with_code("NOPERM", result.message);
 		return false;
+	case LookupResult::Status::Busy:
+		if (c.session.lock_wait_expired)
+			c.reply.error_with_code("BUSY", result.message);
+		else
+			c.session.retry_later = true;
+		return false;
 	case LookupResult::Status::Failed:
 		c.reply.error(result.message);
 		return false;
@@ -1432,9 +1438,12 @@ void CommandProcessor::execute(const Request &request, Session &session, ReplyBu
 	}
 
 	size_t reply_start = out.size();
+	session.retry_later = false;
 	try {
 		CommandContext context{request, session, data_, reply, *scratch_, *command};
 		command->handler(context);
+		if (session.retry_later)
+			out.truncate(reply_start);
 	} catch (const std::exception &e) {
 		/* A DataSource failure (a PostgreSQL error turned into an exception) fails this
 		 * command only; whatever part of a reply was written goes. */

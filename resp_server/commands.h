@@ -6,7 +6,8 @@
  * CommandProcessor::execute checks, in Redis's order: unknown command or subcommand, arity,
  * authentication (NOAUTH unless the row is flagged no_auth), writes (every write command is
  * refused: the tables are written through SQL), then runs the row's handler. Each request
- * appends exactly one reply to the output buffer.
+ * appends exactly one reply to the output buffer, except one that finds a table locked while
+ * it may still wait (Session::retry_later): it appends nothing and is run again later.
  */
 #pragma once
 

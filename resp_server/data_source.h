@@ -35,6 +35,12 @@ struct Session {
 	std::optional<AuthenticatedRole> role;
 	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
 	bool close_after_reply = false;
+	/* Set by the server before each request: the request has waited for a locked table as
+	 * long as it may (local_cache.resp_lock_timeout), so a busy table now answers -BUSY. */
+	bool lock_wait_expired = false;
+	/* Set by the command layer: the request found a table locked and wrote no reply; the
+	 * server runs it again later. */
+	bool retry_later = false;
 
 	/* For CLIENT INFO, filled in by the server. */
 	std::string peer_address;  /* "ip:port" */
@@ -82,6 +88,7 @@ struct LookupResult {
 	enum class Status {
 		Ok,
 		NoPermission, /* the role lacks SELECT on a table: -NOPERM <message> */
+		Busy,         /* another transaction holds a lock on a table: retry, or -BUSY <message> */
 		Failed,       /* anything else that went wrong: -ERR <message> */
 	};
 	Status status = Status::Ok;
@@ -92,6 +99,7 @@ struct LookupResult {
 	{
 		return LookupResult{Status::NoPermission, std::move(text)};
 	}
+	static LookupResult busy(std::string text) { return LookupResult{Status::Busy, std::move(text)}; }
 	static LookupResult failed(std::string text) { return LookupResult{Status::Failed, std::move(text)}; }
 };
 

@@ -4,6 +4,9 @@
  * Every call runs in a short transaction of its own with a fresh snapshot (so a reply never
  * shows a row older than a COMMIT acknowledged before the request arrived), inside
  * pg_guarded(): a PostgreSQL error becomes a -ERR / -NOPERM reply, never a worker exit.
+ * A command never waits for a lock: a table another transaction has locked answers Busy at
+ * once (the server retries the request, see connection.cpp), and lock_timeout bounds any other
+ * lock wait (catalogs, indexes) to a millisecond.
  * Rows come through fetch_rows(), the lookup/fill path mget and the FDW use, after
  * relinfo_open() has checked that the connection's role may read the table. Results are
  * copied into a memory context that outlives the transaction and handed to the command's
@@ -20,6 +23,7 @@
 
 extern "C" {
 #include "catalog/pg_authid.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "libpq/crypt.h"
 #include "utils/timestamp.h"
@@ -89,7 +93,28 @@ LookupResult failure(const PgError &error)
 	if (error.sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE ||
 		error.sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED) /* row-level security */
 		return LookupResult::no_permission(error.message);
+	if (error.sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		return LookupResult::busy(error.message);
 	return LookupResult::failed(error.message);
+}
+
+/* Whether the extension was missing when last looked at: logged once per change. */
+bool extension_missing = false;
+
+/* In a transaction: the registry exists, or the command fails with a clear error. */
+void require_extension()
+{
+	bool missing = !OidIsValid(get_extension_oid("local_cache", true));
+	if (missing != extension_missing)
+		ereport(LOG, (errmsg(missing ? "local_cache RESP: extension local_cache is not installed in database \"%s\"; "
+									   "data commands fail until it is"
+									 : "local_cache RESP: extension local_cache is installed in database \"%s\"",
+							 local_cache_resp_database)));
+	extension_missing = missing;
+	if (missing)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension local_cache is not installed in database \"%s\"", local_cache_resp_database)));
 }
 
 /* In a transaction. */
@@ -100,11 +125,7 @@ void load_prefixes()
 	MemoryContextReset(prefix_context);
 	prefixes = nullptr;
 	nprefixes = 0;
-	if (!OidIsValid(get_namespace_oid("local_cache", true)))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("extension local_cache is not installed in database \"%s\"",
-						local_cache_resp_database)));
+	require_extension();
 	SPI_connect();
 	SPI_execute("SELECT resp_prefix, relid::oid FROM local_cache.tables", true, 0);
 	MemoryContext old = MemoryContextSwitchTo(prefix_context);
@@ -201,10 +222,27 @@ void collect(void *context, int position, const FetchedRow &row)
 }
 
 /* Reads keys[i] for every i with relids[i] == relid, as `role`. In a transaction. */
+/* Locks the table for reading without waiting: another transaction's lock answers Busy. */
+void lock_table(Oid relid)
+{
+	if (!ConditionalLockRelationOid(relid, AccessShareLock)) {
+		char *name = get_rel_name(relid);
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("table \"%s\" is locked by another transaction", name ? name : "?")));
+	}
+}
+
+RelInfo *open_table(Oid relid, Oid role)
+{
+	lock_table(relid);
+	return relinfo_open(relid, role);
+}
+
 void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, size_t count, Found *found,
 				 Budget *budget)
 {
-	RelInfo *info = relinfo_open(relid, role);
+	RelInfo *info = open_table(relid, role);
 	int64 *values = static_cast<int64 *>(palloc(sizeof(int64) * count));
 	int *positions = static_cast<int *>(palloc(sizeof(int) * count));
 	int n = 0;
@@ -259,7 +297,7 @@ bool fetch_row_values(const Session &session, const RowKey &key, RowValues *row)
 	Oid relid = relid_for_prefix(key.prefix);
 	if (!OidIsValid(relid))
 		return false;
-	RelInfo *info = relinfo_open(relid, Oid(session.role->id));
+	RelInfo *info = open_table(relid, Oid(session.role->id));
 	Found tuple = {nullptr, 0, false};
 	FetchRequest request;
 	request.info = info;
@@ -317,6 +355,10 @@ void deliver(const Found *found, size_t count, ValueSink &sink)
 PgDataSource::PgDataSource(const WorkerStats &stats) : stats_(stats)
 {
 	ensure_contexts();
+	/* The bound for lock waits lock_table() cannot avoid, and the isolation level the cache
+	 * serves (a server-wide SERIALIZABLE default would make every read bypass it). */
+	SetConfigOption("lock_timeout", "1", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, size_t count,

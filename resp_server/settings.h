@@ -1,5 +1,6 @@
 /*
- * settings.h — the RESP server's settings (defined in worker.cpp, documented in the README).
+ * settings.h — the RESP server's settings (local_cache.resp_*), defined in settings.cpp and
+ * documented in the README's configuration table.
  */
 #pragma once
 
@@ -12,11 +13,13 @@ extern int local_cache_resp_max_clients;
 extern int local_cache_resp_timeout;
 extern int local_cache_resp_max_request_size;
 extern int local_cache_resp_output_buffer_limit;
+extern int local_cache_resp_lock_timeout;
 
 namespace local_cache {
 
-/* From _PG_init: define the settings, and register the workers when the port is set. */
+/* The most RESP workers there can be (local_cache.resp_workers' maximum). */
+constexpr int RESP_MAX_WORKERS = 64;
+
 void resp_define_settings(void);
-void resp_register_workers(void);
 
 } // namespace local_cache

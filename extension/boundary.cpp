@@ -1,0 +1,10 @@
+/*
+ * boundary.cpp — the PostgreSQL side of cxx_boundary (boundary.h): the error a C++
+ * exception becomes, raised after the handler that caught it has finished.
+ */
+#include "boundary.h"
+
+void local_cache::report_cxx_exception(const char *what)
+{
+	ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("local_cache: %s", what)));
+}

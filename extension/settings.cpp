@@ -1,0 +1,40 @@
+/*
+ * settings.cpp — defines the core's settings. Sizes are fixed at server start
+ * (PGC_POSTMASTER), so they can only be defined while shared_preload_libraries is processed.
+ */
+#include "pg.h"
+
+#include "settings.h"
+
+int local_cache_memory_mb = 128;
+int local_cache_max_row_size = 8192;
+bool local_cache_enabled = true;
+bool local_cache_wal_invalidations = true;
+
+namespace local_cache {
+
+void core_define_settings(void)
+{
+	DefineCustomIntVariable("local_cache.memory",
+							"Size of the shared row cache.",
+							"Allocated once at server start; when full, the cache evicts.",
+							&local_cache_memory_mb, 128, 8, 65536,
+							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.max_row_size",
+							"Largest row (flattened tuple) the cache stores.",
+							"Larger rows are read from the table every time.",
+							&local_cache_max_row_size, 8192, 0, 64 * 1024 * 1024,
+							PGC_SUSET, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomBoolVariable("local_cache.enabled",
+							 "Serve reads from the cache; off reads every row from its table.",
+							 NULL, &local_cache_enabled, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("local_cache.wal_invalidations",
+							 "Write the cache's invalidations to WAL for hot standbys.",
+							 "Off: no local_cache WAL records are written, and standbys read "
+							 "every row from their tables; needed to remove the library.",
+							 &local_cache_wal_invalidations, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+}
+
+} // namespace local_cache

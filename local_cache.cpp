@@ -1,0 +1,60 @@
+/*
+ * local_cache.cpp — the module entry: _PG_init and the shared-memory hooks.
+ *
+ * Everything happens once, in the postmaster, while shared_preload_libraries is processed:
+ * each component defines its settings and registers what it needs (core: shared segment,
+ * WAL resource manager, callbacks and hooks; RESP server: its settings, shared state and
+ * launcher). The foreign data wrapper needs nothing at load time.
+ *
+ * Loaded any other way (LOAD, CREATE EXTENSION, a call to one of its functions in a server
+ * that does not preload it), _PG_init does nothing: defining PGC_POSTMASTER settings then
+ * would be FATAL for the session. Every entry point then raises a clean ERROR naming
+ * shared_preload_libraries (store_require_available), as pg_stat_statements does.
+ */
+#include "extension/pg.h"
+
+#include "extension/core.h"
+#include "resp_server/resp.h"
+
+extern "C" {
+PG_MODULE_MAGIC;
+void _PG_init(void);
+}
+
+namespace {
+
+shmem_request_hook_type prev_shmem_request_hook = NULL;
+shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+void request_shmem(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	local_cache::core_shmem_request();
+	local_cache::resp_shmem_request();
+}
+
+void startup_shmem(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	local_cache::core_shmem_startup();
+	local_cache::resp_shmem_startup();
+}
+
+} // namespace
+
+void _PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	local_cache::core_init();
+	local_cache::resp_init();
+	MarkGUCPrefixReserved("local_cache");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = request_shmem;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = startup_shmem;
+}

@@ -1,0 +1,205 @@
+/*
+ * launcher.cpp — the RESP server's launcher: one background worker, connected to no
+ * database, that starts the RESP workers (worker.cpp) once local_cache.resp_database exists
+ * and starts them again when they end.
+ *
+ * The workers are dynamic background workers that the postmaster never restarts by itself:
+ * a worker that cannot connect (the database was dropped, or renamed) would otherwise be
+ * restarted every few seconds, each time with a FATAL in the log. The launcher instead checks
+ * pg_database (a shared catalog, readable without a database), logs once that it waits, and
+ * starts the workers when the database is back — no server restart. It waits on its latch,
+ * which the postmaster sets when one of its workers starts or stops (bgw_notify_pid), and
+ * processes interrupts at every turn, so it answers barriers and SIGTERM at once.
+ */
+#include "../extension/pg.h"
+
+#include "resp.h"
+#include "settings.h"
+#include "shared_state.h"
+
+extern "C" {
+#include "catalog/pg_database.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/timestamp.h"
+}
+
+extern "C" PGDLLEXPORT void local_cache_resp_launcher_main(Datum main_arg);
+
+namespace local_cache {
+
+namespace {
+
+void init_worker(BackgroundWorker *worker, const char *name, const char *function)
+{
+	memset(worker, 0, sizeof(*worker));
+	snprintf(worker->bgw_name, BGW_MAXLEN, "%s", name);
+	snprintf(worker->bgw_type, BGW_MAXLEN, "%s", name);
+	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	/* Hot standbys serve RESP too: their caches follow the primary through WAL. */
+	worker->bgw_start_time = BgWorkerStart_ConsistentState;
+	snprintf(worker->bgw_library_name, BGW_MAXLEN, "local_cache");
+	snprintf(worker->bgw_function_name, BGW_MAXLEN, "%s", function);
+}
+
+} // namespace
+
+void resp_init(void)
+{
+	resp_define_settings();
+	if (local_cache_resp_port == 0)
+		return;
+	BackgroundWorker launcher;
+	init_worker(&launcher, "local_cache RESP launcher", "local_cache_resp_launcher_main");
+	launcher.bgw_restart_time = 5;
+	RegisterBackgroundWorker(&launcher);
+}
+
+namespace resp {
+
+namespace {
+
+/* A worker that ended is started again after this long, as the postmaster would. */
+constexpr long RESTART_DELAY_MS = 5000;
+/* How often the launcher looks for a missing database. */
+constexpr long DATABASE_POLL_MS = 1000;
+/* Otherwise it sleeps until a worker starts or stops, or this long. */
+constexpr long IDLE_WAIT_MS = 60000;
+
+struct WorkerSlot {
+	BackgroundWorkerHandle *handle; /* nullptr: not started by this launcher, or ended */
+	bool running;                   /* as last seen */
+	TimestampTz next_start;
+};
+
+/* Whether a worker could connect to the database now. A heap scan of pg_database: without a
+ * database, only the nailed relcache entries (pg_database's, not its indexes') are usable. */
+bool database_connectable(const char *name)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	Relation rel = table_open(DatabaseRelationId, AccessShareLock);
+	ScanKeyData key;
+	ScanKeyInit(&key, Anum_pg_database_datname, BTEqualStrategyNumber, F_NAMEEQ, CStringGetDatum(name));
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	HeapTuple tuple = systable_getnext(scan);
+	bool connectable = false;
+	if (HeapTupleIsValid(tuple)) {
+		Form_pg_database database = (Form_pg_database) GETSTRUCT(tuple);
+		connectable = database->datallowconn && !database_is_invalid_form(database);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return connectable;
+}
+
+bool is_running(WorkerSlot *slot, int number)
+{
+	if (slot->handle != nullptr) {
+		pid_t pid;
+		BgwHandleStatus status = GetBackgroundWorkerPid(slot->handle, &pid);
+		if (status == BGWH_STARTED || status == BGWH_NOT_YET_STARTED)
+			return true;
+		pfree(slot->handle);
+		slot->handle = nullptr;
+	}
+	/* One started by an earlier launcher that ended while its workers went on. */
+	return worker_pid(number) != 0;
+}
+
+void start_worker(WorkerSlot *slot, int number, bool *no_slot_logged)
+{
+	BackgroundWorker worker;
+	char name[BGW_MAXLEN];
+	snprintf(name, sizeof(name), "local_cache RESP worker %d", number);
+	init_worker(&worker, name, "local_cache_resp_worker_main");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "local_cache RESP worker");
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	worker.bgw_main_arg = Int32GetDatum(number);
+	worker.bgw_notify_pid = MyProcPid;
+	if (RegisterDynamicBackgroundWorker(&worker, &slot->handle)) {
+		slot->running = true;
+		*no_slot_logged = false;
+		return;
+	}
+	slot->handle = nullptr;
+	if (!*no_slot_logged)
+		ereport(WARNING,
+				(errmsg("local_cache RESP: could not start a worker: no free background worker slot"),
+				 errhint("Raise max_worker_processes.")));
+	*no_slot_logged = true;
+}
+
+/* One turn: start the workers that should run; returns how long to sleep. */
+long start_missing_workers(WorkerSlot *slots, bool *waiting_logged, bool *no_slot_logged)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	long wait = IDLE_WAIT_MS;
+	bool any_stopped = false;
+	for (int i = 0; i < local_cache_resp_workers; i++) {
+		bool running = is_running(&slots[i], i);
+		if (slots[i].running && !running)
+			slots[i].next_start = TimestampTzPlusMilliseconds(now, RESTART_DELAY_MS);
+		slots[i].running = running;
+		any_stopped = any_stopped || !running;
+	}
+	if (!any_stopped)
+		return wait;
+
+	if (!database_connectable(local_cache_resp_database)) {
+		if (!*waiting_logged)
+			ereport(LOG, (errmsg("local_cache RESP: database \"%s\" does not exist or does not allow connections; "
+								 "waiting for it", local_cache_resp_database)));
+		*waiting_logged = true;
+		return DATABASE_POLL_MS;
+	}
+	if (*waiting_logged)
+		ereport(LOG, (errmsg("local_cache RESP: database \"%s\" is available; starting the workers",
+							 local_cache_resp_database)));
+	*waiting_logged = false;
+
+	for (int i = 0; i < local_cache_resp_workers; i++) {
+		if (slots[i].running)
+			continue;
+		if (now >= slots[i].next_start)
+			start_worker(&slots[i], i, no_slot_logged);
+		if (!slots[i].running) {
+			long delay = TimestampDifferenceMilliseconds(now, slots[i].next_start);
+			wait = Min(wait, Max(delay, DATABASE_POLL_MS));
+		}
+	}
+	return wait;
+}
+
+} // namespace
+
+} // namespace resp
+
+} // namespace local_cache
+
+void local_cache_resp_launcher_main(Datum)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("local_cache RESP launcher");
+
+	local_cache::resp::WorkerSlot slots[local_cache::RESP_MAX_WORKERS] = {};
+	bool waiting_logged = false;
+	bool no_slot_logged = false;
+	for (;;) {
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending) {
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		long wait = local_cache::resp::start_missing_workers(slots, &waiting_logged, &no_slot_logged);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

@@ -1,0 +1,100 @@
+/*
+ * server.h — one RESP worker's event layer, shared by its three files:
+ *
+ *   worker.cpp      the worker's main: signals, interrupts, the loop and its timers
+ *   listener.cpp    the listening sockets; accepting and refusing connections
+ *   connection.cpp  one connection: reading, running requests, writing, closing
+ *
+ * Everything runs on the worker's one thread, inside one libuv loop; PostgreSQL is only called
+ * from there. A Connection is owned by its libuv handle: created when the connection is
+ * accepted, deleted only in the handle's close callback (libuv may use the handle until then),
+ * and reachable meanwhile from the server's list. Every libuv callback is noexcept and runs its
+ * body through guarded(), so no C++ exception crosses libuv's C frames.
+ */
+#pragma once
+
+#include "commands.h"
+#include "pg_data_source.h"
+#include "protocol.h"
+#include "reply.h"
+
+#include <uv.h>
+
+#include <cstdint>
+#include <exception>
+#include <vector>
+
+namespace local_cache::resp {
+
+struct Server;
+
+struct Connection {
+	uv_tcp_t handle; /* handle.data points back here */
+	Server *server;
+	Session session;
+	RequestParser parser;
+	std::vector<char> input;
+	size_t input_start = 0; /* first byte not yet consumed */
+	size_t input_end = 0;   /* end of the bytes read */
+	ReplyBuffer pending;    /* replies not yet handed to libuv */
+	ReplyBuffer writing;    /* replies being written; kept until the write completes */
+	uv_write_t write_request;
+	bool write_in_flight = false;
+	bool closing = false;
+	int64_t last_active_ms = 0;
+	/* When the request at input_start first found its table locked; 0: it did not. */
+	int64_t blocked_since_ms = 0;
+	Connection *prev = nullptr;
+	Connection *next = nullptr;
+
+	Connection(Server *owner, const ParserLimits &limits) : server(owner), parser(limits) {}
+};
+
+struct Server {
+	int worker_number;
+	uv_loop_t loop;
+	std::vector<uv_tcp_t *> listeners;
+	uv_timer_t timer;        /* housekeeping, every second */
+	uv_timer_t retry_timer;  /* runs while a request waits for a locked table */
+	uv_prepare_t interrupts; /* before the loop blocks: interrupts, barriers, reloads */
+	uv_poll_t postmaster_watch;
+	Connection *connections = nullptr;
+	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */
+	WorkerStats stats;
+	PgDataSource *data = nullptr;
+	CommandProcessor *processor = nullptr;
+	uint64_t next_client_number = 0;
+	int64_t next_bind_attempt_ms = 0;
+	bool shutting_down = false;
+};
+
+int64_t now_ms();
+
+/* Runs a libuv callback's body; a C++ exception is logged and closes the connection it
+ * concerns (nullptr: none), never escapes. */
+void log_callback_failure(Connection *c, const char *what) noexcept;
+template <typename Body> void guarded(Connection *c, Body &&body) noexcept
+{
+	try {
+		body();
+	} catch (const std::exception &e) {
+		log_callback_failure(c, e.what());
+	} catch (...) {
+		log_callback_failure(c, "unknown C++ exception");
+	}
+}
+
+/* listener.cpp */
+void start_listening(Server *server);
+void stop_listening(Server *server);
+/* Accepts the offered connection only to answer -ERR max number of clients reached. */
+void refuse(Server *server, uv_stream_t *listener);
+
+/* connection.cpp */
+/* Accepts the offered connection; the caller has counted it in clients_add(). */
+void accept_connection(Server *server, uv_stream_t *listener);
+void close_connection(Connection *c);
+/* Runs the requests of blocked connections again (retry_timer). */
+void retry_blocked(Server *server);
+
+} // namespace local_cache::resp

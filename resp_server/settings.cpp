@@ -1,0 +1,60 @@
+/*
+ * settings.cpp — defines the RESP server's settings. The listening socket and the workers
+ * are fixed at server start (PGC_POSTMASTER); the rest take effect at reload.
+ */
+#include "../extension/pg.h"
+
+#include "settings.h"
+
+int local_cache_resp_port = 0;
+int local_cache_resp_workers = 2;
+char *local_cache_resp_listen_addresses = nullptr;
+char *local_cache_resp_database = nullptr;
+char *local_cache_resp_role = nullptr;
+int local_cache_resp_max_clients = 10000;
+int local_cache_resp_timeout = 0;
+int local_cache_resp_max_request_size = 64 * 1024 * 1024;
+int local_cache_resp_output_buffer_limit = 64 * 1024 * 1024;
+int local_cache_resp_lock_timeout = 1000;
+
+namespace local_cache {
+
+void resp_define_settings(void)
+{
+	DefineCustomIntVariable("local_cache.resp_port", "TCP port of the RESP (Redis protocol) server.",
+							"0 turns the server off.", &local_cache_resp_port, 0, 0, 65535,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_workers", "Number of RESP server workers.",
+							"Each runs its own event loop on the shared port.", &local_cache_resp_workers,
+							2, 1, RESP_MAX_WORKERS, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_listen_addresses",
+							   "Comma-separated addresses the RESP server listens on.", NULL,
+							   &local_cache_resp_listen_addresses, "127.0.0.1", PGC_POSTMASTER, 0,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_database", "Database the RESP server serves.", NULL,
+							   &local_cache_resp_database, "postgres", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_role",
+							   "Role unauthenticated RESP clients act as; empty: AUTH is required.", NULL,
+							   &local_cache_resp_role, "", PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_max_clients", "Maximum number of RESP connections.", NULL,
+							&local_cache_resp_max_clients, 10000, 1, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_timeout", "Close RESP connections idle this long.",
+							"0 never closes idle connections.", &local_cache_resp_timeout, 0, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_max_request_size",
+							"Largest RESP request argument and unprocessed input of one connection.",
+							"Larger requests are protocol errors, as with Redis's proto-max-bulk-len.",
+							&local_cache_resp_max_request_size, 64 * 1024 * 1024, 1024, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_output_buffer_limit",
+							"Replies a RESP client may leave unread before it is disconnected.", NULL,
+							&local_cache_resp_output_buffer_limit, 64 * 1024 * 1024, 1024, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_lock_timeout",
+							"How long a RESP command waits for a table another transaction has locked.",
+							"Afterwards it answers -BUSY; the worker serves its other connections meanwhile.",
+							&local_cache_resp_lock_timeout, 1000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+}
+
+} // namespace local_cache

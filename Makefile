@@ -36,10 +36,10 @@ OBJS = \
 	resp_server/worker.o
 
 EXTENSION = local_cache
-DATA = sql/local_cache--1.0.sql
+DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 
-REGRESS = setup mget invalidation ddl privileges stats fdw fdw_errors
+REGRESS = setup admin mget invalidation ddl privileges stats fdw fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT) \
 	--temp-instance=$(REGRESS_OUTPUT)/tmp_check --temp-config=regress/regress.conf
 ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency

@@ -231,6 +231,12 @@ void build(RelInfo *info)
 				 errhint("Call local_cache.enable('%s') first.",
 						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 													RelationGetRelationName(rel)))));
+	/* Registered by 1.0, which did not refuse them: their rows belong to one session. */
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("temporary table \"%s\" cannot be cached", RelationGetRelationName(rel)),
+				 errhint("Call local_cache.disable('%s').", RelationGetRelationName(rel))));
 	if (rel->rd_rel->relrowsecurity)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -17,6 +17,7 @@ PG_FUNCTION_INFO_V1(local_cache_flush_oid);
 PG_FUNCTION_INFO_V1(local_cache_reset_stats);
 PG_FUNCTION_INFO_V1(local_cache_table_counters);
 PG_FUNCTION_INFO_V1(local_cache_global_counters);
+PG_FUNCTION_INFO_V1(local_cache_check_preloaded);
 }
 
 using namespace local_cache;
@@ -176,6 +177,15 @@ extern "C" Datum local_cache_flush_all(PG_FUNCTION_ARGS)
 	return cxx_boundary([&]() -> Datum {
 		store_require_available();
 		PG_RETURN_INT64(int64(store_flush(InvalidOid, InvalidOid)));
+	});
+}
+
+/* enable(): a table enabled without the shared segment could not be invalidated. */
+extern "C" Datum local_cache_check_preloaded(PG_FUNCTION_ARGS)
+{
+	return cxx_boundary([&]() -> Datum {
+		store_require_available();
+		PG_RETURN_VOID();
 	});
 }
 

@@ -139,6 +139,49 @@ cmp_ok($primary->safe_psql('postgres', qq{
 	 WHERE resource_manager = 'local_cache' AND record_type = 'INVALIDATE'}),
 	'>', 0, 'WAL records named local_cache/INVALIDATE');
 
+# local_cache.wal_invalidations = off on the primary: its writes are not invalidated through
+# WAL, so the standby stops serving cached rows and reads its tables (STOP record, written
+# before the first such write commits); turned on again, the standby flushes and serves from
+# its cache again (START record).
+sub wal_records_since
+{
+	my ($lsn) = @_;
+	return $primary->safe_psql('postgres', qq{
+		SELECT string_agg(record_type, ',' ORDER BY start_lsn)
+		  FROM pg_get_wal_records_info('$lsn', pg_current_wal_lsn()) WHERE resource_manager = 'local_cache'});
+}
+sub standby_counter
+{
+	my ($name) = @_;
+	return $standby->safe_psql('postgres', "SELECT $name FROM local_cache.stats_global");
+}
+sub set_wal_invalidations
+{
+	my ($value) = @_;
+	$primary->safe_psql('postgres', "ALTER SYSTEM SET local_cache.wal_invalidations = $value");
+	$primary->reload;
+	$primary->poll_query_until('postgres', "SELECT current_setting('local_cache.wal_invalidations') = '$value'")
+	  or die "local_cache.wal_invalidations did not become $value";
+}
+my $switch_lsn = $primary->lsn('insert');
+set_wal_invalidations('off');
+check_standby('setting off, nothing written yet');
+cmp_ok(standby_counter('entries'), '>', 0, 'setting off, nothing written yet: the standby still caches');
+on_primary(q{UPDATE items SET value = 'not logged' WHERE id = 9});
+is(standby_counter('entries'), '0', 'setting off: the first write flushed the standby\'s cache');
+my $hits = standby_counter('hits');
+check_standby('setting off: after UPDATE');
+on_primary(q{UPDATE items SET value = 'not logged either' WHERE id = 10; DELETE FROM items WHERE id = 11});
+check_standby('setting off: after more writes');
+is(standby_counter('hits'), $hits, 'setting off: the standby reads its tables, no hits');
+is(standby_counter('entries'), '0', 'setting off: and fills nothing');
+is(wal_records_since($switch_lsn), 'STOP', 'setting off: one STOP record, no INVALIDATE');
+set_wal_invalidations('on');
+on_primary(q{UPDATE items SET value = 'logged again' WHERE id = 9});
+check_standby('setting on again');
+cmp_ok(standby_counter('hits'), '>', $hits, 'setting on again: the standby serves from its cache');
+is(wal_records_since($switch_lsn), 'STOP,START,INVALIDATE', 'setting on again: START, then INVALIDATE records');
+
 # A restarted standby starts with an empty cache and stays correct.
 $standby->restart;
 is($standby->safe_psql('postgres', 'SELECT entries FROM local_cache.stats_global'), '0',

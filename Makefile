@@ -15,11 +15,13 @@ OBJS = \
 	extension/settings.o \
 	extension/shard.o \
 	extension/store.o \
+	extension/registry.o \
 	extension/relinfo.o \
 	extension/invalidation.o \
 	extension/fetch.o \
 	extension/planner.o \
 	extension/sql_functions.o \
+	extension/utility.o \
 	extension/wal.o \
 	fdw/options.o \
 	fdw/planning.o \
@@ -39,10 +41,10 @@ EXTENSION = local_cache
 DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 
-REGRESS = setup admin mget invalidation ddl privileges stats fdw fdw_errors
+REGRESS = setup admin mget invalidation ddl capture privileges stats fdw fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT) \
 	--temp-instance=$(REGRESS_OUTPUT)/tmp_check --temp-config=regress/regress.conf
-ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency
+ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change
 ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT) \
 	--temp-instance=$(ISOLATION_OUTPUT)/tmp_check --temp-config=regress/regress.conf
 # TAP tests (PostgreSQL::Test::Cluster) run when asked: make installcheck TAP_TESTS=1

@@ -11,6 +11,7 @@
 #include "relinfo.h"
 #include "settings.h"
 #include "store.h"
+#include "utility.h"
 #include "wal.h"
 
 namespace local_cache {
@@ -19,7 +20,7 @@ void core_init(void)
 {
 	core_define_settings();
 	wal_register_rmgr();
-	wal_install_checkpoint_hook();
+	utility_install_hook();
 	relinfo_register_callbacks();
 	invalidation_register_callbacks();
 	planner_install_hook();

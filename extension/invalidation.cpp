@@ -31,6 +31,10 @@ constexpr int64 MAX_KEYS_PER_TABLE = 100000;
 struct ChangedTable {
 	Oid relid; /* hash key */
 	bool flush_all;
+	/* The transaction changed how the table's writes are captured (invalidation_table_altered);
+	 * capture_began once store_capture_begin ran at pre-commit. */
+	bool capture_changed;
+	bool capture_began;
 	AttrNumber pk_attnum;
 	Oid pk_type;
 	int64 nkeys;
@@ -65,6 +69,8 @@ ChangedTable *changed_table_entry(Oid relid, bool *found)
 	ChangedTable *table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_ENTER, found));
 	if (!*found) {
 		table->flush_all = false;
+		table->capture_changed = false;
+		table->capture_began = false;
 		table->nkeys = 0;
 		table->pk_attnum = InvalidAttrNumber;
 		table->pk_type = InvalidOid;
@@ -133,13 +139,20 @@ void invalidate_changes(void)
 	int nflushed = 0;
 	int ninvalidated = 0;
 
+	TransactionId xid = GetTopTransactionIdIfAny();
 	HASH_SEQ_STATUS status;
 	hash_seq_init(&status, changed_tables);
 	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status))) {
-		if (table->flush_all) {
-			store_flush(MyDatabaseId, table->relid);
-			flushed[nflushed++] = table->relid;
+		if (!table->flush_all)
+			continue;
+		/* Before the flush: a reader's fill that passes the flush's shard afterwards must
+		 * see the change begun (store_fill). */
+		if (table->capture_changed && TransactionIdIsValid(xid)) {
+			store_capture_begin(MyDatabaseId, table->relid, xid);
+			table->capture_began = true;
 		}
+		store_flush(MyDatabaseId, table->relid);
+		flushed[nflushed++] = table->relid;
 	}
 	hash_seq_init(&status, changed_keys);
 	while (ChangedKey *changed = static_cast<ChangedKey *>(hash_seq_search(&status))) {
@@ -151,6 +164,18 @@ void invalidate_changes(void)
 		keys[ninvalidated++] = {changed->relid, changed->key};
 	}
 	wal_log_invalidations(MyDatabaseId, flushed, nflushed, keys, ninvalidated);
+}
+
+void end_capture_changes(void)
+{
+	if (changed_tables == nullptr || !store_available())
+		return;
+	TransactionId xid = GetTopTransactionIdIfAny();
+	HASH_SEQ_STATUS status;
+	hash_seq_init(&status, changed_tables);
+	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status)))
+		if (table->capture_began)
+			store_capture_end(MyDatabaseId, table->relid, xid);
 }
 
 void handle_xact_event(XactEvent event);
@@ -169,11 +194,15 @@ void handle_xact_event(XactEvent event)
 		invalidate_changes();
 		break;
 	case XACT_EVENT_COMMIT:
-	case XACT_EVENT_PARALLEL_COMMIT:
 	case XACT_EVENT_ABORT:
+		/* The change is visible (or undone): readers may validate the triggers again. */
+		end_capture_changes();
+		/* fall through */
+	case XACT_EVENT_PARALLEL_COMMIT:
 	case XACT_EVENT_PARALLEL_ABORT:
 	case XACT_EVENT_PREPARE:
-		/* The memory goes with TopTransactionContext. */
+		/* The memory goes with TopTransactionContext. A prepared transaction's capture
+		 * change stays begun; the first reader after COMMIT PREPARED settles it. */
 		changed_tables = nullptr;
 		changed_keys = nullptr;
 		wal_xact_ended();
@@ -188,10 +217,12 @@ void invalidation_register_callbacks(void)
 	RegisterXactCallback(xact_event, NULL);
 }
 
-void invalidation_flush_at_commit(Oid relid)
+void invalidation_table_altered(Oid relid)
 {
 	bool found;
-	changed_table_entry(relid, &found)->flush_all = true;
+	ChangedTable *table = changed_table_entry(relid, &found);
+	table->flush_all = true;
+	table->capture_changed = true;
 }
 
 bool invalidation_xact_wrote(Oid relid)
@@ -246,7 +277,7 @@ extern "C" Datum local_cache_flush_at_commit(PG_FUNCTION_ARGS)
 {
 	return cxx_boundary([&]() -> Datum {
 		store_require_available();
-		invalidation_flush_at_commit(PG_GETARG_OID(0));
+		invalidation_table_altered(PG_GETARG_OID(0));
 		PG_RETURN_VOID();
 	});
 }

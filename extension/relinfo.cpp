@@ -9,10 +9,13 @@
 #include "relinfo.h"
 
 #include "invalidation.h"
+#include "registry.h"
 
 extern "C" {
 #include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
+#include "parser/parse_func.h"
 #include "utils/typcache.h"
 }
 
@@ -22,18 +25,22 @@ namespace {
 
 HTAB *relinfos = nullptr;
 
-/* The triggers enable() creates; all must fire ALWAYS for the cache to be used. */
-const char *const TRIGGERS[] = {"local_cache_mark_written", "local_cache_invalidate",
-								"local_cache_invalidate_truncate"};
-constexpr int NUM_TRIGGERS = sizeof(TRIGGERS) / sizeof(TRIGGERS[0]);
-
-bool is_our_trigger(const char *name)
-{
-	for (int i = 0; i < NUM_TRIGGERS; i++)
-		if (strcmp(name, TRIGGERS[i]) == 0)
-			return true;
-	return false;
-}
+/*
+ * The triggers enable() creates, exactly as it creates them (sql/local_cache--*.sql): the cache is
+ * used only while all three exist with these definitions and fire ALWAYS.
+ */
+struct CaptureTrigger {
+	const char *name;
+	int16 type;
+};
+const CaptureTrigger CAPTURE_TRIGGERS[] = {
+	{"local_cache_mark_written",
+	 TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE},
+	{"local_cache_invalidate",
+	 TRIGGER_TYPE_ROW | TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE},
+	{"local_cache_invalidate_truncate", TRIGGER_TYPE_TRUNCATE},
+};
+constexpr int NUM_CAPTURE_TRIGGERS = sizeof(CAPTURE_TRIGGERS) / sizeof(CAPTURE_TRIGGERS[0]);
 
 void relcache_changed(Datum, Oid relid)
 {
@@ -49,6 +56,7 @@ void relcache_changed(Datum, Oid relid)
 	}
 }
 
+/* A role, a membership or a schema changed: privilege checks are redone. */
 void roles_changed(Datum, int, uint32)
 {
 	if (relinfos == nullptr)
@@ -75,12 +83,13 @@ struct SignatureHash {
 /*
  * Everything that changes cached rows without row-level triggers: storage (rewrites,
  * TRUNCATE), columns (names and types change the JSON; missing values change the rows),
- * which column is the key, and whether the invalidation triggers fire. Entries built under another signature are
- * flushed when a backend first sees the new one (store_attach_table).
+ * which column is the key, and every version of the capture triggers (`hash` holds them,
+ * see capture_triggers_intact). Entries built under another signature are flushed when a
+ * backend first sees the new one (store_set_signature): whatever path missed a change to the
+ * triggers, writes made while they were changed are not served.
  */
-uint64 shape_signature(Relation rel, AttrNumber pk_attnum, bool triggers_fire)
+uint64 shape_signature(Relation rel, AttrNumber pk_attnum, SignatureHash hash)
 {
-	SignatureHash hash;
 	TupleDesc desc = RelationGetDescr(rel);
 	hash.add(rel->rd_rel->relfilenode);
 	hash.add(rel->rd_rel->reltype);
@@ -94,7 +103,6 @@ uint64 shape_signature(Relation rel, AttrNumber pk_attnum, bool triggers_fire)
 		hash.add(att->atthasmissing);
 	}
 	hash.add(pk_attnum);
-	hash.add(triggers_fire);
 	return hash.value;
 }
 
@@ -134,44 +142,53 @@ bool json_is_session_independent(Oid type)
 	}
 }
 
-bool triggers_fire_always(Relation rel, Oid nsp)
+bool capture_trigger_matches(HeapTuple tuple, const CaptureTrigger &expected, Oid capture_function)
 {
-	if (rel->trigdesc == nullptr)
-		return false;
-	int firing = 0;
-	for (int i = 0; i < rel->trigdesc->numtriggers; i++) {
-		const Trigger *trigger = &rel->trigdesc->triggers[i];
-		if (!is_our_trigger(trigger->tgname))
-			continue;
-		if (trigger->tgenabled != TRIGGER_FIRES_ALWAYS || get_func_namespace(trigger->tgfoid) != nsp)
-			return false;
-		firing++;
-	}
-	return firing == NUM_TRIGGERS;
+	Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
+	return trigger->tgfoid == capture_function && trigger->tgtype == expected.type &&
+		trigger->tgenabled == TRIGGER_FIRES_ALWAYS && trigger->tgnargs == 0 &&
+		trigger->tgattr.dim1 == 0 && !OidIsValid(trigger->tgconstraint) && !trigger->tgdeferrable &&
+		heap_attisnull(tuple, Anum_pg_trigger_tgqual, NULL) &&
+		heap_attisnull(tuple, Anum_pg_trigger_tgoldtable, NULL) &&
+		heap_attisnull(tuple, Anum_pg_trigger_tgnewtable, NULL);
 }
 
-/* Reads the registry row of relid (latest committed state, like the relcache). */
-bool read_registry(Oid nsp, Oid relid, NameData *resp_prefix)
+/*
+ * Whether the table's capture triggers are all there as enable() made them (events, timing,
+ * level, ALWAYS, the function, no arguments, columns or WHEN clause). Reads pg_trigger with a
+ * fresh catalog snapshot: a trigger change that committed after this backend last took
+ * invalidations is seen (its lock, ShareRowExclusiveLock, does not conflict with a reader's).
+ * Adds every version of the triggers (name and tuple xmin) to `hash`.
+ */
+bool capture_triggers_intact(Oid relid, SignatureHash *hash)
 {
-	Oid registry = get_relname_relid("tables", nsp);
-	Oid registry_pkey = get_relname_relid("tables_pkey", nsp);
-	if (!OidIsValid(registry) || !OidIsValid(registry_pkey))
-		return false;
+	List *name = list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup("capture_changes")));
+	Oid capture_function = LookupFuncName(name, 0, NULL, true);
+	bool intact[NUM_CAPTURE_TRIGGERS] = {};
 
-	Relation rel = table_open(registry, AccessShareLock);
+	InvalidateCatalogSnapshot();
+	Relation triggers = table_open(TriggerRelationId, AccessShareLock);
 	ScanKeyData key;
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
-	SysScanDesc scan = systable_beginscan(rel, registry_pkey, true, NULL, 1, &key);
-	HeapTuple tuple = systable_getnext(scan);
-	bool found = HeapTupleIsValid(tuple);
-	if (found) {
-		bool isnull;
-		Datum prefix = heap_getattr(tuple, 2, RelationGetDescr(rel), &isnull);
-		namestrcpy(resp_prefix, isnull ? "" : TextDatumGetCString(prefix));
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	SysScanDesc scan = systable_beginscan(triggers, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (HeapTuple tuple = systable_getnext(scan)) {
+		const char *tgname = NameStr(((Form_pg_trigger) GETSTRUCT(tuple))->tgname);
+		for (int i = 0; i < NUM_CAPTURE_TRIGGERS; i++) {
+			if (strcmp(tgname, CAPTURE_TRIGGERS[i].name) != 0)
+				continue;
+			intact[i] = capture_trigger_matches(tuple, CAPTURE_TRIGGERS[i], capture_function);
+			hash->add(tgname, strlen(tgname) + 1);
+			hash->add(HeapTupleHeaderGetRawXmin(tuple->t_data));
+		}
 	}
 	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
+	table_close(triggers, AccessShareLock);
+
+	bool all = OidIsValid(capture_function);
+	for (int i = 0; i < NUM_CAPTURE_TRIGGERS; i++)
+		all = all && intact[i];
+	hash->add(all);
+	return all;
 }
 
 void read_primary_key(Relation rel, RelInfo *info)
@@ -223,8 +240,7 @@ void build(RelInfo *info)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel))));
 
-	Oid nsp = get_namespace_oid("local_cache", true);
-	if (!OidIsValid(nsp) || !read_registry(nsp, info->relid, &info->resp_prefix))
+	if (!registry_lookup(info->relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table \"%s\" is not enabled in local_cache", RelationGetRelationName(rel)),
@@ -246,7 +262,10 @@ void build(RelInfo *info)
 
 	read_primary_key(rel, info);
 
-	bool triggers_fire = triggers_fire_always(rel, nsp);
+	/* The capture words first, then the catalog: see TableSlotRef (store.h). */
+	info->capture_settled = store_attach_table(MyDatabaseId, info->relid, &info->table);
+	SignatureHash triggers;
+	bool capture_intact = capture_triggers_intact(info->relid, &triggers);
 	TupleDesc desc = RelationGetDescr(rel);
 	info->json_cacheable = true;
 	for (int i = 0; i < desc->natts; i++) {
@@ -255,17 +274,26 @@ void build(RelInfo *info)
 			info->json_cacheable = false;
 	}
 	info->rowtype = rel->rd_rel->reltype;
+	info->relnamespace = RelationGetNamespace(rel);
 	namestrcpy(&info->relname, RelationGetRelationName(rel));
-	/* Without firing triggers, writes are not seen: read the table, and flush on the switch. */
-	info->table = store_attach_table(MyDatabaseId, info->relid, shape_signature(rel, info->pk_attnum, triggers_fire));
-	info->cacheable = triggers_fire && info->table.slot >= 0;
+	store_set_signature(MyDatabaseId, info->relid, info->table, shape_signature(rel, info->pk_attnum, triggers));
+	/* Without intact capture triggers writes are not seen: read the table. */
+	info->cacheable = capture_intact && info->capture_settled && info->table.slot >= 0;
 	relation_close(rel, NoLock);
 }
 
+/*
+ * What SELECT * FROM schema.table checks: USAGE on the schema (the parser checks it when it
+ * resolves the name; a table named by OID or through RESP is not resolved by name) and SELECT on
+ * the table or all its columns.
+ */
 void check_select_privilege(RelInfo *info, Oid role)
 {
 	if (info->select_checked_for == role)
 		return;
+	AclResult usage = pg_namespace_aclcheck(info->relnamespace, role, ACL_USAGE);
+	if (usage != ACLCHECK_OK)
+		aclcheck_error(usage, OBJECT_SCHEMA, get_namespace_name(info->relnamespace));
 	AclResult result = pg_class_aclcheck(info->relid, role, ACL_SELECT);
 	if (result != ACLCHECK_OK)
 		result = pg_attribute_aclcheck_all(info->relid, role, ACL_SELECT, ACLMASK_ALL);
@@ -281,6 +309,8 @@ void relinfo_register_callbacks(void)
 	CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHOID, roles_changed, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, roles_changed, (Datum) 0);
+	/* GRANT/REVOKE ... ON SCHEMA, and schema renames. */
+	CacheRegisterSyscacheCallback(NAMESPACEOID, roles_changed, (Datum) 0);
 }
 
 HTAB *relation_hash_create(const char *name, Size entrysize)
@@ -308,6 +338,9 @@ RelInfo *relinfo_lookup(Oid relid)
 		info->valid = false;
 		info->select_checked_for = InvalidOid;
 	}
+	/* A capture change began (or, for one seen committing at build time, ended) since. */
+	if (info->valid && (!info->capture_settled || !store_capture_unchanged(info->table)))
+		info->valid = false;
 	if (!info->valid) {
 		info->cacheable = false;
 		info->select_checked_for = InvalidOid;

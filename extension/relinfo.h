@@ -2,8 +2,8 @@
  * relinfo.h — what a backend knows about each cached table, kept for the session.
  *
  * Built on first use and rebuilt only after a relcache invalidation of the table (DDL,
- * trigger changes, GRANT/REVOKE, enable/disable, which create or drop triggers), so the
- * read path does no catalog lookups in the common case.
+ * trigger changes, GRANT/REVOKE, enable/disable, which create or drop triggers) or a change of
+ * its capture word (store.h), so the read path does no catalog lookups in the common case.
  */
 #pragma once
 
@@ -15,7 +15,7 @@ namespace local_cache {
 struct RelInfo {
 	Oid relid; /* hash key */
 	bool valid;
-	/* Hits and fills allowed: registered, and the invalidation triggers fire ALWAYS. */
+	/* Hits and fills allowed: registered, and the capture triggers intact (relinfo.cpp). */
 	bool cacheable;
 	/* Every column renders to JSON independently of session settings (see relinfo.cpp). */
 	bool json_cacheable;
@@ -24,10 +24,12 @@ struct RelInfo {
 	Oid pk_index;
 	RegProcedure pk_eq_proc;
 	Oid rowtype;
+	Oid relnamespace;
 	TableSlotRef table;
+	/* No capture change was committing when the info was built (else it is rebuilt per call). */
+	bool capture_settled;
 	Oid select_checked_for; /* role whose SELECT privilege was last verified */
 	NameData relname;
-	NameData resp_prefix;
 };
 
 void relinfo_register_callbacks(void);

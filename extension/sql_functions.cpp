@@ -5,6 +5,7 @@
 
 #include "boundary.h"
 #include "fetch.h"
+#include "invalidation.h"
 #include "relinfo.h"
 #include "store.h"
 
@@ -189,13 +190,18 @@ extern "C" Datum local_cache_check_preloaded(PG_FUNCTION_ARGS)
 	});
 }
 
-/* For the extension's own SECURITY DEFINER functions (enable, disable, drop). */
+/*
+ * For the extension's own SECURITY DEFINER functions (enable, disable, the sql_drop event
+ * trigger): the table's capture starts or ends, so it is flushed at pre-commit with a capture
+ * change, and standbys flush it too (invalidation_table_altered). Without the shared segment
+ * there is nothing to flush: disable() must work then. Returns 0 (nothing is flushed yet).
+ */
 extern "C" Datum local_cache_flush_oid(PG_FUNCTION_ARGS)
 {
 	return cxx_boundary([&]() -> Datum {
-		if (!store_available())
-			PG_RETURN_INT64(0);
-		PG_RETURN_INT64(int64(store_flush(MyDatabaseId, PG_GETARG_OID(0))));
+		if (store_available())
+			invalidation_table_altered(PG_GETARG_OID(0));
+		PG_RETURN_INT64(0);
 	});
 }
 

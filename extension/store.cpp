@@ -13,7 +13,8 @@
  *     per key, in shared mode, and holds no other lock meanwhile.
  *   - lock 0 (slots_lock) guards slot identity (dbid, relid, signature, last_attach) and
  *     assignment. Order: slots_lock before shard locks, never the other way.
- *   - counters and TableSlot::state are atomics, updated without locks.
+ *   - counters, TableSlot::state and the capture words are atomics, updated without locks
+ *     (a capture word only by compare-and-swap).
  */
 #include "store.h"
 
@@ -42,6 +43,8 @@ struct TableSlot {
 	pg_atomic_uint64 state;
 	pg_atomic_uint64 bytes;
 	pg_atomic_uint64 counters[NUM_COUNTERS];
+	/* See TableSlotRef in store.h. A slot is not reassigned while its word is odd. */
+	pg_atomic_uint64 capture;
 };
 
 struct StoreControl {
@@ -51,6 +54,7 @@ struct StoreControl {
 	uint64 shards_offset;   /* from the segment start */
 	uint64 attach_clock;    /* protected by slots_lock */
 	pg_atomic_uint64 retired[NUM_COUNTERS]; /* counters of slots since reassigned */
+	pg_atomic_uint64 global_capture;        /* capture changes of tables without a slot */
 	TableSlot slots[MAX_TABLES];
 };
 
@@ -62,6 +66,39 @@ uint64 segment_bytes() { return uint64(local_cache_memory_mb) * 1024 * 1024; }
 
 uint64 entries_of(uint64 state) { return state & 0xffffffffu; }
 uint32 generation_of(uint64 state) { return uint32(state >> 32); }
+
+bool capture_changing(uint64 word) { return (word >> 32) & 1; }
+TransactionId capture_xid(uint64 word) { return TransactionId(word & 0xffffffffu); }
+uint64 capture_word(uint64 generation, TransactionId xid) { return (generation << 32) | xid; }
+
+/* Reads a capture word; a change whose transaction has ended is settled first. */
+uint64 read_capture(pg_atomic_uint64 *word)
+{
+	uint64 seen = pg_atomic_read_u64(word);
+	while (capture_changing(seen) && !TransactionIdIsInProgress(capture_xid(seen))) {
+		if (pg_atomic_compare_exchange_u64(word, &seen, capture_word((seen >> 32) + 1, InvalidTransactionId)))
+			return pg_atomic_read_u64(word);
+	}
+	return seen;
+}
+
+/* Odd generation, naming xid (from even: the next one; from odd: two on, so it differs). */
+void begin_capture_change(pg_atomic_uint64 *word, TransactionId xid)
+{
+	uint64 seen = pg_atomic_read_u64(word);
+	while (!pg_atomic_compare_exchange_u64(word, &seen,
+										  capture_word((seen >> 32) + (capture_changing(seen) ? 2 : 1), xid)))
+		;
+}
+
+/* Even again, unless another change took the word meanwhile. */
+void end_capture_change(pg_atomic_uint64 *word, TransactionId xid)
+{
+	uint64 seen = pg_atomic_read_u64(word);
+	while (capture_changing(seen) && capture_xid(seen) == xid &&
+		   !pg_atomic_compare_exchange_u64(word, &seen, capture_word((seen >> 32) + 1, InvalidTransactionId)))
+		;
+}
 
 /* Every entry that leaves a shard is accounted to its table here. */
 void on_entry_removed(uint16_t slot_index, uint32_t bytes, RemoveReason reason)
@@ -108,6 +145,7 @@ int claim_slot(void)
 		if (slot->dbid == InvalidOid)
 			return i;
 		if (entries_of(pg_atomic_read_u64(&slot->state)) == 0 &&
+			!capture_changing(pg_atomic_read_u64(&slot->capture)) &&
 			(best < 0 || slot->last_attach < control->slots[best].last_attach))
 			best = i;
 	}
@@ -163,9 +201,11 @@ void store_startup_shmem(void)
 			TableSlot *slot = &control->slots[i];
 			pg_atomic_init_u64(&slot->state, 0);
 			pg_atomic_init_u64(&slot->bytes, 0);
+			pg_atomic_init_u64(&slot->capture, 0);
 			for (int c = 0; c < NUM_COUNTERS; c++)
 				pg_atomic_init_u64(&slot->counters[c], 0);
 		}
+		pg_atomic_init_u64(&control->global_capture, 0);
 		for (int i = 0; i < NUM_SHARDS; i++)
 			if (Shard::create(store_shard(i), control->shard_bytes) == nullptr)
 				elog(FATAL, "local_cache: local_cache.memory is too small for %d shards", NUM_SHARDS);
@@ -212,6 +252,12 @@ FillResult store_fill(const StoreKey &key, uint64 seq, TableSlotRef table,
 	FillResult result = FillResult::Rejected;
 
 	LWLockAcquire(lock, LW_EXCLUSIVE);
+	/* A capture change that began since the caller validated the triggers: its flush may have
+	 * passed this shard already, so the row must not enter. */
+	if (!store_capture_unchanged(table)) {
+		LWLockRelease(lock);
+		return FillResult::Rejected;
+	}
 	/* Count the entry in its slot first, unless the slot was given to another table. */
 	uint64 state = pg_atomic_read_u64(&slot->state);
 	bool counted = false;
@@ -254,36 +300,87 @@ uint64 store_flush(Oid dbid, Oid relid)
 	return flush_locked_shards(dbid, relid);
 }
 
-TableSlotRef store_attach_table(Oid dbid, Oid relid, uint64 signature)
-{
-	TableSlotRef ref = {-1, 0};
+namespace {
 
-	LWLockAcquire(control->slots_lock, LW_EXCLUSIVE);
-	int found = -1;
-	for (int i = 0; i < MAX_TABLES && found < 0; i++)
+/* The slot of a table, or -1. slots_lock held. */
+int find_slot(Oid dbid, Oid relid)
+{
+	for (int i = 0; i < MAX_TABLES; i++)
 		if (control->slots[i].dbid == dbid && control->slots[i].relid == relid)
-			found = i;
+			return i;
+	return -1;
+}
+
+/* The slot of a table, assigned if it has none; -1 if every slot is busy. slots_lock held
+ * exclusively. A new slot's signature is unknown (0): nothing was built under it. */
+int find_or_claim_slot(Oid dbid, Oid relid)
+{
+	int found = find_slot(dbid, relid);
 	if (found < 0) {
 		found = claim_slot();
 		if (found >= 0) {
 			control->slots[found].dbid = dbid;
 			control->slots[found].relid = relid;
-			/* A table without a slot has no entries: each entry counts in its table's slot. */
-			control->slots[found].signature = signature;
 		}
 	}
+	return found;
+}
+
+} // namespace
+
+bool store_attach_table(Oid dbid, Oid relid, TableSlotRef *table)
+{
+	table->slot = -1;
+	table->generation = 0;
+	LWLockAcquire(control->slots_lock, LW_EXCLUSIVE);
+	int found = find_or_claim_slot(dbid, relid);
 	if (found >= 0) {
 		TableSlot *slot = &control->slots[found];
-		if (slot->signature != signature) {
-			flush_locked_shards(dbid, relid);
-			slot->signature = signature;
-		}
 		slot->last_attach = ++control->attach_clock;
-		ref.slot = found;
-		ref.generation = generation_of(pg_atomic_read_u64(&slot->state));
+		table->slot = found;
+		table->generation = generation_of(pg_atomic_read_u64(&slot->state));
 	}
 	LWLockRelease(control->slots_lock);
-	return ref;
+	table->global_capture = read_capture(&control->global_capture);
+	table->capture = found >= 0 ? read_capture(&control->slots[found].capture) : 0;
+	return !capture_changing(table->capture) && !capture_changing(table->global_capture);
+}
+
+void store_set_signature(Oid dbid, Oid relid, TableSlotRef table, uint64 signature)
+{
+	if (table.slot < 0)
+		return;
+	LWLockAcquire(control->slots_lock, LW_EXCLUSIVE);
+	TableSlot *slot = &control->slots[table.slot];
+	if (slot->dbid == dbid && slot->relid == relid && slot->signature != signature) {
+		flush_locked_shards(dbid, relid);
+		slot->signature = signature;
+	}
+	LWLockRelease(control->slots_lock);
+}
+
+bool store_capture_unchanged(const TableSlotRef &table)
+{
+	return pg_atomic_read_u64(&control->global_capture) == table.global_capture &&
+		(table.slot < 0 || pg_atomic_read_u64(&control->slots[table.slot].capture) == table.capture);
+}
+
+void store_capture_begin(Oid dbid, Oid relid, TransactionId xid)
+{
+	LWLockAcquire(control->slots_lock, LW_EXCLUSIVE);
+	int found = find_or_claim_slot(dbid, relid);
+	begin_capture_change(found >= 0 ? &control->slots[found].capture : &control->global_capture, xid);
+	LWLockRelease(control->slots_lock);
+}
+
+void store_capture_end(Oid dbid, Oid relid, TransactionId xid)
+{
+	LWLockAcquire(control->slots_lock, LW_SHARED);
+	int found = find_slot(dbid, relid);
+	end_capture_change(found >= 0 ? &control->slots[found].capture : &control->global_capture, xid);
+	/* A change that fell back on the global word while the table had no slot. */
+	end_capture_change(&control->global_capture, xid);
+	LWLockRelease(control->slots_lock);
 }
 
 void store_count(TableSlotRef table, Counter counter, uint64 n)

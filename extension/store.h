@@ -22,10 +22,22 @@ enum Counter {
 	NUM_COUNTERS
 };
 
-/* A table's place in the counters array, valid while its generation is unchanged. */
+/*
+ * A table's place in the counters array, valid while its generation is unchanged, and the
+ * capture words under which the caller found the table's capture triggers intact.
+ *
+ * A capture word is (generation << 32) | xid. Its generation is odd from the pre-commit of a
+ * transaction `xid` that changes how the table's writes are captured (ALTER TABLE, trigger DDL,
+ * enable/disable) until that transaction has ended; every change makes it different. A reader
+ * that validated the table's triggers under a word may use the cache only while the word is
+ * unchanged (store_capture_unchanged), and fills check it under the shard lock. The global word
+ * stands in for tables that could not get a slot.
+ */
 struct TableSlotRef {
 	int slot; /* -1: none (the table is not cached) */
 	uint32 generation;
+	uint64 capture;
+	uint64 global_capture;
 };
 
 /* A key located in the store: which shard, and its hash there. */
@@ -63,11 +75,27 @@ void store_invalidate(const StoreKey &key);
 uint64 store_flush(Oid dbid, Oid relid);
 
 /*
- * Finds or assigns the counters slot of a table. When the table's shape signature differs
- * from the one recorded there, its entries are flushed first: they were built for rows of
- * another shape (ALTER TABLE, rewrite, triggers switched off and on).
+ * Finds or assigns the counters slot of a table, and reads its capture words; a word whose
+ * transaction has ended is settled (made even) first. Returns whether both words are even:
+ * otherwise a capture change is committing right now, and the caller must not use the cache.
+ * The caller reads the catalog (with a fresh snapshot) only after this.
  */
-TableSlotRef store_attach_table(Oid dbid, Oid relid, uint64 signature);
+bool store_attach_table(Oid dbid, Oid relid, TableSlotRef *table);
+/*
+ * Records the shape signature the table's entries are built under. When it differs from the
+ * one recorded in the slot, its entries are flushed first: they were built for rows of
+ * another shape (ALTER TABLE, rewrite, trigger changes).
+ */
+void store_set_signature(Oid dbid, Oid relid, TableSlotRef table, uint64 signature);
+/* Whether the table's capture words are still those the caller validated its triggers under. */
+bool store_capture_unchanged(const TableSlotRef &table);
+/*
+ * At the pre-commit of transaction `xid`, which changes the table's capture, and at its end
+ * (commit or abort; a prepared transaction's word is settled by the first reader after COMMIT
+ * PREPARED). Changes of one table's capture are serialized by their table locks.
+ */
+void store_capture_begin(Oid dbid, Oid relid, TransactionId xid);
+void store_capture_end(Oid dbid, Oid relid, TransactionId xid);
 void store_count(TableSlotRef table, Counter counter, uint64 n);
 void store_reset_counters(void);
 

@@ -37,7 +37,6 @@ extern "C" {
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
-#include "tcop/utility.h"
 }
 
 namespace local_cache {
@@ -74,8 +73,6 @@ WalState *state = nullptr;
 enum class XactLogging { Undecided, Logs, Unlogged };
 XactLogging xact_logging = XactLogging::Undecided;
 
-ProcessUtility_hook_type prev_process_utility = nullptr;
-
 /* Followed by Oid flushed[nflushed], then WalKey keys[nkeys]. */
 struct InvalidateRecord {
 	Oid dbid;
@@ -102,8 +99,14 @@ void redo_invalidate(XLogReaderState *reader)
 	const Oid *flushed;
 	const WalKey *keys;
 	read_record(reader, &header, &flushed, &keys);
-	for (uint32 i = 0; i < header.nflushed; i++)
+	/* A flushed table may have had its capture changed (the record does not say): standby
+	 * readers validate its triggers again once the transaction's commit has been replayed. */
+	TransactionId xid = XLogRecGetXid(reader);
+	for (uint32 i = 0; i < header.nflushed; i++) {
+		if (TransactionIdIsValid(xid))
+			store_capture_begin(header.dbid, flushed[i], xid);
 		store_flush(header.dbid, flushed[i]);
+	}
 	for (uint32 i = 0; i < header.nkeys; i++) {
 		WalKey key;
 		memcpy(&key, &keys[i], sizeof(key));
@@ -219,24 +222,6 @@ bool logging_possible(void)
 	return state != nullptr && XLogStandbyInfoActive() && !RecoveryInProgress();
 }
 
-/* CHECKPOINT: the switch reaches WAL before the checkpoint, so recovery from it needs no
- * local_cache record once the setting is off. */
-void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
-					 ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
-					 DestReceiver *dest, QueryCompletion *qc)
-{
-	if (IsA(pstmt->utilityStmt, CheckPointStmt) && logging_possible()) {
-		if (local_cache_wal_invalidations)
-			try_start();
-		else
-			ensure_stopped();
-	}
-	if (prev_process_utility)
-		prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-}
-
 } // namespace
 
 void wal_register_rmgr(void)
@@ -244,10 +229,14 @@ void wal_register_rmgr(void)
 	RegisterCustomRmgr(RM_LOCAL_CACHE_ID, &rmgr);
 }
 
-void wal_install_checkpoint_hook(void)
+void wal_before_checkpoint(void)
 {
-	prev_process_utility = ProcessUtility_hook;
-	ProcessUtility_hook = process_utility;
+	if (!logging_possible())
+		return;
+	if (local_cache_wal_invalidations)
+		try_start();
+	else
+		ensure_stopped();
 }
 
 void wal_request_shmem(void)

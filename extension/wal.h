@@ -14,9 +14,8 @@ struct WalKey {
 	int64 key;
 };
 
-/* From core_init(): the custom resource manager and the CHECKPOINT hook. */
+/* From core_init(): the custom resource manager. */
 void wal_register_rmgr(void);
-void wal_install_checkpoint_hook(void);
 void wal_request_shmem(void);
 void wal_startup_shmem(void);
 
@@ -42,5 +41,11 @@ void wal_log_invalidations(Oid dbid, const Oid *flushed, int nflushed, const Wal
  * not that it stopped logging invalidations.
  */
 bool wal_cache_trusted(void);
+
+/*
+ * Before a CHECKPOINT command: the switch record the setting calls for (STOP when off), so that
+ * after "set off, CHECKPOINT" recovery from the checkpoint replays no local_cache record.
+ */
+void wal_before_checkpoint(void);
 
 } // namespace local_cache

@@ -16,6 +16,7 @@
 
 #include "../extension/boundary.h"
 #include "../extension/fetch.h"
+#include "../extension/registry.h"
 #include "../extension/relinfo.h"
 #include "../extension/store.h"
 #include "pg_data_source.h"
@@ -24,7 +25,6 @@
 extern "C" {
 #include "catalog/pg_authid.h"
 #include "commands/extension.h"
-#include "executor/spi.h"
 #include "libpq/crypt.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
@@ -40,7 +40,7 @@ MemoryContext results_context = nullptr;
 /* resp_prefix → table, from local_cache.tables; reloaded after any relcache invalidation
  * (enable() and disable() create and drop triggers, which send one). */
 struct PrefixEntry {
-	char *prefix;
+	const char *prefix;
 	size_t length;
 	Oid relid;
 };
@@ -126,20 +126,17 @@ void load_prefixes()
 	prefixes = nullptr;
 	nprefixes = 0;
 	require_extension();
-	SPI_connect();
-	SPI_execute("SELECT resp_prefix, relid::oid FROM local_cache.tables", true, 0);
+	int capacity = 16;
+	prefixes = static_cast<PrefixEntry *>(MemoryContextAlloc(prefix_context, sizeof(PrefixEntry) * capacity));
 	MemoryContext old = MemoryContextSwitchTo(prefix_context);
-	prefixes = static_cast<PrefixEntry *>(palloc(sizeof(PrefixEntry) * (SPI_processed + 1)));
-	for (uint64 i = 0; i < SPI_processed; i++) {
-		bool isnull;
-		char *prefix = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		prefixes[i].prefix = pstrdup(prefix);
-		prefixes[i].length = strlen(prefix);
-		prefixes[i].relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-	}
-	nprefixes = int(SPI_processed);
+	registry_scan([&](const RegistryEntry &entry) {
+		if (nprefixes == capacity) {
+			capacity *= 2;
+			prefixes = static_cast<PrefixEntry *>(repalloc(prefixes, sizeof(PrefixEntry) * capacity));
+		}
+		prefixes[nprefixes++] = {entry.resp_prefix, strlen(entry.resp_prefix), entry.relid};
+	});
 	MemoryContextSwitchTo(old);
-	SPI_finish();
 	prefixes_valid = true;
 }
 

@@ -8,12 +8,16 @@
 // REPEATABLE READ transactions whose snapshots get old, and in READ COMMITTED statements;
 // they also compare the foreign table stress_cache (local_cache_fdw on stress_items: key
 // lookups and a join that looks up each key) with the same queries on stress_items.
+// A toggler session switches the capture trigger off and on every few seconds (in one
+// transaction or across several) and writes while it is off, so readers check every path
+// while writes go uncaptured. Setup checks that a partitioned layout is refused.
 // Any difference prints the keys, both results and local_cache.stats, and exits 1. Exits 1
 // too if the cache served no hit at all (the run would prove nothing).
 //
 // Build (tools/test.sh does it):
 //   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress.cpp -o tools/stress -lpq
 // Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]
+//                             [--toggle-seconds N]   (0: no toggler)
 //        (the server must have shared_preload_libraries = 'local_cache'; the program
 //        creates the extension if needed and (re)creates table stress_items and the
 //        foreign table stress_cache)
@@ -51,6 +55,7 @@ struct Options {
     int writers = 3;
     int readers = 3;
     int keys = 64;
+    int toggle_seconds = 3;
 };
 Options opt;
 
@@ -60,7 +65,8 @@ std::mutex g_mutex;          // guards g_failure and stdout
 std::string g_failure;
 
 std::atomic<uint64_t> n_rr_checks{0}, n_rc_checks{0}, n_commit_checks{0}, n_txn_checks{0},
-    n_fdw_checks{0}, n_commits{0}, n_rollbacks{0}, n_conflicts{0}, n_rr_txns{0};
+    n_fdw_checks{0}, n_commits{0}, n_rollbacks{0}, n_conflicts{0}, n_rr_txns{0}, n_toggles{0},
+    n_uncaptured_writes{0};
 std::atomic<int> n_threads_done{0};
 
 void say(const char *fmt, ...) {
@@ -617,11 +623,59 @@ class Reader {
 };
 
 // ------------------------------------------------------------------------------------------
+// Toggler: the capture trigger off and on, with writes in between
+
+class Toggler {
+  public:
+    Toggler() : rng_(0x70991e00ULL + (uint64_t)getpid()), c_("toggler") {}
+
+    void run() {
+        while (!g_stop) {
+            for (int slept = 0; slept < opt.toggle_seconds * 1000 && !g_stop; slept += 50) sleep_ms(50);
+            if (g_stop || !toggle(rng_.chance(50))) return;
+        }
+    }
+
+  private:
+    // Off, a few uncaptured writes, on: in one transaction or each in its own. False on a
+    // failure.
+    bool toggle(bool one_txn) {
+        if (one_txn && !c_.must("BEGIN")) return false;
+        if (!c_.must("ALTER TABLE stress_items DISABLE TRIGGER local_cache_invalidate")) return false;
+        n_toggles++;
+        for (int i = 0; i < 5; i++) {
+            std::string key = std::to_string(hot_key(rng_));
+            Conn::Outcome o = c_.run("UPDATE stress_items SET version = version + 1, "
+                                     "value = 'uncaptured-' || version WHERE id = $1",
+                                     {key.c_str()});
+            if (!o.ok) {
+                if (!expected_conflict(o.sqlstate)) {
+                    fail("toggler: unexpected error in an uncaptured write: [" + o.sqlstate + "] " + o.error);
+                    return false;
+                }
+                n_conflicts++;
+                if (one_txn) /* rolled back, trigger and all */
+                    return !!c_.must("ROLLBACK");
+                continue;
+            }
+            n_uncaptured_writes++;
+            sleep_ms(20 + rng_.below(100));
+        }
+        if (!c_.must("ALTER TABLE stress_items ENABLE ALWAYS TRIGGER local_cache_invalidate")) return false;
+        return !one_txn || !!c_.must("COMMIT");
+    }
+
+    Rng rng_;
+    Conn c_;
+};
+
+// ------------------------------------------------------------------------------------------
 
 void usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]\n"
-            "  defaults: --seconds 30 --writers 3 --readers 3 --keys 64\n",
+            "       [--toggle-seconds N]\n"
+            "  defaults: --seconds 30 --writers 3 --readers 3 --keys 64 --toggle-seconds 3\n",
             argv0);
     exit(2);
 }
@@ -649,6 +703,23 @@ bool setup() {
                 {cold_base.c_str(), cold_rows.c_str()}))
         return false;
     if (!c.must("SELECT local_cache.enable('public.stress_items')")) return false;
+    // A partitioned layout is refused: writes through the parent would not reach the cache.
+    const char *refused[] = {
+        "CREATE TABLE stress_parted (id bigint PRIMARY KEY) PARTITION BY RANGE (id)",
+        "CREATE TABLE stress_part PARTITION OF stress_parted FOR VALUES FROM (0) TO (10)",
+    };
+    c.must("DROP TABLE IF EXISTS stress_parted");
+    for (const char *r : refused)
+        if (!c.must(r)) return false;
+    for (const char *sql : {"SELECT local_cache.enable('stress_parted')", "SELECT local_cache.enable('stress_part')",
+                            "ALTER TABLE stress_parted ATTACH PARTITION stress_items FOR VALUES FROM (10) TO (2000000000)"}) {
+        Conn::Outcome o = c.run(sql);
+        if (o.ok) {
+            fail(std::string("setup: a partitioned layout was accepted: ") + sql);
+            return false;
+        }
+    }
+    if (!c.must("DROP TABLE stress_parted")) return false;
     if (!c.must("CREATE FOREIGN TABLE stress_cache (id bigint, version int, value text) "
                 "SERVER local_cache OPTIONS (table 'public.stress_items')"))
         return false;
@@ -695,9 +766,10 @@ int main(int argc, char **argv) {
         else if (a == "--writers") opt.writers = v;
         else if (a == "--readers") opt.readers = v;
         else if (a == "--keys") opt.keys = v;
+        else if (a == "--toggle-seconds") opt.toggle_seconds = v;
         else usage(argv[0]);
     }
-    if (opt.seconds < 1 || opt.writers < 0 || opt.readers < 0 || opt.keys < 1 ||
+    if (opt.seconds < 1 || opt.writers < 0 || opt.readers < 0 || opt.keys < 1 || opt.toggle_seconds < 0 ||
         opt.keys >= kColdBase || opt.writers + opt.readers == 0) {
         fprintf(stderr, "stress: bad arguments (keys must be 1..%lld)\n", kColdBase - 1);
         return 2;
@@ -716,16 +788,19 @@ int main(int argc, char **argv) {
     }
 
     std::vector<std::thread> threads;
-    int nthreads = opt.writers + opt.readers;
+    int nthreads = opt.writers + opt.readers + (opt.toggle_seconds > 0 ? 1 : 0);
     for (int i = 0; i < nthreads; i++) {
         threads.emplace_back([i] {
             try {
                 if (i < opt.writers) {
                     Writer w(i + 1);
                     w.run();
-                } else {
+                } else if (i < opt.writers + opt.readers) {
                     Reader r(i - opt.writers + 1);
                     r.run();
+                } else {
+                    Toggler t;
+                    t.run();
                 }
             } catch (const std::exception &e) {
                 fail(e.what());
@@ -771,8 +846,9 @@ int main(int argc, char **argv) {
            reads, (uint64_t)n_rr_checks, (uint64_t)n_rr_txns, (uint64_t)n_rc_checks,
            (uint64_t)n_commit_checks, (uint64_t)n_txn_checks, (uint64_t)n_fdw_checks);
     printf("stress: commits %" PRIu64 ", rollbacks %" PRIu64 ", conflicts rolled back %" PRIu64
-           "\n",
-           (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts);
+           ", capture trigger switched off %" PRIu64 " times, uncaptured writes %" PRIu64 "\n",
+           (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts, (uint64_t)n_toggles,
+           (uint64_t)n_uncaptured_writes);
 
     if (g_failed) {
         printf("stress: FAILED\n%s\n", g_failure.c_str());
@@ -809,7 +885,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (reads == 0 || (opt.writers > 0 && n_commits == 0) ||
-        (opt.readers > 0 && n_fdw_checks == 0)) {
+        (opt.readers > 0 && n_fdw_checks == 0) ||
+        (opt.toggle_seconds > 0 && opt.seconds > 2 * opt.toggle_seconds && n_uncaptured_writes == 0)) {
         printf("stress: FAILED: nothing was checked\n");
         return 1;
     }

@@ -578,6 +578,16 @@ resp_line "EXISTS items:4"
 check "membership revoked: NOPERM" "-NOPERM permission denied for table items" "$reply_line"
 sql "GRANT SELECT ON items TO regress_resp_reader" >/dev/null
 exec {conn}>&-
+# USAGE on the schema is checked as SELECT checks it
+sql "CREATE SCHEMA regress_priv; CREATE TABLE regress_priv.secret2 (id bigint PRIMARY KEY, v text);
+     INSERT INTO regress_priv.secret2 VALUES (1, 'hidden');
+     SELECT local_cache.enable('regress_priv.secret2', resp_prefix => 'hidden');
+     GRANT SELECT ON regress_priv.secret2 TO regress_resp_reader" >/dev/null
+raw_case "SELECT on the table but no USAGE on its schema: NOPERM" \
+    '-NOPERM permission denied for schema regress_priv\r\n' 'send:GET hidden:1\r\n' read:1
+sql "GRANT USAGE ON SCHEMA regress_priv TO regress_resp_reader" >/dev/null
+raw_case "with USAGE on the schema: served" '$21\r\n{"id":1,"v":"hidden"}\r\n' 'send:GET hidden:1\r\n' read:1
+sql "DROP SCHEMA regress_priv CASCADE" >/dev/null
 
 raw_case "row-level security: never served (GET, MGET, HGET, HGETALL, EXISTS)" \
     '-NOPERM table "secret" has row-level security enabled\r\n-NOPERM table "secret" has row-level security enabled\r\n-NOPERM table "secret" has row-level security enabled\r\n-NOPERM table "secret" has row-level security enabled\r\n-NOPERM table "secret" has row-level security enabled\r\n' \

@@ -139,6 +139,24 @@ cmp_ok($primary->safe_psql('postgres', qq{
 	 WHERE resource_manager = 'local_cache' AND record_type = 'INVALIDATE'}),
 	'>', 0, 'WAL records named local_cache/INVALIDATE');
 
+# Any window in which the primary's writes are not captured ends with a flush that reaches
+# the standby: disable(), a write, enable(); a capture trigger disabled around a write (the
+# standby must not serve rows it cached before, nor fill from the uncaptured writes).
+check_standby('before disable() and enable()');
+on_primary(q{SELECT local_cache.disable('items')});
+on_primary(q{UPDATE items SET value = 'written while disabled' WHERE id = 12});
+on_primary(q{SELECT local_cache.enable('items')});
+check_standby('after disable(), UPDATE, enable()');
+on_primary(q{ALTER TABLE items DISABLE TRIGGER local_cache_invalidate});
+on_primary(q{UPDATE items SET value = 'written while capture was off' WHERE id = 13});
+check_standby('capture trigger disabled, then UPDATE');
+on_primary(q{UPDATE items SET value = 'written while capture was still off' WHERE id = 13});
+check_standby('capture trigger disabled, another UPDATE');
+on_primary(q{ALTER TABLE items ENABLE ALWAYS TRIGGER local_cache_invalidate});
+check_standby('capture trigger enabled again');
+on_primary(q{UPDATE items SET value = 'captured again' WHERE id = 13});
+check_standby('capture trigger enabled again, then UPDATE');
+
 # local_cache.wal_invalidations = off on the primary: its writes are not invalidated through
 # WAL, so the standby stops serving cached rows and reads its tables (STOP record, written
 # before the first such write commits); turned on again, the standby flushes and serves from

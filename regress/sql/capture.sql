@@ -1,0 +1,111 @@
+--
+-- capture: writes cannot be slipped past the cache. A cached table cannot join an inheritance
+-- tree later; the capture triggers are checked by their whole definition, so a replaced or
+-- redefined trigger switches the cache off for the table; switching the extension's event
+-- trigger off does not let a disabled-capture window go unnoticed; reading a table by OID
+-- checks USAGE on its schema as SELECT does.
+--
+\set SHOW_CONTEXT never
+
+CREATE TABLE cap_items (id bigint PRIMARY KEY, value text);
+INSERT INTO cap_items SELECT g, 'v' || g FROM generate_series(1, 10) g;
+SELECT local_cache.enable('cap_items');
+CREATE FUNCTION cap_hits() RETURNS bigint LANGUAGE sql
+    AS $$SELECT hits FROM local_cache.stats WHERE relation = 'cap_items'::regclass$$;
+
+-- Joining an inheritance tree or a partitioned table later is refused.
+CREATE TABLE cap_parent (id bigint, value text);
+ALTER TABLE cap_items INHERIT cap_parent;
+CREATE TABLE cap_child () INHERITS (cap_items);
+CREATE FOREIGN TABLE cap_foreign_child () INHERITS (cap_items) SERVER local_cache OPTIONS (table 'cap_items');
+CREATE TABLE cap_parted (id bigint PRIMARY KEY, value text) PARTITION BY RANGE (id);
+ALTER TABLE cap_parted ATTACH PARTITION cap_items FOR VALUES FROM (0) TO (1000);
+SELECT count(*) AS inheritance FROM pg_inherits WHERE inhrelid = 'cap_items'::regclass OR inhparent = 'cap_items'::regclass;
+DROP TABLE cap_parent, cap_parted;
+
+-- The capture triggers are checked by their whole definition: any other definition switches
+-- the cache off for the table (reads go to the table, and stay exact), until enable() again.
+CREATE FUNCTION cap_redefine(definition text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE definition;
+    EXECUTE 'ALTER TABLE cap_items ENABLE ALWAYS TRIGGER local_cache_invalidate';
+    RETURN 'redefined';
+END $$;
+SELECT lc_check('cap_items', '{1,2,3}'), lc_check('cap_items', '{1,2,3}');
+SELECT cap_hits() AS before \gset
+SELECT lc_check('cap_items', '{1,2,3}');
+SELECT cap_hits() > :before AS cache_used_when_intact;
+
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT ON cap_items
+    FOR EACH ROW EXECUTE FUNCTION local_cache.capture_changes()$$);
+SELECT cap_hits() AS before \gset
+UPDATE cap_items SET value = 'after insert-only trigger' WHERE id = 1;
+SELECT lc_check('cap_items', '{1,2,3}');
+SELECT lc_check('cap_items', '{1,2,3}');
+SELECT cap_hits() = :before AS cache_bypassed;
+
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH STATEMENT EXECUTE FUNCTION local_cache.capture_changes()$$);
+SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OF value OR DELETE ON cap_items
+    FOR EACH ROW EXECUTE FUNCTION local_cache.capture_changes()$$);
+SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH ROW WHEN (false) EXECUTE FUNCTION local_cache.capture_changes()$$);
+SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
+CREATE FUNCTION public.capture_changes() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END $$;
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH ROW EXECUTE FUNCTION public.capture_changes()$$);
+SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH ROW EXECUTE FUNCTION local_cache.capture_changes('x')$$);
+SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
+-- Enabled, but not ALWAYS: it would not fire under session_replication_role = replica.
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH ROW EXECUTE FUNCTION local_cache.capture_changes()$$);
+ALTER TABLE cap_items ENABLE TRIGGER local_cache_invalidate;
+SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
+-- The definition enable() makes, back in place: the cache is used again (nothing cached
+-- meanwhile is served: every change flushed the table).
+ALTER TABLE cap_items ENABLE ALWAYS TRIGGER local_cache_invalidate;
+SELECT lc_check('cap_items', '{1,2,3}'), lc_check('cap_items', '{1,2,3}');
+SELECT cap_hits() > :before AS cache_used_again;
+DROP FUNCTION public.capture_changes();
+
+-- With the extension's event triggers switched off (superuser), a capture trigger disabled
+-- around a write is still noticed, by the DDL itself and by the first reader afterwards.
+SELECT lc_check('cap_items', '{4,5}'), lc_check('cap_items', '{4,5}');
+ALTER EVENT TRIGGER local_cache_table_altered DISABLE;
+ALTER EVENT TRIGGER local_cache_forget_dropped DISABLE;
+ALTER TABLE cap_items DISABLE TRIGGER local_cache_invalidate;
+UPDATE cap_items SET value = 'written while capture was off' WHERE id IN (4, 5);
+ALTER TABLE cap_items ENABLE ALWAYS TRIGGER local_cache_invalidate;
+ALTER EVENT TRIGGER local_cache_table_altered ENABLE ALWAYS;
+ALTER EVENT TRIGGER local_cache_forget_dropped ENABLE ALWAYS;
+SELECT lc_check('cap_items', '{4,5}'), local_cache.mget_json('cap_items', '{4}');
+
+-- USAGE on the schema is checked as SELECT checks it, also when the table is named by OID.
+CREATE SCHEMA cap_private;
+CREATE TABLE cap_private.secret (id bigint PRIMARY KEY, value text);
+INSERT INTO cap_private.secret VALUES (1, 'secret');
+SELECT local_cache.enable('cap_private.secret');
+CREATE ROLE regress_cap_reader;
+GRANT SELECT ON cap_private.secret TO regress_cap_reader;
+SELECT 'cap_private.secret'::regclass::oid AS secret_oid \gset
+SET ROLE regress_cap_reader;
+SELECT * FROM cap_private.secret;
+SELECT local_cache.mget_json(:secret_oid, '{1}');
+RESET ROLE;
+GRANT USAGE ON SCHEMA cap_private TO regress_cap_reader;
+SET ROLE regress_cap_reader;
+SELECT local_cache.mget_json(:secret_oid, '{1}');
+RESET ROLE;
+REVOKE USAGE ON SCHEMA cap_private FROM regress_cap_reader;
+SET ROLE regress_cap_reader;
+SELECT local_cache.mget_json(:secret_oid, '{1}');
+RESET ROLE;
+DROP SCHEMA cap_private CASCADE;
+DROP ROLE regress_cap_reader;
+
+DROP FUNCTION cap_redefine(text), cap_hits();
+DROP TABLE cap_items;

@@ -18,6 +18,7 @@ OBJS = \
 	extension/registry.o \
 	extension/relinfo.o \
 	extension/invalidation.o \
+	extension/keys.o \
 	extension/fetch.o \
 	extension/planner.o \
 	extension/sql_functions.o \

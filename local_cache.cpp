@@ -17,6 +17,12 @@
 #include "resp_server/resp.h"
 
 extern "C" {
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "utils/guc.h"
+}
+
+extern "C" {
 PG_MODULE_MAGIC;
 void _PG_init(void);
 }

@@ -12,6 +12,10 @@
 
 #include "pg.h"
 
+extern "C" {
+#include "access/xact.h"
+}
+
 #include <exception>
 
 namespace local_cache {
@@ -36,7 +40,7 @@ inline auto cxx_boundary(Body &&body) -> decltype(body())
 
 namespace local_cache {
 
-/* A PostgreSQL error caught by pg_guarded(), copied out of PostgreSQL's error state. */
+/* A PostgreSQL error caught by run_or_abort_transaction(), copied out of PostgreSQL's error state. */
 struct PgError {
 	int sqlerrcode;
 	char message[512];
@@ -44,12 +48,14 @@ struct PgError {
 
 /*
  * The other direction, for code that calls PostgreSQL outside of a PostgreSQL-called frame
- * (the RESP workers' loop): runs `body` and turns an ereport(ERROR) into a false return
- * and a copy of the error, after aborting the current transaction. `body` may hold only
- * trivially destructible objects and must not throw.
+ * (the RESP workers' loop): runs `body`; an ereport(ERROR) inside it aborts the current
+ * transaction, and the function returns false with a copy of the error. `body` must be a
+ * noexcept callable holding only trivially destructible objects: the error unwinds it with
+ * longjmp.
  */
-template <typename Body> bool pg_guarded(Body &&body, PgError *error)
+template <typename Body> bool run_or_abort_transaction(Body &&body, PgError *error)
 {
+	static_assert(noexcept(body()), "the body of run_or_abort_transaction must be noexcept");
 	MemoryContext context = CurrentMemoryContext;
 	volatile bool ok = true;
 	PG_TRY();

@@ -20,8 +20,25 @@
 #include "wal.h"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
 #include "access/multixact.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 }
 
 namespace local_cache {
@@ -94,33 +111,6 @@ bool version_is_settled(HeapTupleHeader tuple)
 	return true;
 }
 
-bool key_fits(int64 key, Oid type)
-{
-	switch (type) {
-	case INT4OID: return key >= PG_INT32_MIN && key <= PG_INT32_MAX;
-	case INT2OID: return key >= PG_INT16_MIN && key <= PG_INT16_MAX;
-	default: return true;
-	}
-}
-
-Datum key_datum(int64 key, Oid type)
-{
-	switch (type) {
-	case INT4OID: return Int32GetDatum(int32(key));
-	case INT2OID: return Int16GetDatum(int16(key));
-	default: return Int64GetDatum(key);
-	}
-}
-
-int64 datum_key(Datum value, Oid type)
-{
-	switch (type) {
-	case INT4OID: return DatumGetInt32(value);
-	case INT2OID: return DatumGetInt16(value);
-	default: return DatumGetInt64(value);
-	}
-}
-
 void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple tuple,
 			  const FetchedRow &row, FetchCounts *counts)
 {
@@ -167,7 +157,7 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 	Datum *key_datums = static_cast<Datum *>(palloc(sizeof(Datum) * nmisses));
 	int nkeys = 0;
 	for (int i = 0; i < nmisses; i++) {
-		if (!key_fits(misses[i].key, info->pk_type))
+		if (!key_fits(misses[i].key, info->key.type))
 			continue;
 		if (nkeys > 0 && keys[nkeys - 1].key == misses[i].key) {
 			keys[nkeys - 1].nmisses++;
@@ -182,7 +172,7 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 			k->store_key = store_key(MyDatabaseId, info->relid, k->key);
 			k->fill_seq = store_fill_seq(k->store_key);
 		}
-		key_datums[nkeys++] = key_datum(k->key, info->pk_type);
+		key_datums[nkeys++] = key_to_datum(k->key, info->key.type);
 	}
 	if (nkeys == 0)
 		return;
@@ -190,14 +180,14 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 	int16 typlen;
 	bool typbyval;
 	char typalign;
-	get_typlenbyvalalign(info->pk_type, &typlen, &typbyval, &typalign);
-	ArrayType *array = construct_array(key_datums, nkeys, info->pk_type, typlen, typbyval, typalign);
+	get_typlenbyvalalign(info->key.type, &typlen, &typbyval, &typalign);
+	ArrayType *array = construct_array(key_datums, nkeys, info->key.type, typlen, typbyval, typalign);
 
 	Relation heap = table_open(info->relid, NoLock); /* locked by relinfo_open */
-	Relation index = index_open(info->pk_index, AccessShareLock);
+	Relation index = index_open(info->key.index, AccessShareLock);
 	ScanKeyData scankey;
-	ScanKeyEntryInitialize(&scankey, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, info->pk_type,
-						   InvalidOid, info->pk_eq_proc, PointerGetDatum(array));
+	ScanKeyEntryInitialize(&scankey, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, info->key.type,
+						   InvalidOid, info->key.eq_proc, PointerGetDatum(array));
 	IndexScanDesc scan = index_beginscan(heap, index, request.snapshot, 1, 0);
 	index_rescan(scan, &scankey, 1, NULL, 0);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
@@ -207,7 +197,7 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 
 	while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
 		bool isnull;
-		int64 key = datum_key(slot_getattr(slot, info->pk_attnum, &isnull), info->pk_type);
+		int64 key = key_from_datum(slot_getattr(slot, info->key.attnum, &isnull), info->key.type);
 		MissedKey *missed = static_cast<MissedKey *>(
 			bsearch(&key, keys, nkeys, sizeof(MissedKey), compare_missed_key));
 		if (missed == nullptr)

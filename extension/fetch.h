@@ -6,6 +6,11 @@
 #pragma once
 
 #include "pg.h"
+
+extern "C" {
+#include "lib/stringinfo.h"
+#include "utils/snapshot.h"
+}
 #include "relinfo.h"
 
 namespace local_cache {
@@ -24,12 +29,20 @@ struct FetchedRow {
  */
 using RowCallback = void (*)(void *context, int position, const FetchedRow &row);
 
+/* What to fetch: keys of one table (key_is_null may be nullptr: no NULL keys), read with a
+ * snapshot (the caller's active snapshot, or the executor's). */
 struct FetchRequest {
 	RelInfo *info;
 	Snapshot snapshot;
 	const int64 *keys;
 	const bool *key_is_null;
 	int nkeys;
+
+	FetchRequest(RelInfo *info_, Snapshot snapshot_, const int64 *keys_, int nkeys_,
+				 const bool *key_is_null_ = nullptr)
+		: info(info_), snapshot(snapshot_), keys(keys_), key_is_null(key_is_null_), nkeys(nkeys_)
+	{
+	}
 };
 
 /* What one call did, for EXPLAIN ANALYZE (the store's counters are updated too). */

@@ -13,8 +13,22 @@
 #include "invalidation.h"
 
 #include "boundary.h"
+#include "keys.h"
 #include "store.h"
 #include "wal.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+}
 
 extern "C" {
 PG_FUNCTION_INFO_V1(local_cache_capture_changes);
@@ -35,8 +49,8 @@ struct ChangedTable {
 	 * capture_began once store_capture_begin ran at pre-commit. */
 	bool capture_changed;
 	bool capture_began;
-	AttrNumber pk_attnum;
-	Oid pk_type;
+	bool keyed;     /* rows are named by key: the table has a key the cache can use */
+	PrimaryKey key;
 	int64 nkeys;
 };
 
@@ -72,8 +86,7 @@ ChangedTable *changed_table_entry(Oid relid, bool *found)
 		table->capture_changed = false;
 		table->capture_began = false;
 		table->nkeys = 0;
-		table->pk_attnum = InvalidAttrNumber;
-		table->pk_type = InvalidOid;
+		table->keyed = false;
 	}
 	return table;
 }
@@ -83,20 +96,9 @@ ChangedTable *changed_table(Relation rel)
 	bool found;
 	ChangedTable *table = changed_table_entry(RelationGetRelid(rel), &found);
 	if (!found) {
-		list_free(RelationGetIndexList(rel));
-		if (OidIsValid(rel->rd_pkindex)) {
-			HeapTuple tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(rel->rd_pkindex));
-			if (HeapTupleIsValid(tuple)) {
-				Form_pg_index index = (Form_pg_index) GETSTRUCT(tuple);
-				if (index->indnkeyatts == 1 && index->indkey.values[0] > 0) {
-					table->pk_attnum = index->indkey.values[0];
-					table->pk_type = TupleDescAttr(RelationGetDescr(rel), table->pk_attnum - 1)->atttypid;
-				}
-				ReleaseSysCache(tuple);
-			}
-		}
+		table->keyed = primary_key_of(rel, &table->key) == KeyProblem::None;
 		/* No usable key to name rows by: flush the table at commit. */
-		if (table->pk_type != INT8OID && table->pk_type != INT4OID && table->pk_type != INT2OID)
+		if (!table->keyed)
 			table->flush_all = true;
 	}
 	return table;
@@ -107,17 +109,13 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 	if (table->flush_all || tuple == nullptr)
 		return;
 	bool isnull;
-	Datum value = heap_getattr(tuple, table->pk_attnum, desc, &isnull);
+	Datum value = heap_getattr(tuple, table->key.attnum, desc, &isnull);
 	if (isnull)
 		return;
 	ChangedKey changed;
 	memset(&changed, 0, sizeof(changed));
 	changed.relid = table->relid;
-	switch (table->pk_type) {
-	case INT8OID: changed.key = DatumGetInt64(value); break;
-	case INT4OID: changed.key = DatumGetInt32(value); break;
-	default: changed.key = DatumGetInt16(value); break;
-	}
+	changed.key = key_from_datum(value, table->key.type);
 	bool found;
 	hash_search(changed_keys, &changed, HASH_ENTER, &found);
 	if (!found && ++table->nkeys > MAX_KEYS_PER_TABLE)

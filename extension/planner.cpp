@@ -12,11 +12,15 @@
 #include "boundary.h"
 
 extern "C" {
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
 #include "parser/parse_func.h"
+#include "utils/fmgroids.h"
 #include "utils/inval.h"
+#include "utils/syscache.h"
 }
 
 namespace local_cache {

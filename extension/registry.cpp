@@ -6,7 +6,16 @@
 #include "registry.h"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
 #include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 }
 
 namespace local_cache {

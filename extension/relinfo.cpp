@@ -12,10 +12,28 @@
 #include "registry.h"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "miscadmin.h"
 #include "parser/parse_func.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 }
 
@@ -191,43 +209,6 @@ bool capture_triggers_intact(Oid relid, SignatureHash *hash)
 	return all;
 }
 
-void read_primary_key(Relation rel, RelInfo *info)
-{
-	list_free(RelationGetIndexList(rel));
-	Oid pk_index = rel->rd_pkindex;
-	bool usable = false;
-
-	if (OidIsValid(pk_index)) {
-		HeapTuple tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(pk_index));
-		if (!HeapTupleIsValid(tuple))
-			elog(ERROR, "cache lookup failed for index %u", pk_index);
-		Form_pg_index index = (Form_pg_index) GETSTRUCT(tuple);
-		bool isnull;
-		oidvector *opclasses = (oidvector *) DatumGetPointer(
-			SysCacheGetAttr(INDEXRELID, tuple, Anum_pg_index_indclass, &isnull));
-		if (index->indnkeyatts == 1 && index->indkey.values[0] > 0) {
-			/* Primary keys are unique, so btree: strategy numbers below are btree's. */
-			info->pk_attnum = index->indkey.values[0];
-			info->pk_type = TupleDescAttr(RelationGetDescr(rel), info->pk_attnum - 1)->atttypid;
-			Oid opfamily = get_opclass_family(opclasses->values[0]);
-			Oid eq = get_opfamily_member(opfamily, info->pk_type, info->pk_type,
-										 BTEqualStrategyNumber);
-			usable = OidIsValid(eq) &&
-				(info->pk_type == INT8OID || info->pk_type == INT4OID || info->pk_type == INT2OID);
-			if (usable)
-				info->pk_eq_proc = get_opcode(eq);
-		}
-		ReleaseSysCache(tuple);
-	}
-	if (!usable)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-				 errmsg("table \"%s\" no longer has a single-column bigint, integer or smallint primary key",
-						RelationGetRelationName(rel)),
-				 errhint("Call local_cache.disable('%s').", RelationGetRelationName(rel))));
-	info->pk_index = pk_index;
-}
-
 void build(RelInfo *info)
 {
 	Relation rel = try_relation_open(info->relid, NoLock);
@@ -260,7 +241,12 @@ void build(RelInfo *info)
 				 errhint("Cached reads cannot apply row security policies; call local_cache.disable('%s').",
 						 RelationGetRelationName(rel))));
 
-	read_primary_key(rel, info);
+	if (primary_key_of(rel, &info->key) != KeyProblem::None)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("table \"%s\" no longer has a single-column bigint, integer or smallint primary key",
+						RelationGetRelationName(rel)),
+				 errhint("Call local_cache.disable('%s').", RelationGetRelationName(rel))));
 
 	/* The capture words first, then the catalog: see TableSlotRef (store.h). */
 	info->capture_settled = store_attach_table(MyDatabaseId, info->relid, &info->table);
@@ -276,7 +262,7 @@ void build(RelInfo *info)
 	info->rowtype = rel->rd_rel->reltype;
 	info->relnamespace = RelationGetNamespace(rel);
 	namestrcpy(&info->relname, RelationGetRelationName(rel));
-	store_set_signature(MyDatabaseId, info->relid, info->table, shape_signature(rel, info->pk_attnum, triggers));
+	store_set_signature(MyDatabaseId, info->relid, info->table, shape_signature(rel, info->key.attnum, triggers));
 	/* Without intact capture triggers writes are not seen: read the table. */
 	info->cacheable = capture_intact && info->capture_settled && info->table.slot >= 0;
 	relation_close(rel, NoLock);

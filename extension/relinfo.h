@@ -8,6 +8,12 @@
 #pragma once
 
 #include "pg.h"
+
+extern "C" {
+#include "access/attnum.h"
+#include "utils/hsearch.h"
+}
+#include "keys.h"
 #include "store.h"
 
 namespace local_cache {
@@ -19,10 +25,7 @@ struct RelInfo {
 	bool cacheable;
 	/* Every column renders to JSON independently of session settings (see relinfo.cpp). */
 	bool json_cacheable;
-	AttrNumber pk_attnum;
-	Oid pk_type;       /* INT8OID, INT4OID or INT2OID */
-	Oid pk_index;
-	RegProcedure pk_eq_proc;
+	PrimaryKey key;
 	Oid rowtype;
 	Oid relnamespace;
 	TableSlotRef table;

@@ -6,6 +6,10 @@
 
 #include "settings.h"
 
+extern "C" {
+#include "utils/guc.h"
+}
+
 int local_cache_memory_mb = 128;
 int local_cache_max_row_size = 8192;
 bool local_cache_enabled = true;

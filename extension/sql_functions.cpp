@@ -6,8 +6,22 @@
 #include "boundary.h"
 #include "fetch.h"
 #include "invalidation.h"
+#include "keys.h"
 #include "relinfo.h"
 #include "store.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
+}
 
 extern "C" {
 PG_FUNCTION_INFO_V1(local_cache_mget);
@@ -19,6 +33,7 @@ PG_FUNCTION_INFO_V1(local_cache_reset_stats);
 PG_FUNCTION_INFO_V1(local_cache_table_counters);
 PG_FUNCTION_INFO_V1(local_cache_global_counters);
 PG_FUNCTION_INFO_V1(local_cache_check_preloaded);
+PG_FUNCTION_INFO_V1(local_cache_check_primary_key);
 }
 
 using namespace local_cache;
@@ -54,13 +69,7 @@ Keys unpack_keys(ArrayType *array)
 
 FetchRequest make_request(RelInfo *info, const Keys &keys)
 {
-	FetchRequest request;
-	request.info = info;
-	request.snapshot = GetActiveSnapshot();
-	request.keys = keys.values;
-	request.key_is_null = keys.nulls;
-	request.nkeys = keys.count;
-	return request;
+	return FetchRequest(info, GetActiveSnapshot(), keys.values, keys.count, keys.nulls);
 }
 
 char *copy_bytes(const char *data, uint32 len)
@@ -186,6 +195,18 @@ extern "C" Datum local_cache_check_preloaded(PG_FUNCTION_ARGS)
 {
 	return cxx_boundary([&]() -> Datum {
 		store_require_available();
+		PG_RETURN_VOID();
+	});
+}
+
+/* enable(): the table's primary key is one the cache can key rows by (keys.cpp decides). */
+extern "C" Datum local_cache_check_primary_key(PG_FUNCTION_ARGS)
+{
+	return cxx_boundary([&]() -> Datum {
+		Relation rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+		PrimaryKey key;
+		report_key_problem(rel, primary_key_of(rel, &key));
+		relation_close(rel, AccessShareLock);
 		PG_RETURN_VOID();
 	});
 }

@@ -21,6 +21,12 @@
 #include "boundary.h"
 #include "settings.h"
 
+extern "C" {
+#include "storage/ipc.h"
+#include "storage/procarray.h"
+#include "storage/shmem.h"
+}
+
 namespace local_cache {
 
 namespace {

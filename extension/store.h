@@ -7,6 +7,10 @@
 #pragma once
 
 #include "pg.h"
+
+extern "C" {
+#include "storage/lwlock.h"
+}
 #include "shard.h"
 
 namespace local_cache {

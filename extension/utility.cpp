@@ -22,7 +22,9 @@
 #include "wal.h"
 
 extern "C" {
+#include "catalog/namespace.h"
 #include "nodes/parsenodes.h"
+#include "storage/lockdefs.h"
 #include "tcop/utility.h"
 }
 

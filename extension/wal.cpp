@@ -33,10 +33,13 @@
 #include "store.h"
 
 extern "C" {
+#include "access/transam.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
 }
 
 namespace local_cache {

@@ -13,13 +13,23 @@
 #include "fdw.h"
 
 #include "../extension/boundary.h"
+#include "../extension/registry.h"
 
 extern "C" {
+#include "access/relation.h"
 #include "access/reloptions.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_foreign_table.h"
 #include "commands/defrem.h"
 #include "executor/spi.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
 }
 
 extern "C" {
@@ -122,7 +132,7 @@ void build_mapping(ForeignTableInfo *info)
 							NameStr(satt->attname), RelationGetRelationName(rel),
 							format_type_with_typemod(satt->atttypid, satt->atttypmod))));
 		info->source_attnum[i] = sattnum;
-		if (sattnum == source_info->pk_attnum)
+		if (sattnum == source_info->key.attnum)
 			info->key_attnum = fatt->attnum;
 	}
 	info->source_relid = source;
@@ -166,30 +176,32 @@ List *fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid server_oid)
 {
 	ForeignServer *server = GetForeignServer(server_oid);
 	List *commands = NIL;
-	if (!OidIsValid(get_namespace_oid(stmt->remote_schema, true)))
+	Oid nsp = get_namespace_oid(stmt->remote_schema, true);
+	if (!OidIsValid(nsp))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
 				 errmsg("schema \"%s\" does not exist", stmt->remote_schema)));
 
+	/* The enabled tables of the schema, by name. */
+	List *tables = NIL;
+	registry_scan([&](const RegistryEntry &entry) {
+		if (get_rel_namespace(entry.relid) == nsp)
+			tables = lappend_oid(tables, entry.relid);
+	});
+	uint64 ntables = list_length(tables);
+	Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * (ntables + 1)));
+	char **relnames = static_cast<char **>(palloc(sizeof(char *) * (ntables + 1)));
+	for (uint64 i = 0; i < ntables; i++)
+		relids[i] = list_nth_oid(tables, int(i));
+	qsort(relids, ntables, sizeof(Oid), [](const void *a, const void *b) {
+		return strcmp(get_rel_name(*static_cast<const Oid *>(a)), get_rel_name(*static_cast<const Oid *>(b)));
+	});
+	for (uint64 i = 0; i < ntables; i++)
+		relnames[i] = get_rel_name(relids[i]);
+
 	/* The commands must outlive SPI_finish(): build them in the caller's memory. */
 	MemoryContext caller_context = CurrentMemoryContext;
 	SPI_connect();
-	Oid argtypes[1] = {TEXTOID};
-	Datum args[1] = {CStringGetTextDatum(stmt->remote_schema)};
-	SPI_execute_with_args(
-		"SELECT c.oid, c.relname FROM local_cache.tables t"
-		"  JOIN pg_catalog.pg_class c ON c.oid = t.relid"
-		"  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-		" WHERE n.nspname = $1 ORDER BY c.relname",
-		1, argtypes, args, NULL, true, 0);
-	uint64 ntables = SPI_processed;
-	Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * (ntables + 1)));
-	char **relnames = static_cast<char **>(palloc(sizeof(char *) * (ntables + 1)));
-	for (uint64 i = 0; i < ntables; i++) {
-		bool isnull;
-		relids[i] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		relnames[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
-	}
 
 	/* LIMIT TO must name enabled tables: core would skip the others silently. */
 	if (stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO) {

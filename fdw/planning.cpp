@@ -15,6 +15,7 @@
 #include "fdw.h"
 
 extern "C" {
+#include "access/relation.h"
 #include "catalog/pg_opfamily.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -26,6 +27,10 @@ extern "C" {
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/ruleutils.h"
 }
 
@@ -34,7 +39,7 @@ namespace local_cache {
 namespace {
 
 /* Planner state kept in baserel->fdw_private between the planning callbacks. */
-struct PlanState {
+struct LookupPlanState {
 	ForeignTableInfo *table;
 	double source_tuples;
 	BlockNumber source_pages;
@@ -193,7 +198,7 @@ char *display_key(PlannerInfo *root, Oid foreigntableid, AttrNumber key_attnum, 
 
 void fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
-	PlanState *state = static_cast<PlanState *>(palloc0(sizeof(PlanState)));
+	LookupPlanState *state = static_cast<LookupPlanState *>(palloc0(sizeof(LookupPlanState)));
 	state->table = foreign_table_info(foreigntableid);
 	/* Plans depend on the source too: its DDL must replan queries on the foreign table. */
 	root->glob->relationOids = lappend_oid(root->glob->relationOids, state->table->source_relid);
@@ -215,7 +220,7 @@ void fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 
 void fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid)
 {
-	PlanState *state = static_cast<PlanState *>(baserel->fdw_private);
+	LookupPlanState *state = static_cast<LookupPlanState *>(baserel->fdw_private);
 	AttrNumber key_attnum = state->table->key_attnum;
 
 	KeyClause key;
@@ -268,7 +273,7 @@ void fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid)
 ForeignScan *fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 						  ForeignPath *best_path, List *tlist, List *scan_clauses, Plan *outer_plan)
 {
-	PlanState *state = static_cast<PlanState *>(baserel->fdw_private);
+	LookupPlanState *state = static_cast<LookupPlanState *>(baserel->fdw_private);
 	AttrNumber key_attnum = state->table->key_attnum;
 
 	/*

@@ -14,11 +14,21 @@
 #include "../extension/fetch.h"
 
 extern "C" {
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
-#include "executor/executor.h"
+#include "storage/bufmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/sampling.h"
+#include "utils/snapmgr.h"
 }
 
 extern "C" {
@@ -29,7 +39,7 @@ namespace local_cache {
 
 namespace {
 
-struct ScanState {
+struct LookupScanState {
 	ForeignTableInfo *table;
 	RelInfo *source;
 	int key_mode;            /* PLAN_KEY_IS_ARRAY value */
@@ -55,7 +65,7 @@ struct ScanState {
 
 void collect(void *context, int position, const FetchedRow &row)
 {
-	ScanState *state = static_cast<ScanState *>(context);
+	LookupScanState *state = static_cast<LookupScanState *>(context);
 	char *copy = static_cast<char *>(palloc(row.tuple_len));
 	memcpy(copy, row.tuple, row.tuple_len);
 	state->rows[position] = copy;
@@ -67,17 +77,9 @@ int compare_int64(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-int64 integer_datum(Datum value, Oid type)
-{
-	switch (type) {
-	case INT2OID: return DatumGetInt16(value);
-	case INT4OID: return DatumGetInt32(value);
-	default: return DatumGetInt64(value);
-	}
-}
 
 /* Evaluates the key expression into sorted, distinct, non-NULL keys. */
-int evaluate_keys(ScanState *state, ExprContext *econtext, int64 **keys_out)
+int evaluate_keys(LookupScanState *state, ExprContext *econtext, int64 **keys_out)
 {
 	bool isnull;
 	Datum value = ExecEvalExpr(state->key_expr, econtext, &isnull);
@@ -88,7 +90,7 @@ int evaluate_keys(ScanState *state, ExprContext *econtext, int64 **keys_out)
 	int nkeys = 0;
 	if (state->key_mode == 0) {
 		keys = static_cast<int64 *>(palloc(sizeof(int64)));
-		keys[nkeys++] = integer_datum(value, type);
+		keys[nkeys++] = key_from_datum(value, type);
 	} else {
 		ArrayType *array = DatumGetArrayTypeP(value);
 		Oid element = ARR_ELEMTYPE(array);
@@ -103,7 +105,7 @@ int evaluate_keys(ScanState *state, ExprContext *econtext, int64 **keys_out)
 		keys = static_cast<int64 *>(palloc(sizeof(int64) * (n + 1)));
 		for (int i = 0; i < n; i++)
 			if (!nulls[i])
-				keys[nkeys++] = integer_datum(elements[i], element);
+				keys[nkeys++] = key_from_datum(elements[i], element);
 	}
 	qsort(keys, nkeys, sizeof(int64), compare_int64);
 	int distinct = 0;
@@ -114,7 +116,7 @@ int evaluate_keys(ScanState *state, ExprContext *econtext, int64 **keys_out)
 	return distinct;
 }
 
-void fetch_batch(ForeignScanState *node, ScanState *state)
+void fetch_batch(ForeignScanState *node, LookupScanState *state)
 {
 	MemoryContext old = MemoryContextSwitchTo(state->batch_context);
 	int64 *keys;
@@ -123,12 +125,7 @@ void fetch_batch(ForeignScanState *node, ScanState *state)
 	state->nrows = nkeys;
 	state->next_row = 0;
 	if (nkeys > 0) {
-		FetchRequest request;
-		request.info = state->source;
-		request.snapshot = node->ss.ps.state->es_snapshot;
-		request.keys = keys;
-		request.key_is_null = nullptr;
-		request.nkeys = nkeys;
+		FetchRequest request(state->source, node->ss.ps.state->es_snapshot, keys, nkeys);
 		FetchCounts counts;
 		fetch_rows(request, collect, state, &counts);
 		state->totals.hits += counts.hits;
@@ -141,7 +138,7 @@ void fetch_batch(ForeignScanState *node, ScanState *state)
 }
 
 /* Fills the scan slot with the needed columns of a source row given as values/nulls. */
-TupleTableSlot *store_row(ScanState *state, TupleTableSlot *slot, const Datum *values, const bool *nulls)
+TupleTableSlot *store_row(LookupScanState *state, TupleTableSlot *slot, const Datum *values, const bool *nulls)
 {
 	ExecClearTuple(slot);
 	for (int i = 0; i < state->table->natts; i++) {
@@ -157,7 +154,7 @@ TupleTableSlot *store_row(ScanState *state, TupleTableSlot *slot, const Datum *v
 	return ExecStoreVirtualTuple(slot);
 }
 
-void deform_source_row(ScanState *state, const char *row)
+void deform_source_row(LookupScanState *state, const char *row)
 {
 	HeapTupleData tuple;
 	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
@@ -172,7 +169,7 @@ void begin_scan(ForeignScanState *node, int eflags)
 {
 	ForeignScan *plan = reinterpret_cast<ForeignScan *>(node->ss.ps.plan);
 	EState *estate = node->ss.ps.state;
-	ScanState *state = static_cast<ScanState *>(palloc0(sizeof(ScanState)));
+	LookupScanState *state = static_cast<LookupScanState *>(palloc0(sizeof(LookupScanState)));
 	node->fdw_state = state;
 
 	Oid foreign_relid = RelationGetRelid(node->ss.ss_currentRelation);
@@ -215,7 +212,7 @@ void begin_scan(ForeignScanState *node, int eflags)
 
 TupleTableSlot *iterate_scan(ForeignScanState *node)
 {
-	ScanState *state = static_cast<ScanState *>(node->fdw_state);
+	LookupScanState *state = static_cast<LookupScanState *>(node->fdw_state);
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 
 	if (state->key_mode < 0) {
@@ -239,7 +236,7 @@ TupleTableSlot *iterate_scan(ForeignScanState *node)
 
 void rescan(ForeignScanState *node)
 {
-	ScanState *state = static_cast<ScanState *>(node->fdw_state);
+	LookupScanState *state = static_cast<LookupScanState *>(node->fdw_state);
 	if (state->key_mode < 0) {
 		table_rescan(state->scan, NULL);
 		return;
@@ -252,7 +249,7 @@ void rescan(ForeignScanState *node)
 
 void end_scan(ForeignScanState *node)
 {
-	ScanState *state = static_cast<ScanState *>(node->fdw_state);
+	LookupScanState *state = static_cast<LookupScanState *>(node->fdw_state);
 	if (state == nullptr || state->source_rel == nullptr)
 		return;
 	if (state->scan != nullptr) {
@@ -265,7 +262,7 @@ void end_scan(ForeignScanState *node)
 void explain_scan(ForeignScanState *node, ExplainState *es)
 {
 	ForeignScan *plan = reinterpret_cast<ForeignScan *>(node->ss.ps.plan);
-	ScanState *state = static_cast<ScanState *>(node->fdw_state);
+	LookupScanState *state = static_cast<LookupScanState *>(node->fdw_state);
 	if (intVal(list_nth(plan->fdw_private, PLAN_KEY_IS_ARRAY)) >= 0)
 		ExplainPropertyText("Cache Keys", strVal(list_nth(plan->fdw_private, PLAN_KEY_DISPLAY)), es);
 	else

@@ -18,12 +18,17 @@
 #include "shared_state.h"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/table.h"
+#include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
 }
 

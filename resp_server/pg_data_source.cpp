@@ -3,7 +3,8 @@
  *
  * Every call runs in a short transaction of its own with a fresh snapshot (so a reply never
  * shows a row older than a COMMIT acknowledged before the request arrived), inside
- * pg_guarded(): a PostgreSQL error becomes a -ERR / -NOPERM reply, never a worker exit.
+ * run_or_abort_transaction(): a PostgreSQL error becomes a -ERR / -NOPERM / -BUSY reply,
+ * never a worker exit.
  * A command never waits for a lock: a table another transaction has locked answers Busy at
  * once (the server retries the request, see connection.cpp), and lock_timeout bounds any other
  * lock wait (catalogs, indexes) to a millisecond.
@@ -23,9 +24,21 @@
 #include "settings.h"
 
 extern "C" {
+#include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "commands/extension.h"
 #include "libpq/crypt.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 }
@@ -78,7 +91,8 @@ void ensure_contexts()
 /* Runs body in a transaction with a fresh snapshot; false and *error on a PostgreSQL error. */
 template <typename Body> bool in_transaction(Body &&body, PgError *error)
 {
-	return pg_guarded([&] {
+	static_assert(noexcept(body()), "the body of in_transaction must be noexcept");
+	return run_or_abort_transaction([&]() noexcept {
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
@@ -250,12 +264,7 @@ void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, siz
 			n++;
 		}
 	}
-	FetchRequest request;
-	request.info = info;
-	request.snapshot = GetActiveSnapshot();
-	request.keys = values;
-	request.key_is_null = nullptr;
-	request.nkeys = n;
+	FetchRequest request(info, GetActiveSnapshot(), values, n);
 	Collector collector = {found, positions, budget};
 	fetch_rows(request, collect, &collector);
 	budget_check(budget);
@@ -296,12 +305,7 @@ bool fetch_row_values(const Session &session, const RowKey &key, RowValues *row)
 		return false;
 	RelInfo *info = open_table(relid, Oid(session.role->id));
 	Found tuple = {nullptr, 0, false};
-	FetchRequest request;
-	request.info = info;
-	request.snapshot = GetActiveSnapshot();
-	request.keys = &key.id;
-	request.key_is_null = nullptr;
-	request.nkeys = 1;
+	FetchRequest request(info, GetActiveSnapshot(), &key.id, 1);
 	fetch_rows(request, collect_tuple, &tuple);
 	if (tuple.bytes == nullptr)
 		return false;
@@ -366,7 +370,7 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 	Oid role = Oid(session.role->id);
 	Budget budget = output_budget();
 	PgError error;
-	bool ok = in_transaction([&] {
+	bool ok = in_transaction([&]() noexcept {
 		load_prefixes();
 		Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * (count + 1)));
 		for (size_t i = 0; i < count; i++)
@@ -394,7 +398,7 @@ LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key
 	Found *found = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (count + 1)));
 	Budget budget = output_budget();
 	PgError error;
-	bool ok = in_transaction([&] {
+	bool ok = in_transaction([&]() noexcept {
 		RowValues row;
 		if (!fetch_row_values(session, key, &row))
 			return;
@@ -420,7 +424,7 @@ LookupResult PgDataSource::get_all_columns(const Session &session, const RowKey 
 	Found *values = nullptr;
 	int n = 0;
 	PgError error;
-	bool ok = in_transaction([&] {
+	bool ok = in_transaction([&]() noexcept {
 		RowValues row;
 		if (!fetch_row_values(session, key, &row))
 			return;
@@ -454,7 +458,7 @@ std::optional<AuthenticatedRole> PgDataSource::authenticate(std::optional<std::s
 	std::string secret(password);
 	Oid role = InvalidOid;
 	PgError error;
-	bool ok = in_transaction([&] {
+	bool ok = in_transaction([&]() noexcept {
 		Oid candidate = get_role_oid(name.c_str(), true);
 		if (!OidIsValid(candidate))
 			return;
@@ -484,7 +488,7 @@ std::optional<AuthenticatedRole> PgDataSource::default_role()
 	if (!default_role_valid) {
 		PgError error;
 		Oid role = InvalidOid;
-		if (!in_transaction([&] { role = get_role_oid(local_cache_resp_role, true); }, &error))
+		if (!in_transaction([&]() noexcept { role = get_role_oid(local_cache_resp_role, true); }, &error))
 			role = InvalidOid;
 		if (!OidIsValid(role))
 			ereport(WARNING,
@@ -509,7 +513,7 @@ uint64_t PgDataSource::count_keys(const Session &session)
 	uint64 keys = 0;
 	Oid role = Oid(session.role->id);
 	PgError error;
-	in_transaction([&] {
+	in_transaction([&]() noexcept {
 		int max = store_max_tables();
 		TableCounters *tables = static_cast<TableCounters *>(palloc(sizeof(TableCounters) * max));
 		int n = store_table_counters(tables, max);

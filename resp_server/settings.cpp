@@ -6,6 +6,12 @@
 
 #include "settings.h"
 
+#include <climits>
+
+extern "C" {
+#include "utils/guc.h"
+}
+
 int local_cache_resp_port = 0;
 int local_cache_resp_workers = 2;
 char *local_cache_resp_listen_addresses = nullptr;

@@ -10,6 +10,14 @@
 #include "settings.h"
 #include "shared_state.h"
 
+extern "C" {
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+}
+
 namespace local_cache {
 
 namespace {

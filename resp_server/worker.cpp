@@ -30,6 +30,7 @@ extern "C" {
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
+#include "storage/ipc.h"
 #include "storage/procsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/timestamp.h"
@@ -112,7 +113,7 @@ void process_interrupts(Server *server)
 	if (InterruptPending) {
 		QueryCancelPending = false;
 		PgError error;
-		if (!pg_guarded([] { CHECK_FOR_INTERRUPTS(); }, &error))
+		if (!run_or_abort_transaction([]() noexcept { CHECK_FOR_INTERRUPTS(); }, &error))
 			ereport(LOG, (errmsg("local_cache RESP worker %d: %s", server->worker_number, error.message)));
 	}
 }

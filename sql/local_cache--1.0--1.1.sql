@@ -7,15 +7,19 @@
 CREATE FUNCTION local_cache._check_preloaded() RETURNS void
     AS 'MODULE_PATHNAME', 'local_cache_check_preloaded' LANGUAGE C STRICT VOLATILE;
 
+-- Raises a clear error unless the table's primary key is one the cache can key rows by (the
+-- library decides: one bigint, integer or smallint column).
+CREATE FUNCTION local_cache._check_primary_key(rel regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'local_cache_check_primary_key' LANGUAGE C STRICT STABLE;
+
 -- Raises a clear error unless `rel` can be cached by the caller: the caller owns it; an
 -- ordinary, permanent or unlogged table outside any partitioned table or inheritance tree
--- (writes through a parent fire no trigger of the child); a single-column int2/int4/int8
--- primary key; no row-level security.
+-- (writes through a parent fire no trigger of the child); a primary key the cache can use;
+-- no row-level security.
 CREATE OR REPLACE FUNCTION local_cache._check_cacheable(rel regclass) RETURNS void
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog AS $$
 DECLARE
     cls pg_class;
-    pk pg_index;
 BEGIN
     SELECT * INTO cls FROM pg_class WHERE oid = rel;
     IF NOT FOUND THEN
@@ -51,22 +55,7 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Cached reads cannot apply row security policies.';
     END IF;
-    SELECT * INTO pk FROM pg_index WHERE indrelid = rel AND indisprimary;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'table "%" has no primary key', rel
-            USING ERRCODE = 'invalid_table_definition',
-                  HINT = 'local_cache needs a single-column bigint, integer or smallint primary key.';
-    END IF;
-    IF pk.indnkeyatts <> 1 OR pk.indkey[0] = 0 THEN
-        RAISE EXCEPTION 'primary key of table "%" is not a single column', rel
-            USING ERRCODE = 'invalid_table_definition',
-                  HINT = 'local_cache needs a single-column bigint, integer or smallint primary key.';
-    END IF;
-    IF (SELECT atttypid FROM pg_attribute WHERE attrelid = rel AND attnum = pk.indkey[0])
-           NOT IN ('int8'::regtype, 'int4'::regtype, 'int2'::regtype) THEN
-        RAISE EXCEPTION 'primary key of table "%" is not of type bigint, integer or smallint', rel
-            USING ERRCODE = 'datatype_mismatch';
-    END IF;
+    PERFORM local_cache._check_primary_key(rel);
 END $$;
 
 -- "Not enabled" is object_not_in_prerequisite_state (55000) everywhere: here as on reads.

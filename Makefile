@@ -99,11 +99,11 @@ FUZZ_BIN = resp_server/tests/fuzz_parser
 FUZZ_SECONDS ?= 30
 FUZZ_ARTIFACTS ?= /tmp/local_cache_fuzz
 
-$(FUZZ_BIN): resp_server/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h \
+$(FUZZ_BIN): resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h \
 		resp_server/tests/parse_harness.h
 	$(FUZZ_CXX) -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -Iresp_server -Iresp_server/tests -o $@ \
-		resp_server/fuzz_parser.cpp resp_server/protocol.cpp
+		resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp
 
 .PHONY: fuzz
 fuzz: $(FUZZ_BIN)

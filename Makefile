@@ -77,7 +77,7 @@ $(UNITTEST_BIN): $(UNITTEST_SRCS) extension/shard.h
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_SRCS = resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp
 RESP_HEADERS = resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
-	resp_server/data_source.h
+	resp_server/command_context.h resp_server/data_source.h
 RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \
 	resp_server/tests/reply_test.cpp resp_server/tests/commands_test.cpp
 RESP_TEST_HEADERS = resp_server/tests/parse_harness.h resp_server/tests/resp_reader.h \

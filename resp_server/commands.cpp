@@ -6,7 +6,7 @@
  * DataSource hands them into per-worker scratch buffers that keep their capacity between
  * requests, so a cache hit costs no allocation once the worker has warmed up.
  */
-#include "commands.h"
+#include "command_context.h"
 
 #include <algorithm>
 #include <charconv>
@@ -20,50 +20,6 @@
 namespace local_cache::resp {
 
 namespace {
-
-char ascii_lower(char c)
-{
-	return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
-}
-
-char ascii_upper(char c)
-{
-	return (c >= 'a' && c <= 'z') ? char(c - 'a' + 'A') : c;
-}
-
-bool equals_ignore_case(std::string_view a, std::string_view b)
-{
-	if (a.size() != b.size())
-		return false;
-	for (size_t i = 0; i < a.size(); i++) {
-		if (ascii_lower(a[i]) != ascii_lower(b[i]))
-			return false;
-	}
-	return true;
-}
-
-/* What printf's "%.Ns" shows of a client-supplied argument: at most `max` bytes, up to a NUL.
- * Redis formats its error messages that way; we show the same text. */
-std::string_view c_string_prefix(std::string_view text, size_t max)
-{
-	size_t length = std::min(text.size(), max);
-	if (const void *nul = memchr(text.data(), '\0', length))
-		length = size_t(static_cast<const char *>(nul) - text.data());
-	return text.substr(0, length);
-}
-
-std::string_view c_string(std::string_view text)
-{
-	return c_string_prefix(text, text.size());
-}
-
-template <typename Integer>
-void append_number(std::string &out, Integer value)
-{
-	char digits[24];
-	char *end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
-	out.append(digits, size_t(end - digits));
-}
 
 /* Redis's bytesToHuman: 1023B, 1.00K, 12.50M ... */
 void append_human_bytes(std::string &out, uint64_t bytes)
@@ -96,119 +52,7 @@ bool is_valid_client_attribute(std::string_view value)
 	return true;
 }
 
-/* ---- value collection: what the DataSource finds, copied into reusable storage ---- */
-
-/* Values by reply position. The DataSource numbers its answers by the index of the key (or
- * column) it was given; index_to_position_ maps that index to the reply position. */
-class ValueCollector final : public ValueSink {
-public:
-	void begin(size_t positions)
-	{
-		trim();
-		arena_.clear();
-		slots_.assign(positions, Slot{0, 0, false});
-		index_to_position_.clear();
-	}
-	/* The next key handed to the DataSource answers reply position `position`. */
-	void map_next_index(size_t position) { index_to_position_.push_back(position); }
-
-	void value(size_t index, std::string_view bytes) override
-	{
-		/* An index the DataSource was never given is ignored rather than trusted. */
-		if (index >= index_to_position_.size())
-			return;
-		slots_[index_to_position_[index]] = Slot{arena_.size(), bytes.size(), true};
-		arena_.append(bytes.data(), bytes.size());
-	}
-
-	size_t positions() const { return slots_.size(); }
-	bool found(size_t position) const { return slots_[position].found; }
-	std::string_view get(size_t position) const
-	{
-		return std::string_view(arena_.data() + slots_[position].offset, slots_[position].length);
-	}
-
-private:
-	struct Slot {
-		size_t offset;
-		size_t length;
-		bool found;
-	};
-
-	/* Give back the memory of an unusually large reply instead of keeping it for good. */
-	void trim()
-	{
-		if (arena_.capacity() > (size_t(1) << 20))
-			std::string().swap(arena_);
-		if (slots_.capacity() > 4096)
-			std::vector<Slot>().swap(slots_);
-		if (index_to_position_.capacity() > 4096)
-			std::vector<size_t>().swap(index_to_position_);
-	}
-
-	std::string arena_;
-	std::vector<Slot> slots_;
-	std::vector<size_t> index_to_position_;
-};
-
-/* A row's columns for HGETALL, in the order the DataSource gives them. */
-class FieldCollector final : public FieldSink {
-public:
-	void begin()
-	{
-		if (arena_.capacity() > (size_t(1) << 20))
-			std::string().swap(arena_);
-		arena_.clear();
-		fields_.clear();
-	}
-	void field(std::string_view column, std::string_view value) override
-	{
-		fields_.push_back(Field{arena_.size(), column.size(), value.size()});
-		arena_.append(column.data(), column.size());
-		arena_.append(value.data(), value.size());
-	}
-	size_t count() const { return fields_.size(); }
-	std::string_view column(size_t i) const
-	{
-		return std::string_view(arena_.data() + fields_[i].offset, fields_[i].column_length);
-	}
-	std::string_view value(size_t i) const
-	{
-		return std::string_view(arena_.data() + fields_[i].offset + fields_[i].column_length,
-								fields_[i].value_length);
-	}
-
-private:
-	struct Field {
-		size_t offset;
-		size_t column_length;
-		size_t value_length;
-	};
-	std::string arena_;
-	std::vector<Field> fields_;
-};
-
 } // namespace
-
-struct CommandProcessor::Scratch {
-	std::vector<RowKey> keys;
-	ValueCollector values;
-	FieldCollector fields;
-	std::string text; /* error messages, INFO, CLIENT INFO */
-};
-
-/* What a handler sees. */
-struct CommandContext {
-	const Request &request;
-	Session &session;
-	DataSource &data;
-	ReplyWriter &reply;
-	CommandProcessor::Scratch &scratch;
-	const CommandSpec &command; /* the row being run (the subcommand's, for a container) */
-
-	size_t argc() const { return request.argc; }
-	std::string_view arg(size_t i) const { return request.argv[i]; }
-};
 
 std::optional<RowKey> parse_row_key(std::string_view key)
 {

@@ -176,4 +176,25 @@ struct CommandContext {
 	std::string_view arg(size_t i) const { return request.argv[i]; }
 };
 
+/* ---- what the data commands share (cmd_strings.cpp) ---- */
+
+/* Answers a failed lookup; returns false when the command must stop. */
+bool lookup_succeeded(CommandContext &c, const LookupResult &result);
+
+/* Replies the value collected at `position`, or nil when none was found. */
+void reply_collected_value(CommandContext &c, size_t position);
+
+/* ---- the handlers the command table names, by the file that holds them ---- */
+
+/* cmd_strings.cpp */
+void get_command(CommandContext &c);
+void mget_command(CommandContext &c);
+void exists_command(CommandContext &c);
+void dbsize_command(CommandContext &c);
+
+/* cmd_hashes.cpp */
+void hget_command(CommandContext &c);
+void hmget_command(CommandContext &c);
+void hgetall_command(CommandContext &c);
+
 } // namespace local_cache::resp

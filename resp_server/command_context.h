@@ -197,4 +197,19 @@ void hget_command(CommandContext &c);
 void hmget_command(CommandContext &c);
 void hgetall_command(CommandContext &c);
 
+/* cmd_connection.cpp */
+void ping_command(CommandContext &c);
+void echo_command(CommandContext &c);
+void hello_command(CommandContext &c);
+void auth_command(CommandContext &c);
+void select_command(CommandContext &c);
+void reset_command(CommandContext &c);
+void quit_command(CommandContext &c);
+void client_getname_command(CommandContext &c);
+void client_id_command(CommandContext &c);
+void client_info_command(CommandContext &c);
+void client_maint_notifications_command(CommandContext &c);
+void client_setinfo_command(CommandContext &c);
+void client_setname_command(CommandContext &c);
+
 } // namespace local_cache::resp

@@ -30,6 +30,8 @@ OBJS = \
 	resp_server/cmd_strings.o \
 	resp_server/cmd_hashes.o \
 	resp_server/cmd_connection.o \
+	resp_server/cmd_server.o \
+	resp_server/glob.o \
 	resp_server/pg_data_source.o \
 	resp_server/settings.o \
 	resp_server/shared_state.o \
@@ -79,7 +81,8 @@ $(UNITTEST_BIN): $(UNITTEST_SRCS) extension/shard.h
 # The RESP protocol layer (resp_server/: parser, replies, command table) is its own module.
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_SRCS = resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp \
-	resp_server/cmd_strings.cpp resp_server/cmd_hashes.cpp resp_server/cmd_connection.cpp
+	resp_server/cmd_strings.cpp resp_server/cmd_hashes.cpp resp_server/cmd_connection.cpp \
+	resp_server/cmd_server.cpp resp_server/glob.cpp
 RESP_HEADERS = resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
 	resp_server/command_context.h resp_server/data_source.h
 RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \

@@ -4,6 +4,11 @@
  * CommandContext a handler runs with, the per-worker scratch buffers and the collectors that
  * copy what the DataSource hands over, the lookup answers the data commands share, small text
  * helpers, and the handlers the command table names. No PostgreSQL header.
+ *
+ * Handlers read their arguments from the request, ask the DataSource for data, and write one
+ * reply. Data handlers do all their lookups before writing anything, and copy what the
+ * DataSource hands them into per-worker scratch buffers that keep their capacity between
+ * requests, so a cache hit costs no allocation once the worker has warmed up.
  */
 #pragma once
 
@@ -211,5 +216,16 @@ void client_info_command(CommandContext &c);
 void client_maint_notifications_command(CommandContext &c);
 void client_setinfo_command(CommandContext &c);
 void client_setname_command(CommandContext &c);
+
+/* cmd_server.cpp */
+void help_command(CommandContext &c); /* CLIENT HELP, COMMAND HELP, CONFIG HELP */
+void command_command(CommandContext &c);
+void command_count_command(CommandContext &c);
+void command_docs_command(CommandContext &c);
+void command_info_command(CommandContext &c);
+void command_list_command(CommandContext &c);
+void info_command(CommandContext &c);
+void config_get_command(CommandContext &c);
+void config_set_command(CommandContext &c);
 
 } // namespace local_cache::resp

@@ -86,9 +86,12 @@ RESP_SRCS = resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.
 RESP_HEADERS = resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
 	resp_server/command_context.h resp_server/data_source.h
 RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \
-	resp_server/tests/reply_test.cpp resp_server/tests/commands_test.cpp
+	resp_server/tests/reply_test.cpp resp_server/tests/commands_dispatch_test.cpp \
+	resp_server/tests/cmd_strings_test.cpp resp_server/tests/cmd_hashes_test.cpp \
+	resp_server/tests/cmd_connection_test.cpp resp_server/tests/cmd_server_test.cpp \
+	resp_server/tests/glob_test.cpp
 RESP_TEST_HEADERS = resp_server/tests/parse_harness.h resp_server/tests/resp_reader.h \
-	resp_server/tests/fake_data_source.h
+	resp_server/tests/fake_data_source.h resp_server/tests/command_harness.h
 
 $(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
 	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iresp_server -Iresp_server/tests -o $@ \

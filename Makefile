@@ -30,6 +30,11 @@ OBJS = \
 	resp_server/protocol.o \
 	resp_server/reply.o \
 	resp_server/commands.o \
+	resp_server/cmd_strings.o \
+	resp_server/cmd_hashes.o \
+	resp_server/cmd_connection.o \
+	resp_server/cmd_server.o \
+	resp_server/glob.o \
 	resp_server/pg_data_source.o \
 	resp_server/settings.o \
 	resp_server/shared_state.o \
@@ -78,13 +83,18 @@ $(UNITTEST_BIN): $(UNITTEST_SRCS) extension/shard.h
 
 # The RESP protocol layer (resp_server/: parser, replies, command table) is its own module.
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
-RESP_SRCS = resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp
+RESP_SRCS = resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp \
+	resp_server/cmd_strings.cpp resp_server/cmd_hashes.cpp resp_server/cmd_connection.cpp \
+	resp_server/cmd_server.cpp resp_server/glob.cpp
 RESP_HEADERS = resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
-	resp_server/data_source.h
+	resp_server/command_context.h resp_server/data_source.h
 RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \
-	resp_server/tests/reply_test.cpp resp_server/tests/commands_test.cpp
+	resp_server/tests/reply_test.cpp resp_server/tests/commands_dispatch_test.cpp \
+	resp_server/tests/cmd_strings_test.cpp resp_server/tests/cmd_hashes_test.cpp \
+	resp_server/tests/cmd_connection_test.cpp resp_server/tests/cmd_server_test.cpp \
+	resp_server/tests/glob_test.cpp
 RESP_TEST_HEADERS = resp_server/tests/parse_harness.h resp_server/tests/resp_reader.h \
-	resp_server/tests/fake_data_source.h
+	resp_server/tests/fake_data_source.h resp_server/tests/command_harness.h
 
 $(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
 	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iresp_server -Iresp_server/tests -o $@ \
@@ -102,11 +112,11 @@ FUZZ_BIN = resp_server/tests/fuzz_parser
 FUZZ_SECONDS ?= 30
 FUZZ_ARTIFACTS ?= /tmp/local_cache_fuzz
 
-$(FUZZ_BIN): resp_server/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h \
+$(FUZZ_BIN): resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h \
 		resp_server/tests/parse_harness.h
 	$(FUZZ_CXX) -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -Iresp_server -Iresp_server/tests -o $@ \
-		resp_server/fuzz_parser.cpp resp_server/protocol.cpp
+		resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp
 
 .PHONY: fuzz
 fuzz: $(FUZZ_BIN)

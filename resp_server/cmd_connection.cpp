@@ -1,0 +1,298 @@
+/*
+ * cmd_connection.cpp — the connection commands, as Redis's connection group: PING, ECHO, the
+ * handshake (HELLO, AUTH), SELECT, RESET, QUIT and the CLIENT subcommands clients send at
+ * connect. They read and change the Session; AUTH and HELLO AUTH check passwords through the
+ * DataSource.
+ */
+#include "command_context.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace local_cache::resp {
+
+namespace {
+
+/* Client names and library attributes: printable ASCII without spaces, so that CLIENT LIST
+ * lines can be split on spaces (Redis's validateClientAttr). */
+bool is_valid_client_attribute(std::string_view value)
+{
+	for (char c : value) {
+		if (c < '!' || c > '~')
+			return false;
+	}
+	return true;
+}
+
+constexpr std::string_view kInvalidClientName =
+	"Client names cannot contain spaces, newlines or special characters.";
+
+void reply_syntax_error(CommandContext &c)
+{
+	c.reply.error("syntax error");
+}
+
+void reply_wrong_password(CommandContext &c)
+{
+	c.reply.error_with_code("WRONGPASS", "invalid username-password pair or user is disabled.");
+}
+
+/* Redis clients configured with a password only send the user name "default". */
+std::optional<std::string_view> role_name_for(std::string_view user)
+{
+	if (user == "default")
+		return std::nullopt;
+	return user;
+}
+
+} // namespace
+
+void ping_command(CommandContext &c)
+{
+	if (c.argc() > 2) {
+		/* PING's arity is -1 and the check is its own, as in Redis. */
+		c.reply.error("wrong number of arguments for 'ping' command");
+		return;
+	}
+	if (c.argc() == 2)
+		c.reply.bulk(c.arg(1));
+	else
+		c.reply.simple_string("PONG");
+}
+
+void echo_command(CommandContext &c)
+{
+	c.reply.bulk(c.arg(1));
+}
+
+void auth_command(CommandContext &c)
+{
+	if (c.argc() > 3) {
+		reply_syntax_error(c);
+		return;
+	}
+	std::optional<std::string_view> user;
+	std::string_view password;
+	if (c.argc() == 2) {
+		password = c.arg(1);
+	} else {
+		user = role_name_for(c.arg(1));
+		password = c.arg(2);
+	}
+	std::optional<AuthenticatedRole> role = c.data.authenticate(user, password);
+	if (!role) {
+		reply_wrong_password(c);
+		return;
+	}
+	c.session.role = std::move(role);
+	c.reply.ok();
+}
+
+void hello_command(CommandContext &c)
+{
+	int64_t version = 0;
+	size_t next = 1;
+	if (c.argc() >= 2) {
+		if (!parse_canonical_int64(c.arg(next++), &version)) {
+			c.reply.error("Protocol version is not an integer or out of range");
+			return;
+		}
+		if (version < 2 || version > 3) {
+			c.reply.error_with_code("NOPROTO", "unsupported protocol version");
+			return;
+		}
+	}
+
+	std::optional<std::string_view> user;
+	std::optional<std::string_view> password;
+	std::optional<std::string_view> client_name;
+	for (size_t j = next; j < c.argc(); j++) {
+		size_t more = c.argc() - 1 - j;
+		std::string_view option = c.arg(j);
+		if (equals_ignore_case(option, "AUTH") && more >= 2) {
+			user = c.arg(j + 1);
+			password = c.arg(j + 2);
+			j += 2;
+		} else if (equals_ignore_case(option, "SETNAME") && more >= 1) {
+			client_name = c.arg(j + 1);
+			if (!is_valid_client_attribute(*client_name)) {
+				c.reply.error(kInvalidClientName);
+				return;
+			}
+			j++;
+		} else {
+			std::string &message = c.scratch.text;
+			message.assign("Syntax error in HELLO option '");
+			message.append(c_string(option));
+			message.append("'");
+			c.reply.error(message);
+			return;
+		}
+	}
+
+	if (password) {
+		std::optional<AuthenticatedRole> role = c.data.authenticate(role_name_for(*user), *password);
+		if (!role) {
+			reply_wrong_password(c);
+			return;
+		}
+		c.session.role = std::move(role);
+	}
+	if (!c.session.authenticated()) {
+		c.reply.error_with_code(
+			"NOAUTH", "HELLO must be called with the client already authenticated, otherwise the "
+					  "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
+					  "client and select the RESP protocol version at the same time");
+		return;
+	}
+	if (client_name)
+		c.session.name.assign(client_name->data(), client_name->size());
+	if (version != 0) {
+		c.session.protocol = int(version);
+		c.reply.set_protocol(int(version));
+	}
+
+	c.reply.map(7);
+	c.reply.bulk("server");
+	c.reply.bulk("redis");
+	c.reply.bulk("version");
+	c.reply.bulk(kRedisCompatibleVersion);
+	c.reply.bulk("proto");
+	c.reply.integer(c.session.protocol);
+	c.reply.bulk("id");
+	c.reply.integer(int64_t(c.session.id));
+	c.reply.bulk("mode");
+	c.reply.bulk("standalone");
+	c.reply.bulk("role");
+	c.reply.bulk("master");
+	c.reply.bulk("modules");
+	c.reply.array(0);
+}
+
+void select_command(CommandContext &c)
+{
+	int64_t index = 0;
+	if (!parse_canonical_int64(c.arg(1), &index) || index < INT32_MIN || index > INT32_MAX) {
+		c.reply.error("value is not an integer or out of range");
+		return;
+	}
+	if (index != 0) {
+		c.reply.error("DB index is out of range");
+		return;
+	}
+	c.reply.ok();
+}
+
+void reset_command(CommandContext &c)
+{
+	/* As Redis's RESET: back to RESP2, no name, the default role; the library attributes stay
+	 * because they still describe the client behind the connection. */
+	c.session.protocol = 2;
+	c.reply.set_protocol(2);
+	c.session.name.clear();
+	c.session.role = c.data.default_role();
+	c.reply.simple_string("RESET");
+}
+
+void quit_command(CommandContext &c)
+{
+	c.session.close_after_reply = true;
+	c.reply.ok();
+}
+
+/* ---- CLIENT ---- */
+
+void client_setname_command(CommandContext &c)
+{
+	std::string_view name = c.arg(2);
+	if (!is_valid_client_attribute(name)) {
+		c.reply.error(kInvalidClientName);
+		return;
+	}
+	c.session.name.assign(name.data(), name.size());
+	c.reply.ok();
+}
+
+void client_getname_command(CommandContext &c)
+{
+	if (c.session.name.empty())
+		c.reply.null();
+	else
+		c.reply.bulk(c.session.name);
+}
+
+void client_id_command(CommandContext &c)
+{
+	c.reply.integer(int64_t(c.session.id));
+}
+
+void client_setinfo_command(CommandContext &c)
+{
+	std::string_view attribute = c.arg(2);
+	std::string_view value = c.arg(3);
+	std::string *destination = nullptr;
+	if (equals_ignore_case(attribute, "lib-name"))
+		destination = &c.session.lib_name;
+	else if (equals_ignore_case(attribute, "lib-ver"))
+		destination = &c.session.lib_version;
+
+	std::string &message = c.scratch.text;
+	if (destination == nullptr) {
+		message.assign("Unrecognized option '");
+		message.append(c_string(attribute));
+		message.append("'");
+		c.reply.error(message);
+		return;
+	}
+	if (!is_valid_client_attribute(value)) {
+		message.assign(c_string(attribute));
+		message.append(" cannot contain spaces, newlines or special characters.");
+		c.reply.error(message);
+		return;
+	}
+	destination->assign(value.data(), value.size());
+	c.reply.ok();
+}
+
+/* One CLIENT LIST line in Redis 7.2's field order; memory and pub/sub fields we do not track
+ * are reported as Redis reports them for an idle client. */
+void client_info_command(CommandContext &c)
+{
+	const Session &s = c.session;
+	std::string &line = c.scratch.text;
+	line.assign("id=");
+	append_number(line, s.id);
+	line.append(" addr=").append(s.peer_address);
+	line.append(" laddr=").append(s.local_address);
+	line.append(" fd=");
+	append_number(line, s.fd);
+	line.append(" name=").append(s.name);
+	line.append(" age=");
+	append_number(line, std::max<int64_t>(0, (s.last_request_at_ms - s.connected_at_ms) / 1000));
+	line.append(" idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 qbuf=0 qbuf-free=0"
+				" argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r"
+				" cmd=client|info user=");
+	line.append(s.role ? std::string_view(s.role->name) : std::string_view("default"));
+	line.append(" redir=-1 resp=");
+	append_number(line, s.protocol);
+	line.append(" lib-name=").append(s.lib_name);
+	line.append(" lib-ver=").append(s.lib_version);
+	line.append("\n");
+	c.reply.verbatim(line);
+}
+
+/* node-redis v6 asks for Redis Enterprise's maintenance push notifications at connect. There
+ * is never maintenance to announce, so accepting is both true and what clients expect. */
+void client_maint_notifications_command(CommandContext &c)
+{
+	std::string_view mode = c.arg(2);
+	if (!equals_ignore_case(mode, "ON") && !equals_ignore_case(mode, "OFF")) {
+		reply_syntax_error(c);
+		return;
+	}
+	c.reply.ok();
+}
+
+} // namespace local_cache::resp

@@ -1,0 +1,37 @@
+/*
+ * cmd_hashes_test.cpp — Boost.Test cases of the hash commands (resp_server/cmd_hashes.cpp)
+ * against a fake DataSource: HGET, HMGET and HGETALL in RESP2 and RESP3.
+ */
+#include <boost/test/unit_test.hpp>
+
+#include "command_harness.h"
+
+using resp_test::Connection;
+
+BOOST_AUTO_TEST_SUITE(data_commands)
+
+BOOST_AUTO_TEST_CASE(hash_commands)
+{
+	Connection c;
+	BOOST_TEST(c.run({"HGET", "items:1", "value"}) == "$3\r\none\r\n");
+	BOOST_TEST(c.run({"HGET", "items:1", "note"}) == "$-1\r\n"); /* NULL column */
+	BOOST_TEST(c.run({"HGET", "items:1", "nosuchcolumn"}) == "$-1\r\n");
+	BOOST_TEST(c.run({"HGET", "items:3", "value"}) == "$-1\r\n");
+	BOOST_TEST(c.run({"HGET", "items:x", "value"}) == "$-1\r\n");
+	BOOST_TEST(c.run({"HMGET", "items:2", "note", "missing", "id", "value"}) ==
+			   "*4\r\n$6\r\nsecond\r\n$-1\r\n$1\r\n2\r\n$3\r\ntwo\r\n");
+	BOOST_TEST(c.run({"HMGET", "items:99", "id", "value"}) == "*2\r\n$-1\r\n$-1\r\n");
+	BOOST_TEST(c.run({"HMGET", "not-a-key", "id"}) == "*1\r\n$-1\r\n");
+
+	/* HGETALL: RESP2 flat array, RESP3 map; NULL columns are absent fields. */
+	BOOST_TEST(c.run({"HGETALL", "items:1"}) == "*4\r\n$2\r\nid\r\n$1\r\n1\r\n$5\r\nvalue\r\n$3\r\none\r\n");
+	BOOST_TEST(c.run({"HGETALL", "items:3"}) == "*0\r\n");
+	BOOST_TEST(c.run({"HGETALL", "items:01"}) == "*0\r\n");
+	c.session.protocol = 3;
+	BOOST_TEST(c.run({"HGETALL", "items:2"}) ==
+			   "%3\r\n$2\r\nid\r\n$1\r\n2\r\n$5\r\nvalue\r\n$3\r\ntwo\r\n$4\r\nnote\r\n$6\r\nsecond\r\n");
+	BOOST_TEST(c.run({"HGETALL", "items:3"}) == "%0\r\n");
+	BOOST_TEST(c.run({"HMGET", "items:1", "note"}) == "*1\r\n_\r\n");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,139 @@
+/*
+ * cmd_strings_test.cpp — Boost.Test cases of the string commands and the row key format
+ * (resp_server/cmd_strings.cpp) against a fake DataSource: GET, MGET, EXISTS and DBSIZE in
+ * RESP2 and RESP3, and the lookup answers every data command shares (NOPERM, failures).
+ */
+#include <boost/test/unit_test.hpp>
+
+#include "command_harness.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace local_cache::resp;
+using namespace std::string_literals;
+using resp_test::Args;
+using resp_test::Connection;
+using resp_test::Value;
+
+BOOST_AUTO_TEST_SUITE(row_keys)
+
+BOOST_AUTO_TEST_CASE(key_format)
+{
+	auto key = parse_row_key("items:42");
+	BOOST_REQUIRE(key.has_value());
+	BOOST_TEST(key->prefix == "items");
+	BOOST_TEST(key->id == 42);
+
+	key = parse_row_key("my:name space:-9223372036854775808");
+	BOOST_REQUIRE(key.has_value());
+	BOOST_TEST(key->prefix == "my:name space");
+	BOOST_TEST(key->id == INT64_MIN);
+
+	const std::string binary = "\xff\x01\r\n:0"s;
+	key = parse_row_key(binary);
+	BOOST_REQUIRE(key.has_value());
+	BOOST_TEST(key->prefix == "\xff\x01\r\n"s);
+	BOOST_TEST(key->id == 0);
+
+	const std::string with_nul = "a\0b:1"s;
+	key = parse_row_key(with_nul);
+	BOOST_REQUIRE(key.has_value());
+	BOOST_TEST(key->prefix == "a\0b"s);
+
+	for (const char *missing : {"items", "items:", ":1", "items:01", "items:-0", "items:+1", "items: 1",
+								"items:1 ", "items:1.0", "items:9223372036854775808",
+								"items:-9223372036854775809", "items:99999999999999999999", "items:1:",
+								"items:0x1", "items:1e2", ""})
+		BOOST_TEST(!parse_row_key(missing).has_value(), missing);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(data_commands)
+
+BOOST_AUTO_TEST_CASE(get)
+{
+	Connection c;
+	BOOST_TEST(c.run({"GET", "items:1"}) == "$22\r\n{\"id\":1,\"value\":\"one\"}\r\n");
+	BOOST_TEST(c.run({"get", "items:-7"}) == "$28\r\n{\"id\":-7,\"value\":\"negative\"}\r\n");
+	BOOST_TEST(c.run({"GET", "items:9223372036854775807"}) == "$26\r\n{\"id\":9223372036854775807}\r\n");
+	BOOST_TEST(c.run({"GET", "odd:pre fix:7"}) == "$8\r\n{\"id\":7}\r\n");
+	BOOST_TEST(c.run({"GET", "items:3"}) == "$-1\r\n");
+	BOOST_TEST(c.run({"GET", "nosuchtable:1"}) == "$-1\r\n");
+	int calls = c.data.get_rows_calls;
+	/* A key that is not canonical is a missing key and never reaches the DataSource. */
+	BOOST_TEST(c.run({"GET", "items:01"}) == "$-1\r\n");
+	BOOST_TEST(c.run({"GET", "items"}) == "$-1\r\n");
+	BOOST_TEST(c.data.get_rows_calls == calls);
+	c.session.protocol = 3;
+	BOOST_TEST(c.run({"GET", "items:3"}) == "_\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(mget)
+{
+	Connection c;
+	BOOST_TEST(c.run({"MGET", "items:1", "items:999", "items:01", "nokey", "items:2", "items:1"}) ==
+			   "*6\r\n"
+			   "$22\r\n{\"id\":1,\"value\":\"one\"}\r\n"
+			   "$-1\r\n$-1\r\n$-1\r\n"
+			   "$22\r\n{\"id\":2,\"value\":\"two\"}\r\n"
+			   "$22\r\n{\"id\":1,\"value\":\"one\"}\r\n");
+	/* One DataSource call with the four keys that parse, duplicates kept, in order. */
+	BOOST_TEST(c.data.get_rows_calls == 1);
+	std::vector<std::pair<std::string, int64_t>> expected = {
+		{"items", 1}, {"items", 999}, {"items", 2}, {"items", 1}};
+	BOOST_TEST((c.data.last_keys == expected));
+
+	c.session.protocol = 3;
+	BOOST_TEST(c.run({"MGET", "items:2", "x"}) == "*2\r\n$22\r\n{\"id\":2,\"value\":\"two\"}\r\n_\r\n");
+
+	/* Keys across tables in one request. */
+	Value mixed = c.value({"MGET", "odd:pre fix:7", "items:2"});
+	BOOST_REQUIRE(mixed.elements.size() == 2u);
+	BOOST_TEST(mixed.elements[0].text == "{\"id\":7}");
+
+	/* Many keys. */
+	Args many = {"MGET"};
+	for (int i = 0; i < 1000; i++)
+		many.push_back("items:" + std::to_string(i % 3));
+	Value big = c.value(many);
+	BOOST_REQUIRE(big.elements.size() == 1000u);
+	BOOST_TEST(big.elements[0].is_null);
+	BOOST_TEST(big.elements[1].text == "{\"id\":1,\"value\":\"one\"}");
+	BOOST_TEST(big.elements[2].text == "{\"id\":2,\"value\":\"two\"}");
+	BOOST_TEST(big.elements[999].is_null);
+}
+
+BOOST_AUTO_TEST_CASE(exists)
+{
+	Connection c;
+	BOOST_TEST(c.run({"EXISTS", "items:1"}) == ":1\r\n");
+	BOOST_TEST(c.run({"EXISTS", "items:1", "items:1", "items:2", "items:5", "bad"}) == ":3\r\n");
+	BOOST_TEST(c.run({"EXISTS", "nope"}) == ":0\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(permission_and_failure)
+{
+	Connection c;
+	const std::string noperm = "-NOPERM permission denied for table secret\r\n";
+	BOOST_TEST(c.run({"GET", "secret:1"}) == noperm);
+	BOOST_TEST(c.run({"MGET", "items:1", "secret:1"}) == noperm);
+	BOOST_TEST(c.run({"EXISTS", "secret:1"}) == noperm);
+	BOOST_TEST(c.run({"HGET", "secret:1", "id"}) == noperm);
+	BOOST_TEST(c.run({"HMGET", "secret:1", "id"}) == noperm);
+	BOOST_TEST(c.run({"HGETALL", "secret:1"}) == noperm);
+	BOOST_TEST(c.run({"GET", "broken:1"}) == "-ERR could not read table broken\r\n");
+	/* A key of a forbidden table that does not parse is simply missing. */
+	BOOST_TEST(c.run({"GET", "secret:01"}) == "$-1\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(dbsize)
+{
+	Connection c;
+	BOOST_TEST(c.run({"DBSIZE"}) == ":6\r\n");
+	BOOST_TEST(c.run({"DBSIZE", "x"}) == "-ERR wrong number of arguments for 'dbsize' command\r\n");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

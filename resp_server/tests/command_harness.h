@@ -1,0 +1,54 @@
+/*
+ * command_harness.h — a client connection for the command tests: one CommandProcessor over a
+ * FakeDataSource and one Session, running a request given as strings and checking that the
+ * reply is exactly one well-formed RESP value. Shared by the commands_*_test.cpp and
+ * cmd_*_test.cpp files.
+ */
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+
+#include "commands.h"
+#include "fake_data_source.h"
+#include "resp_reader.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace resp_test {
+
+using Args = std::vector<std::string>;
+
+/* One connection to a processor over a fake DataSource. */
+struct Connection {
+	FakeDataSource data;
+	local_cache::resp::CommandProcessor processor{data};
+	Session session;
+
+	Connection()
+	{
+		session.id = 42;
+		session.role = data.default_role();
+		session.peer_address = "127.0.0.1:50000";
+		session.local_address = "127.0.0.1:6380";
+		session.fd = 9;
+		session.connected_at_ms = 1000;
+		session.last_request_at_ms = 4500;
+	}
+
+	/* Runs one request; the reply must be exactly one well-formed RESP value. */
+	std::string run(const Args &args)
+	{
+		std::vector<std::string_view> views(args.begin(), args.end());
+		local_cache::resp::ReplyBuffer out;
+		processor.execute(local_cache::resp::Request{views.data(), views.size()}, session, out);
+		std::string bytes(out.view());
+		BOOST_CHECK_NO_THROW(read_one(bytes));
+		return bytes;
+	}
+
+	Value value(const Args &args) { return read_one(run(args)); }
+};
+
+} // namespace resp_test

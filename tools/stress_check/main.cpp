@@ -1,0 +1,260 @@
+// tools/stress_check/main.cpp: owns the concurrency stress check of local_cache (run by
+// tools/test.sh) as a whole: the command line, the setup of the tables, the threads, the
+// progress lines and statistics, and the final verdict. The sessions live in writer.cpp,
+// reader.cpp and toggler.cpp, what they share in common.h / common.cpp.
+//
+// Writers change a few hot rows of stress_items in every way that must invalidate the cache
+// (UPDATE, DELETE + re-INSERT, INSERT ON CONFLICT DO UPDATE, primary key moves, ROLLBACK),
+// and right after each COMMIT returns check from a second connection that local_cache.mget
+// shows what plain SQL shows (read-after-commit). Readers compare local_cache.mget and
+// local_cache.mget_json with the same rows read by plain SQL in the same snapshot, in
+// REPEATABLE READ transactions whose snapshots get old, and in READ COMMITTED statements;
+// they also compare the foreign table stress_cache (local_cache_fdw on stress_items: key
+// lookups and a join that looks up each key) with the same queries on stress_items.
+// A toggler session switches the capture trigger off and on every few seconds (in one
+// transaction or across several) and writes while it is off, so readers check every path
+// while writes go uncaptured. Setup checks that a partitioned layout is refused.
+// Any difference prints the keys, both results and local_cache.stats, and exits 1. Exits 1
+// too if the cache served no hit at all (the run would prove nothing).
+//
+// Build (tools/test.sh does it):
+//   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress_check/*.cpp -o tools/stress -lpq
+// Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]
+//                             [--toggle-seconds N]   (0: no toggler)
+//        (the server must have shared_preload_libraries = 'local_cache'; the program
+//        creates the extension if needed and (re)creates table stress_items and the
+//        foreign table stress_cache)
+
+#include "common.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace stress;
+
+namespace {
+
+void usage(const char *argv0) {
+    fprintf(stderr,
+            "usage: %s CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]\n"
+            "       [--toggle-seconds N]\n"
+            "  defaults: --seconds 30 --writers 3 --readers 3 --keys 64 --toggle-seconds 3\n",
+            argv0);
+    exit(2);
+}
+
+bool setup() {
+    Conn c("setup");
+    const char *steps[] = {
+        // (a pre-existing schema local_cache is used as is)
+        "DO $$ BEGIN IF to_regnamespace('local_cache') IS NULL THEN "
+        "CREATE EXTENSION local_cache; END IF; END $$",
+        "DROP FOREIGN TABLE IF EXISTS stress_cache",
+        "DROP TABLE IF EXISTS stress_items",
+        "CREATE TABLE stress_items (id bigint PRIMARY KEY, version int NOT NULL, value text)",
+    };
+    for (const char *s : steps)
+        if (!c.must(s)) return false;
+    std::string n = std::to_string(opt.keys), cold_base = std::to_string(kColdBase),
+                cold_rows = std::to_string(kColdRows);
+    if (!c.must("INSERT INTO stress_items SELECT g, 1, 'hot-' || g || '-' || repeat('h', g % 150) "
+                "FROM generate_series(1, $1::int) g",
+                {n.c_str()}))
+        return false;
+    if (!c.must("INSERT INTO stress_items SELECT $1::bigint + g, 1, "
+                "'cold-' || g || '-' || repeat('c', g % 300) FROM generate_series(1, $2::int) g",
+                {cold_base.c_str(), cold_rows.c_str()}))
+        return false;
+    if (!c.must("SELECT local_cache.enable('public.stress_items')")) return false;
+    // A partitioned layout is refused: writes through the parent would not reach the cache.
+    const char *refused[] = {
+        "CREATE TABLE stress_parted (id bigint PRIMARY KEY) PARTITION BY RANGE (id)",
+        "CREATE TABLE stress_part PARTITION OF stress_parted FOR VALUES FROM (0) TO (10)",
+    };
+    c.must("DROP TABLE IF EXISTS stress_parted");
+    for (const char *r : refused)
+        if (!c.must(r)) return false;
+    for (const char *sql : {"SELECT local_cache.enable('stress_parted')", "SELECT local_cache.enable('stress_part')",
+                            "ALTER TABLE stress_parted ATTACH PARTITION stress_items FOR VALUES FROM (10) TO (2000000000)"}) {
+        Conn::Outcome o = c.run(sql);
+        if (o.ok) {
+            fail(std::string("setup: a partitioned layout was accepted: ") + sql);
+            return false;
+        }
+    }
+    if (!c.must("DROP TABLE stress_parted")) return false;
+    if (!c.must("CREATE FOREIGN TABLE stress_cache (id bigint, version int, value text) "
+                "SERVER local_cache OPTIONS (table 'public.stress_items')"))
+        return false;
+    if (!c.must("ANALYZE stress_items")) return false;
+    return true;
+}
+
+void print_stats(const char *title) {
+    try {
+        Conn c("stats");
+        Res r = c.must("SELECT * FROM local_cache.stats");
+        if (!r) {
+            std::lock_guard<std::mutex> g(g_mutex);
+            printf("%s: could not read local_cache.stats: %s\n", title, g_failure.c_str());
+            return;
+        }
+        std::lock_guard<std::mutex> g(g_mutex);
+        printf("%s (SELECT * FROM local_cache.stats):\n ", title);
+        for (int j = 0; j < PQnfields(r.get()); j++) printf(" %s", PQfname(r.get(), j));
+        printf("\n");
+        for (int i = 0; i < PQntuples(r.get()); i++) {
+            printf(" ");
+            for (int j = 0; j < PQnfields(r.get()); j++) printf(" %s", get(r, i, j).c_str());
+            printf("\n");
+        }
+        fflush(stdout);
+    } catch (const std::exception &e) {
+        std::lock_guard<std::mutex> g(g_mutex);
+        printf("%s: %s\n", title, e.what());
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    if (argc < 2 || argv[1][0] == '-') usage(argv[0]);
+    opt.conninfo = argv[1];
+    for (int i = 2; i < argc; i++) {
+        std::string a = argv[i];
+        if (i + 1 >= argc) usage(argv[0]);
+        int v = atoi(argv[++i]);
+        if (a == "--seconds") opt.seconds = v;
+        else if (a == "--writers") opt.writers = v;
+        else if (a == "--readers") opt.readers = v;
+        else if (a == "--keys") opt.keys = v;
+        else if (a == "--toggle-seconds") opt.toggle_seconds = v;
+        else usage(argv[0]);
+    }
+    if (opt.seconds < 1 || opt.writers < 0 || opt.readers < 0 || opt.keys < 1 || opt.toggle_seconds < 0 ||
+        opt.keys >= kColdBase || opt.writers + opt.readers == 0) {
+        fprintf(stderr, "stress: bad arguments (keys must be 1..%lld)\n", kColdBase - 1);
+        return 2;
+    }
+    printf("stress: %d s, %d writers, %d readers, %d hot keys\n", opt.seconds, opt.writers,
+           opt.readers, opt.keys);
+
+    try {
+        if (!setup()) {
+            printf("stress: FAILED during setup: %s\n", g_failure.c_str());
+            return 1;
+        }
+    } catch (const std::exception &e) {
+        printf("stress: FAILED during setup: %s\n", e.what());
+        return 1;
+    }
+
+    std::vector<std::thread> threads;
+    int nthreads = opt.writers + opt.readers + (opt.toggle_seconds > 0 ? 1 : 0);
+    for (int i = 0; i < nthreads; i++) {
+        threads.emplace_back([i] {
+            try {
+                if (i < opt.writers)
+                    run_writer(i + 1);
+                else if (i < opt.writers + opt.readers)
+                    run_reader(i - opt.writers + 1);
+                else
+                    run_toggler();
+            } catch (const std::exception &e) {
+                fail(e.what());
+            }
+            n_threads_done++;
+        });
+    }
+
+    auto start = Clock::now();
+    auto deadline = start + std::chrono::seconds(opt.seconds);
+    auto next_report = start + std::chrono::seconds(10);
+    while (!g_stop && Clock::now() < deadline) {
+        sleep_ms(50);
+        if (Clock::now() >= next_report) {
+            next_report += std::chrono::seconds(10);
+            say("stress: %3lds  reads checked %" PRIu64 ", commits %" PRIu64 ", rollbacks %" PRIu64,
+                (long)std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count(),
+                (uint64_t)(n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks +
+                           n_fdw_checks),
+                (uint64_t)n_commits, (uint64_t)n_rollbacks);
+        }
+    }
+    g_stop = true;
+
+    // Every statement has statement_timeout = 30s; give the threads a bit more than that.
+    auto grace = Clock::now() + std::chrono::seconds(45);
+    while (n_threads_done < nthreads && Clock::now() < grace) sleep_ms(50);
+    if (n_threads_done < nthreads) {
+        printf("stress: FAILED: %d of %d threads still running 45 s after the end "
+               "(a statement hangs?)\n",
+               nthreads - n_threads_done.load(), nthreads);
+        if (g_failed) printf("%s\n", g_failure.c_str());
+        print_stats("stress: cache statistics");
+        fflush(stdout);
+        _exit(1);
+    }
+    for (auto &t : threads) t.join();
+
+    uint64_t reads = n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks + n_fdw_checks;
+    printf("stress: reads checked %" PRIu64 " (repeatable read %" PRIu64 " in %" PRIu64
+           " transactions, read committed %" PRIu64 ", after commit/rollback %" PRIu64
+           ", inside writing transactions %" PRIu64 ", foreign table %" PRIu64 ")\n",
+           reads, (uint64_t)n_rr_checks, (uint64_t)n_rr_txns, (uint64_t)n_rc_checks,
+           (uint64_t)n_commit_checks, (uint64_t)n_txn_checks, (uint64_t)n_fdw_checks);
+    printf("stress: commits %" PRIu64 ", rollbacks %" PRIu64 ", conflicts rolled back %" PRIu64
+           ", capture trigger switched off %" PRIu64 " times, uncaptured writes %" PRIu64 "\n",
+           (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts, (uint64_t)n_toggles,
+           (uint64_t)n_uncaptured_writes);
+
+    if (g_failed) {
+        printf("stress: FAILED\n%s\n", g_failure.c_str());
+        print_stats("stress: cache statistics");
+        return 1;
+    }
+
+    long long hits = -1, fills = -1;
+    try {
+        Conn c("stats");
+        Res r = c.must(
+            "SELECT hits, misses, fills, fill_rejections, evictions, invalidations, entries, bytes "
+            "FROM local_cache.stats WHERE relation = 'public.stress_items'::regclass");
+        if (r && PQntuples(r.get()) == 1) {
+            hits = atoll(PQgetvalue(r.get(), 0, 0));
+            fills = atoll(PQgetvalue(r.get(), 0, 2));
+            printf("stress: cache hits %s, misses %s, fills %s, fill_rejections %s, evictions %s, "
+                   "invalidations %s, entries %s, bytes %s\n",
+                   get(r, 0, 0).c_str(), get(r, 0, 1).c_str(), get(r, 0, 2).c_str(),
+                   get(r, 0, 3).c_str(), get(r, 0, 4).c_str(), get(r, 0, 5).c_str(),
+                   get(r, 0, 6).c_str(), get(r, 0, 7).c_str());
+        } else {
+            printf("stress: FAILED: no row for stress_items in local_cache.stats %s\n",
+                   g_failure.c_str());
+            return 1;
+        }
+    } catch (const std::exception &e) {
+        printf("stress: FAILED reading statistics: %s\n", e.what());
+        return 1;
+    }
+    if (hits <= 0) {
+        printf("stress: FAILED: the cache served no hits (fills %lld), so this run proves nothing\n",
+               fills);
+        return 1;
+    }
+    if (reads == 0 || (opt.writers > 0 && n_commits == 0) ||
+        (opt.readers > 0 && n_fdw_checks == 0) ||
+        (opt.toggle_seconds > 0 && opt.seconds > 2 * opt.toggle_seconds && n_uncaptured_writes == 0)) {
+        printf("stress: FAILED: nothing was checked\n");
+        return 1;
+    }
+    printf("stress: OK\n");
+    return 0;
+}

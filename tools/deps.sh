@@ -11,7 +11,7 @@ set -euo pipefail
 PACKAGES=(
     postgresql-15              # server, initdb, pg_ctl, psql
     postgresql-server-dev-15   # pg_config, PGXS, pg_regress, pg_isolation_regress
-    libpq-dev                  # libpq headers for tools/stress.cpp
+    libpq-dev                  # libpq headers for tools/stress_check/
     libuv1-dev
     rapidjson-dev
     libboost-test-dev          # Boost.Test for `make unittest`

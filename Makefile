@@ -75,9 +75,12 @@ override CPPFLAGS += -MMD -MP
 
 # Boost.Test unit tests: the parts written without PostgreSQL headers.
 UNITTEST_BIN = extension/tests/unit_tests
-UNITTEST_SRCS = extension/tests/shard_test.cpp extension/shard.cpp
+UNITTEST_SRCS = extension/tests/test_main.cpp extension/tests/shard_lookup_test.cpp \
+	extension/tests/shard_invalidation_test.cpp extension/tests/shard_eviction_test.cpp \
+	extension/tests/shard_ring_test.cpp extension/tests/shard_model_test.cpp extension/shard.cpp
+UNITTEST_HEADERS = extension/shard.h extension/tests/shard_harness.h
 
-$(UNITTEST_BIN): $(UNITTEST_SRCS) extension/shard.h
+$(UNITTEST_BIN): $(UNITTEST_SRCS) $(UNITTEST_HEADERS)
 	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iextension -o $@ $(UNITTEST_SRCS) \
 		-lboost_unit_test_framework
 

@@ -3,8 +3,20 @@
 # redis-tools) and byte-exact raw-socket checks (regress/resp/resp_raw.pl), on a throwaway
 # cluster of its own (tools/cluster.sh). Needs the extension installed (make install).
 #
-#   regress/resp/redis_cli.sh          as root (servers run as postgres) or as a normal user
+#   regress/resp/redis_cli.sh              every suite, as root (servers run as postgres) or not
+#   regress/resp/redis_cli.sh auth limits  only these suites (always in the order below)
 #   KEEP_TMP=1 regress/resp/redis_cli.sh   keep the cluster directory and its log
+#
+# It starts the one cluster (regress/resp/lib.sh: helpers, cluster, fixtures), then sources the
+# suites of regress/resp/suites/ in this order, in this shell:
+#   commands     GET/MGET/EXISTS, JSON byte for byte, HGET/HMGET/HGETALL, read after commit,
+#                unknown commands, arity, writes refused
+#   connection   PING, ECHO, HELLO, SELECT, DBSIZE, INFO, CONFIG, COMMAND, CLIENT, RESET, QUIT
+#   protocol     protocol errors, inline commands, pipelining
+#   auth         privileges (NOPERM), row-level security, AUTH, no password in the log
+#   limits       max clients, idle timeout, request size, output buffer limit
+#   lifecycle    worker restarts, fast and smart shutdown (last: it stops the cluster)
+# A new case goes into the suite whose promise it checks; a new suite into SUITES below.
 #
 # Every case compares what came back with what was expected and prints both when they differ.
 # The last line is `N passed, N failed`; the exit status is 0 only if nothing failed.
@@ -14,13 +26,32 @@ export LC_ALL=C PGCLIENTENCODING=UTF8
 unset PGTZ PGOPTIONS PGDATESTYLE PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGPASSWORD
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SUITES=(commands connection protocol auth limits lifecycle)
+
+# The suites named on the command line (suites/auth.sh and auth.sh name auth too), in SUITES'
+# order; all of them without arguments.
+wanted=()
+for arg in "$@"; do
+    arg=${arg##*/}
+    arg=${arg%.sh}
+    if [[ " ${SUITES[*]} " != *" $arg "* ]]; then
+        echo "redis_cli.sh: no suite '$arg'; the suites: ${SUITES[*]}"
+        echo "0 passed, 1 failed"
+        exit 2
+    fi
+    wanted+=("$arg")
+done
+run=()
+for suite in "${SUITES[@]}"; do
+    if ((${#wanted[@]} == 0)) || [[ " ${wanted[*]} " == *" $suite "* ]]; then run+=("$suite"); fi
+done
+
 # shellcheck source=regress/resp/lib.sh
 source "$HERE/lib.sh"
 require_tools
 start_cluster
 
-SUITES=(commands connection protocol auth limits lifecycle)
-for suite in "${SUITES[@]}"; do
+for suite in "${run[@]}"; do
     # shellcheck source=/dev/null
     source "$HERE/suites/$suite.sh"
 done

@@ -8,6 +8,16 @@ section "worker restarts and shutdown"
 worker_count() { sql "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'local_cache RESP worker'"; }
 info_pid() { timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --raw INFO server | sed -n 's/^process_id:\([0-9]*\).*/\1/p'; }
 
+# stop_case MODE: pg_ctl stop -m MODE with RESP clients connected must stop within 30 s
+stop_case() {
+    local mode=$1 start=$SECONDS
+    if as_pg timeout 60 "$PGBIN/pg_ctl" -D "$DIR/data" -m "$mode" -w -t 30 stop >/dev/null 2>&1; then
+        pass "pg_ctl stop -m $mode with RESP clients connected (stopped after $((SECONDS - start)) s)"
+    else
+        fail "pg_ctl stop -m $mode with RESP clients connected" "stopped within 30 s" "pg_ctl failed after $((SECONDS - start)) s"
+    fi
+}
+
 check "two RESP workers running" 2 "$(worker_count)"
 victim=$(info_pid)
 check_re "INFO process_id names a RESP worker" "(^| )$victim( |$)" "$(worker_pids)"
@@ -35,12 +45,7 @@ wait_case "kill -9: two workers again" "two RESP worker pids" 20 two_workers des
 for i in 1 2 3; do open_held || true; done
 printf '*2\r\n$4\r\nECHO\r\n$100\r\nabc' >&"${HELD[0]}"
 log_before=$(log_size)
-start=$SECONDS
-if as_pg timeout 60 "$PGBIN/pg_ctl" -D "$DIR/data" -m fast -w -t 30 stop >/dev/null 2>&1; then
-    pass "pg_ctl stop -m fast with RESP clients connected (stopped after $((SECONDS - start)) s)"
-else
-    fail "pg_ctl stop -m fast with RESP clients connected" "stopped within 30 s" "pg_ctl failed after $((SECONDS - start)) s"
-fi
+stop_case fast
 closed=0
 for fd in "${HELD[@]}"; do
     if ! IFS= read -r -t 5 -u "$fd" line; then closed=$((closed + 1)); fi
@@ -55,11 +60,6 @@ as_pg "$PGBIN/pg_ctl" -D "$DIR/data" -l "$LOG" -w -t 60 start >/dev/null 2>&1
 wait_case "restarted after the fast shutdown: RESP serves" "$(bulk "$J1")" 30 served_again get_items1
 for i in 1 2; do open_held || true; done
 log_before=$(log_size)
-start=$SECONDS
-if as_pg timeout 60 "$PGBIN/pg_ctl" -D "$DIR/data" -m smart -w -t 30 stop >/dev/null 2>&1; then
-    pass "pg_ctl stop -m smart with RESP clients connected (stopped after $((SECONDS - start)) s)"
-else
-    fail "pg_ctl stop -m smart with RESP clients connected" "stopped within 30 s" "pg_ctl failed after $((SECONDS - start)) s"
-fi
+stop_case smart
 close_held
 check "smart shutdown: no crash in the log" "" "$(log_since "$log_before" | crash_lines)"

@@ -54,6 +54,12 @@ raw_case "a client reading its replies is not" "*2\\r\\n$(bulk "$J1")$(bulk "$J1
 check_re "the server log says why" 'output buffer limit exceeded' "$(log_since "$log_before")"
 raw_case "the workers keep serving others" "+PONG\\r\\n$(bulk "$J3")" 'send:PING\r\nGET items:3\r\n' read:2
 
+# hwm_case WHAT: the workers' peak memory grew by less than 64 MB from hwm_before to hwm_after
+hwm_case() {
+    check "$1: the workers' peak memory grew by less than 64 MB" "less than 65536 kB" \
+        "$( ((hwm_after - hwm_before < 65536)) && echo "less than 65536 kB" || echo "$((hwm_after - hwm_before)) kB (peak RSS before $hwm_before kB, after $hwm_after kB)")"
+}
+
 # The limit also bounds the workers' memory (peak RSS, VmHWM): neither one request asking for far
 # more than the limit nor a pipeline read in one go may make a worker allocate much beyond it.
 hwm_before=$(workers_hwm_kb)
@@ -61,8 +67,7 @@ check_re "one MGET of 50,000 x 4 kB rows: refused with an error naming the limit
     '^-ERR .*local_cache\.resp_output_buffer_limit.*\\r\\n\+PONG\\r\\n$' \
     "$(raw 'send:*50001\r\n$4\r\nMGET\r\n' 'repeat:50000:$5\r\nbig:1\r\n' read:1 'send:PING\r\n' read:1)"
 hwm_after=$(workers_hwm_kb)
-check "one huge MGET: the workers' peak memory grew by less than 64 MB" "less than 65536 kB" \
-    "$( ((hwm_after - hwm_before < 65536)) && echo "less than 65536 kB" || echo "$((hwm_after - hwm_before)) kB (peak RSS before $hwm_before kB, after $hwm_after kB)")"
+hwm_case "one huge MGET"
 check_re "HMGET of one 4 kB column 50 times: refused the same way" \
     '^-ERR reply exceeds local_cache\.resp_output_buffer_limit \(65536 bytes\)\\r\\n$' \
     "$(raw "send:HMGET big:1$(for i in $(seq 1 50); do printf ' v'; done)\\r\\n" read:1)"
@@ -74,8 +79,7 @@ log_before=$(log_size)
 raw_case "a pipeline read in one go (after a 4 MB argument) is cut at the limit" '<GONE>' \
     'send:*2\r\n$6\r\nEXISTS\r\n$4000000\r\n' 'repeat:4000000:k' 'send:\r\n' "flood:40000:$big_mget" gone:20
 hwm_after=$(workers_hwm_kb)
-check "pipeline read in one go: the workers' peak memory grew by less than 64 MB" "less than 65536 kB" \
-    "$( ((hwm_after - hwm_before < 65536)) && echo "less than 65536 kB" || echo "$((hwm_after - hwm_before)) kB (peak RSS before $hwm_before kB, after $hwm_after kB)")"
+hwm_case "pipeline read in one go"
 check_re "pipeline read in one go: the log says why" 'output buffer limit exceeded' "$(log_since "$log_before")"
 raw_case "the workers keep serving others" "+PONG\\r\\n$(bulk "$J3")" 'send:PING\r\nGET items:3\r\n' read:2
 set_setting local_cache.resp_output_buffer_limit DEFAULT

@@ -11,7 +11,7 @@
 #   fuzz       the RESP parser's libFuzzer target for FUZZ_SECONDS (default 30); counts as one
 #   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
 #   resp-cli   regress/resp/redis_cli.sh: redis-cli and raw-socket cases against the RESP server
-#              on a throwaway cluster; each case counts as one
+#              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one
 #   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v6 and ioredis on a
 #              throwaway cluster (needs node >= 20 and npm); each test counts as one
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh); counts as one

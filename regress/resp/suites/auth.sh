@@ -1,0 +1,129 @@
+# regress/resp/suites/auth.sh: who may read what.
+#   privileges  SELECT (table, columns, through a role membership) and schema USAGE are checked
+#               on every request, also on open connections; NOPERM otherwise
+#   RLS         tables with row-level security are never served
+#   AUTH        resp_role, AUTH [user] password (SCRAM, md5), HELLO AUTH, NOAUTH without a role,
+#               the limits on unauthenticated requests, roles losing LOGIN or changing password
+#   secrecy     no password ever appears in the server log
+# Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh auth). Puts back
+# local_cache.resp_role and regress_resp_reader's grants; leaves regress_resp_user with the
+# password ${PW_USER}-new and regress_resp_noperm with SELECT on items (id) and on typed.
+
+section "NOPERM: privileges checked on every request"
+raw_case "role without SELECT: NOPERM on MGET, GET, HGET, HGETALL, EXISTS" \
+    '+OK\r\n-NOPERM permission denied for table items\r\n-NOPERM permission denied for table items\r\n-NOPERM permission denied for table items\r\n-NOPERM permission denied for table items\r\n-NOPERM permission denied for table items\r\n' \
+    "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\nMGET items:1 items:2\\r\\nGET items:1\\r\\nHGET items:1 value\\r\\nHGETALL items:1\\r\\nEXISTS items:1\\r\\n" read:6
+raw_case "a role without SELECT: unknown keys are still nil, connection usable" \
+    '+OK\r\n*2\r\n$-1\r\n$-1\r\n+PONG\r\n' \
+    "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\nMGET nope:1 items:01\\r\\nPING\\r\\n" read:3
+sql "GRANT SELECT (id) ON items TO regress_resp_noperm" >/dev/null
+raw_case "SELECT on some columns only: NOPERM" '+OK\r\n-NOPERM permission denied for table items\r\n' \
+    "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\nGET items:1\\r\\n" read:2
+sql "GRANT SELECT ON typed TO regress_resp_noperm" >/dev/null
+raw_case "MGET across a readable and an unreadable table: NOPERM for the whole command" \
+    '-NOPERM permission denied for table items\r\n' \
+    "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\n" skip:1 'send:MGET ty:1 items:1\r\n' read:1
+# REVOKE / GRANT take effect for the next request, also on a connection that stays open
+exec {conn}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+resp_line() { printf '%s\r\n' "$1" >&"$conn"; IFS= read -r -t 10 -u "$conn" reply_line; reply_line=${reply_line%$'\r'}; }
+resp_line "GET items:4"; IFS= read -r -t 10 -u "$conn" body
+check "open connection reads items:4 as regress_resp_reader" "\$26 {\"id\":4,\"value\":\"value 4\"}"$'\r' "$reply_line $body"
+sql "REVOKE SELECT ON items FROM regress_resp_reader" >/dev/null
+resp_line "GET items:4"
+check "after REVOKE (committed): NOPERM on the same connection" "-NOPERM permission denied for table items" "$reply_line"
+raw_case "after REVOKE: NOPERM on a new connection" '-NOPERM permission denied for table items\r\n' 'send:MGET items:4\r\n' read:1
+sql "GRANT SELECT ON items TO regress_resp_reader" >/dev/null
+resp_line "EXISTS items:4"
+check "after GRANT: served again on the same connection" ":1" "$reply_line"
+# privileges through a role membership
+sql "REVOKE SELECT ON items FROM regress_resp_reader; CREATE ROLE regress_resp_group; GRANT SELECT ON items TO regress_resp_group; GRANT regress_resp_group TO regress_resp_reader" >/dev/null
+resp_line "EXISTS items:4"
+check "SELECT through role membership" ":1" "$reply_line"
+sql "REVOKE regress_resp_group FROM regress_resp_reader" >/dev/null
+resp_line "EXISTS items:4"
+check "membership revoked: NOPERM" "-NOPERM permission denied for table items" "$reply_line"
+sql "GRANT SELECT ON items TO regress_resp_reader" >/dev/null
+exec {conn}>&-
+# USAGE on the schema is checked as SELECT checks it
+sql "CREATE SCHEMA regress_priv; CREATE TABLE regress_priv.secret2 (id bigint PRIMARY KEY, v text);
+     INSERT INTO regress_priv.secret2 VALUES (1, 'hidden');
+     SELECT local_cache.enable('regress_priv.secret2', resp_prefix => 'hidden');
+     GRANT SELECT ON regress_priv.secret2 TO regress_resp_reader" >/dev/null
+raw_case "SELECT on the table but no USAGE on its schema: NOPERM" \
+    '-NOPERM permission denied for schema regress_priv\r\n' 'send:GET hidden:1\r\n' read:1
+sql "GRANT USAGE ON SCHEMA regress_priv TO regress_resp_reader" >/dev/null
+raw_case "with USAGE on the schema: served" '$21\r\n{"id":1,"v":"hidden"}\r\n' 'send:GET hidden:1\r\n' read:1
+sql "DROP SCHEMA regress_priv CASCADE" >/dev/null
+
+raw_case "row-level security: never served (GET, MGET, HGET, HGETALL, EXISTS)" \
+    '-NOPERM table "secret" has row-level security enabled\r\n-NOPERM table "secret" has row-level security enabled\r\n-NOPERM table "secret" has row-level security enabled\r\n-NOPERM table "secret" has row-level security enabled\r\n-NOPERM table "secret" has row-level security enabled\r\n' \
+    'send:GET secret:1\r\nMGET items:1 secret:1\r\nHGET secret:1 v\r\nHGETALL secret:1\r\nEXISTS secret:1\r\n' read:5
+raw_case "row-level security: not served after AUTH as another role either" \
+    '+OK\r\n-NOPERM table "secret" has row-level security enabled\r\n' \
+    "send:AUTH regress_resp_user $PW_USER\\r\\nGET secret:1\\r\\n" read:2
+sql "ALTER TABLE items ENABLE ROW LEVEL SECURITY; CREATE POLICY all_rows ON items USING (true)" >/dev/null
+raw_case "row-level security enabled on a cached table: not served from then on" \
+    '-NOPERM table "items" has row-level security enabled\r\n' 'send:GET items:1\r\n' read:1
+sql "DROP POLICY all_rows ON items; ALTER TABLE items DISABLE ROW LEVEL SECURITY" >/dev/null
+raw_case "row-level security disabled again: served" "$(bulk "$J1")" 'send:GET items:1\r\n' read:1
+
+section "AUTH"
+raw_case "AUTH <password> authenticates as resp_role" '+OK\r\n+OK\r\n' \
+    "send:AUTH $PW_READER\\r\\nAUTH default $PW_READER\\r\\n" read:2
+raw_case "AUTH <wrong password> for resp_role" '-WRONGPASS invalid username-password pair or user is disabled.\r\n' \
+    "send:AUTH $PW_WRONG\\r\\n" read:1
+# From here on: no resp_role, AUTH required
+set_setting local_cache.resp_role ''
+noauth() { [[ "$(raw 'send:GET items:1\r\n' read:1)" == '-NOAUTH Authentication required.\r\n' ]]; }
+for i in 1 2 3 4 5 6; do wait_for "resp_role = '' reloaded" 10 noauth || break; done
+raw_case "no resp_role: data commands answer NOAUTH" \
+    '-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n' \
+    'send:GET items:1\r\nMGET items:1\r\nHGETALL items:1\r\nEXISTS items:1\r\nDBSIZE\r\nPING\r\n' read:6
+raw_case "no resp_role: unknown command and arity errors come before NOAUTH (as Redis)" \
+    "-ERR unknown command 'FOO', with args beginning with: \\r\\n-ERR wrong number of arguments for 'get' command\\r\\n" \
+    'send:FOO\r\nGET\r\n' read:2
+check_re "no resp_role: HELLO 3 without AUTH" '^-NOAUTH HELLO must be called with the client already authenticated' \
+    "$(raw 'send:HELLO 3\r\n' read:1)"
+raw_case "AUTH user password (SCRAM), then data served" "+OK\\r\\n$(bulk "$J1")" \
+    "send:AUTH regress_resp_user $PW_USER\\r\\nGET items:1\\r\\n" read:2
+raw_case "AUTH user password (md5)" "+OK\\r\\n$(bulk "$J1")" \
+    "send:AUTH regress_resp_md5 $PW_MD5\\r\\nGET items:1\\r\\n" read:2
+wp='-WRONGPASS invalid username-password pair or user is disabled.\r\n'
+na='-NOAUTH Authentication required.\r\n'
+raw_case "wrong password" "$wp$na" "send:AUTH regress_resp_user $PW_WRONG\\r\\nGET items:1\\r\\n" read:2
+raw_case "password of another role" "$wp" "send:AUTH regress_resp_user $PW_MD5\\r\\n" read:1
+raw_case "role without LOGIN refused" "$wp$na" "send:AUTH regress_resp_nologin $PW_NOLOGIN\\r\\nGET items:1\\r\\n" read:2
+raw_case "unknown role" "$wp" "send:AUTH regress_resp_nobody $PW_USER\\r\\n" read:1
+raw_case "superuser without a password" "$wp$wp" "send:AUTH postgres postgres\\r\\nAUTH postgres ''\\r\\n" read:2
+raw_case "AUTH <password> without resp_role" "$wp" "send:AUTH $PW_READER\\r\\n" read:1
+raw_case "AUTH with too many arguments" '-ERR syntax error\r\n' 'send:AUTH a b c\r\n' read:1
+raw_case "empty password, overlong user name" "$wp$wp" \
+    "send:AUTH regress_resp_user \"\"\\r\\nAUTH $(head -c 300 /dev/zero | tr '\0' u) x\\r\\n" read:2
+raw_case "a failed AUTH keeps the earlier login" "+OK\\r\\n$wp$(bulk "$J1")" \
+    "send:AUTH regress_resp_user $PW_USER\\r\\nAUTH regress_resp_user $PW_WRONG\\r\\nGET items:1\\r\\n" read:3
+check_re "HELLO 3 AUTH user password" '^%7\\r\\n.*\\r\\nproto\\r\\n:3\\r\\n.*%2\\r\\n\$2\\r\\nid\\r\\n\$1\\r\\n1\\r\\n' \
+    "$(raw "send:HELLO 3 AUTH regress_resp_user $PW_USER\\r\\nHGETALL items:1\\r\\n" read:2)"
+raw_case "HELLO 3 AUTH with a wrong password" "$wp" "send:HELLO 3 AUTH regress_resp_user $PW_WRONG\\r\\n" read:1
+raw_case "RESET drops the login" "+OK\\r\\n+RESET\\r\\n$na" \
+    "send:AUTH regress_resp_user $PW_USER\\r\\nRESET\\r\\nGET items:1\\r\\n" read:3
+raw_case "unauthenticated: more than 10 arguments is a protocol error" \
+    '-ERR Protocol error: unauthenticated multibulk length\r\n<EOF>' 'send:*11\r\n' read:1 eof:5
+raw_case "unauthenticated: a bulk over 16 kB is a protocol error" \
+    '-ERR Protocol error: unauthenticated bulk length\r\n<EOF>' 'send:*2\r\n$4\r\nAUTH\r\n$16385\r\n' read:1 eof:5
+check "redis-cli --user --pass (REDISCLI_AUTH)" '"{\"id\":1,\"value\":\"value 1\"}"' \
+    "$(REDISCLI_AUTH=$PW_USER timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --user regress_resp_user --no-raw GET items:1 2>&1)"
+raw_case "NOPERM for an authenticated role without SELECT" '+OK\r\n-NOPERM permission denied for table items\r\n' \
+    "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\nGET items:1\\r\\n" read:2
+sql "ALTER ROLE regress_resp_user NOLOGIN" >/dev/null
+raw_case "a role that lost LOGIN can no longer AUTH" "$wp" "send:AUTH regress_resp_user $PW_USER\\r\\n" read:1
+sql "ALTER ROLE regress_resp_user LOGIN" >/dev/null
+sql "ALTER ROLE regress_resp_user PASSWORD '${PW_USER}-new'" >/dev/null
+raw_case "a changed password: the old one fails, the new one works" "$wp+OK\\r\\n" \
+    "send:AUTH regress_resp_user $PW_USER\\r\\nAUTH regress_resp_user ${PW_USER}-new\\r\\n" read:2
+# back to resp_role
+set_setting local_cache.resp_role DEFAULT
+authed() { [[ "$(raw 'send:EXISTS items:1\r\n' read:1)" == ':1\r\n' ]]; }
+for i in 1 2 3 4 5 6; do wait_for "resp_role reset" 10 authed || break; done
+raw_case "resp_role back: unauthenticated clients act as it" ':1\r\n' 'send:EXISTS items:1\r\n' read:1
+
+check "no password appears in the server log" "" "$(passwords_leaked)"

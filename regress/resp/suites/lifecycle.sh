@@ -1,0 +1,65 @@
+# regress/resp/suites/lifecycle.sh: the RESP workers under the postmaster: a worker killed with
+# SIGTERM is restarted, one killed with SIGKILL makes the postmaster restart everything, and fast
+# and smart shutdowns complete with clients connected, without a crash.
+# Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh lifecycle). Runs last:
+# it stops the cluster and leaves it stopped.
+
+section "worker restarts and shutdown"
+worker_count() { sql "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'local_cache RESP worker'"; }
+info_pid() { timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --raw INFO server | sed -n 's/^process_id:\([0-9]*\).*/\1/p'; }
+
+# stop_case MODE: pg_ctl stop -m MODE with RESP clients connected must stop within 30 s
+stop_case() {
+    local mode=$1 start=$SECONDS
+    if as_pg timeout 60 "$PGBIN/pg_ctl" -D "$DIR/data" -m "$mode" -w -t 30 stop >/dev/null 2>&1; then
+        pass "pg_ctl stop -m $mode with RESP clients connected (stopped after $((SECONDS - start)) s)"
+    else
+        fail "pg_ctl stop -m $mode with RESP clients connected" "stopped within 30 s" "pg_ctl failed after $((SECONDS - start)) s"
+    fi
+}
+
+check "two RESP workers running" 2 "$(worker_count)"
+victim=$(info_pid)
+check_re "INFO process_id names a RESP worker" "(^| )$victim( |$)" "$(worker_pids)"
+log_before=$(log_size)
+kill -TERM "$victim"
+back_after_term() { [[ "$(worker_count)" == 2 ]] && ! [[ " $(worker_pids) " == *" $victim "* ]]; }
+describe_workers() { echo "RESP worker pids: $(worker_pids)"; }
+wait_case "kill -TERM of a worker: it is restarted (2 workers again within 20 s)" \
+    "two RESP worker pids, neither $victim" 20 back_after_term describe_workers
+wait_case "kill -TERM: RESP serves again" '+PONG\r\n' 10 resp_pong ping_reply
+check "kill -TERM: no crash in the log" "" "$(log_since "$log_before" | crash_lines)"
+
+victim=$(info_pid)
+log_before=$(log_size)
+kill -KILL "$victim"
+served_again() { [[ "$(raw 'send:GET items:1\r\n' read:1)" == "$(bulk "$J1")" ]]; }
+get_items1() { raw 'send:GET items:1\r\n' read:1; }
+wait_case "kill -9 of a worker: the postmaster restarts everything; RESP serves again within 60 s" \
+    "$(bulk "$J1")" 60 served_again get_items1
+check_re "kill -9: the postmaster noticed the crash" "terminated by signal 9" "$(log_since "$log_before")"
+two_workers() { [[ "$(worker_count)" == 2 ]]; }
+wait_case "kill -9: two workers again" "two RESP worker pids" 20 two_workers describe_workers
+
+# fast shutdown with clients connected, one of them in the middle of a request
+for i in 1 2 3; do open_held || true; done
+printf '*2\r\n$4\r\nECHO\r\n$100\r\nabc' >&"${HELD[0]}"
+log_before=$(log_size)
+stop_case fast
+closed=0
+for fd in "${HELD[@]}"; do
+    if ! IFS= read -r -t 5 -u "$fd" line; then closed=$((closed + 1)); fi
+done
+check "the connected clients were disconnected" 3 "$closed"
+close_held
+check "fast shutdown: no crash in the log" "" "$(log_since "$log_before" | crash_lines)"
+check_re "fast shutdown completed" "database system is shut down" "$(log_since "$log_before")"
+
+log_before=$(log_size)
+as_pg "$PGBIN/pg_ctl" -D "$DIR/data" -l "$LOG" -w -t 60 start >/dev/null 2>&1
+wait_case "restarted after the fast shutdown: RESP serves" "$(bulk "$J1")" 30 served_again get_items1
+for i in 1 2; do open_held || true; done
+log_before=$(log_size)
+stop_case smart
+close_held
+check "smart shutdown: no crash in the log" "" "$(log_since "$log_before" | crash_lines)"

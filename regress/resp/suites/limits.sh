@@ -1,0 +1,85 @@
+# regress/resp/suites/limits.sh: the settings that bound what one client can take, each set, then
+# reset to its default:
+#   local_cache.resp_max_clients           the next client gets "max number of clients reached"
+#   local_cache.resp_timeout               idle connections (and half-sent requests) are closed
+#   local_cache.resp_max_request_size      larger bulks and unprocessed input close the connection
+#   local_cache.resp_output_buffer_limit   clients that do not read are disconnected; too large
+#                                          replies are refused; the workers' memory stays bounded
+# Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh limits).
+
+section "limits"
+set_setting local_cache.resp_max_clients 3
+wait_for "maxclients = 3" 10 config_is maxclients 3 || true
+ok=1
+for i in 1 2 3; do open_held || ok=0; done
+check "three connections accepted under resp_max_clients = 3" 1 "$ok"
+raw_case "the fourth gets the Redis error and is closed" '-ERR max number of clients reached\r\n<EOF>' read:1 eof:5
+raw_case "and again" '-ERR max number of clients reached\r\n<EOF>' 'send:PING\r\n' read:1 eof:5
+close_held
+wait_case "after the others closed, a new connection is served" '+PONG\r\n' 10 resp_pong ping_reply
+rejected=$(timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --raw INFO stats | sed -n 's/^rejected_connections:\([0-9]*\).*/\1/p')
+check_re "INFO rejected_connections is a number" '^[0-9]+$' "$rejected"
+set_setting local_cache.resp_max_clients DEFAULT
+wait_for "maxclients default" 10 config_is maxclients 10000 || true
+
+set_setting local_cache.resp_timeout 1
+wait_for "timeout = 1" 10 config_is timeout 1 || true
+raw_case "idle connection closed after resp_timeout (within 10 s)" '+PONG\r\n<EOF>' 'send:PING\r\n' read:1 eof:10
+raw_case "a connection that keeps talking stays open" '+PONG\r\n+PONG\r\n+PONG\r\n+PONG\r\n' \
+    'send:PING\r\n' read:1 quiet:600 'send:PING\r\n' read:1 quiet:600 'send:PING\r\n' read:1 quiet:600 'send:PING\r\n' read:1
+raw_case "a half-sent request does not keep a connection alive" '<EOF>' 'send:*2\r\n$4\r\nECHO\r\n$10\r\nabc' eof:10
+set_setting local_cache.resp_timeout DEFAULT
+wait_for "timeout = 0" 10 config_is timeout 0 || true
+
+set_setting local_cache.resp_max_request_size 4kB
+wait_for "proto-max-bulk-len = 4096" 10 config_is proto-max-bulk-len 4096 || true
+raw_case "bulk above resp_max_request_size: protocol error" '-ERR Protocol error: invalid bulk length\r\n<EOF>' \
+    'send:*2\r\n$4\r\nECHO\r\n$5000\r\n' read:1 eof:5
+big=$(head -c 3000 /dev/zero | tr '\0' 'k')
+raw_case "bulk below resp_max_request_size: served" "\$3000\\r\\n$big\\r\\n" "send:*2\\r\\n\$4\\r\\nECHO\\r\\n\$3000\\r\\n$big\\r\\n" read:1
+raw_case "unprocessed input above resp_max_request_size: closed" '<EOF>' \
+    "send:*3\\r\\n\$4\\r\\nECHO\\r\\n\$3000\\r\\n$big\\r\\n\$3000\\r\\n$big" eof:5
+set_setting local_cache.resp_max_request_size DEFAULT
+wait_for "proto-max-bulk-len default" 10 config_is proto-max-bulk-len 67108864 || true
+
+set_setting local_cache.resp_output_buffer_limit 64kB
+sleep 0.5   # no CONFIG GET for this one: give both workers the reload
+# each of these replies (10 rows of 4 kB) is below the limit; together they are far above it
+big_mget="MGET$(for i in $(seq 1 10); do printf ' big:1'; done)\\r\\n"
+raw 'send:GET big:1\r\n' read:1 >/dev/null
+log_before=$(log_size)
+raw_case "a client that sends a huge pipeline and never reads is disconnected" '<GONE>' \
+    "flood:4000:$big_mget" gone:20
+raw_case "a client reading its replies is not" "*2\\r\\n$(bulk "$J1")$(bulk "$J1")" 'send:MGET items:1 items:1\r\n' read:1
+check_re "the server log says why" 'output buffer limit exceeded' "$(log_since "$log_before")"
+raw_case "the workers keep serving others" "+PONG\\r\\n$(bulk "$J3")" 'send:PING\r\nGET items:3\r\n' read:2
+
+# hwm_case WHAT: the workers' peak memory grew by less than 64 MB from hwm_before to hwm_after
+hwm_case() {
+    check "$1: the workers' peak memory grew by less than 64 MB" "less than 65536 kB" \
+        "$( ((hwm_after - hwm_before < 65536)) && echo "less than 65536 kB" || echo "$((hwm_after - hwm_before)) kB (peak RSS before $hwm_before kB, after $hwm_after kB)")"
+}
+
+# The limit also bounds the workers' memory (peak RSS, VmHWM): neither one request asking for far
+# more than the limit nor a pipeline read in one go may make a worker allocate much beyond it.
+hwm_before=$(workers_hwm_kb)
+check_re "one MGET of 50,000 x 4 kB rows: refused with an error naming the limit" \
+    '^-ERR .*local_cache\.resp_output_buffer_limit.*\\r\\n\+PONG\\r\\n$' \
+    "$(raw 'send:*50001\r\n$4\r\nMGET\r\n' 'repeat:50000:$5\r\nbig:1\r\n' read:1 'send:PING\r\n' read:1)"
+hwm_after=$(workers_hwm_kb)
+hwm_case "one huge MGET"
+check_re "HMGET of one 4 kB column 50 times: refused the same way" \
+    '^-ERR reply exceeds local_cache\.resp_output_buffer_limit \(65536 bytes\)\\r\\n$' \
+    "$(raw "send:HMGET big:1$(for i in $(seq 1 50); do printf ' v'; done)\\r\\n" read:1)"
+check_re "HMGET of it 10 times (40 kB): served" '^\*10\\r\\n(\$4000\\r\\nx{4000}\\r\\n){10}$' \
+    "$(raw "send:HMGET big:1$(for i in $(seq 1 10); do printf ' v'; done)\\r\\n" read:1)"
+hwm_before=$(workers_hwm_kb)
+log_before=$(log_size)
+# a 4 MB argument first makes the worker's input buffer big enough to read MBs at once
+raw_case "a pipeline read in one go (after a 4 MB argument) is cut at the limit" '<GONE>' \
+    'send:*2\r\n$6\r\nEXISTS\r\n$4000000\r\n' 'repeat:4000000:k' 'send:\r\n' "flood:40000:$big_mget" gone:20
+hwm_after=$(workers_hwm_kb)
+hwm_case "pipeline read in one go"
+check_re "pipeline read in one go: the log says why" 'output buffer limit exceeded' "$(log_since "$log_before")"
+raw_case "the workers keep serving others" "+PONG\\r\\n$(bulk "$J3")" 'send:PING\r\nGET items:3\r\n' read:2
+set_setting local_cache.resp_output_buffer_limit DEFAULT

@@ -35,7 +35,10 @@ OBJS = \
 	resp_server/cmd_connection.o \
 	resp_server/cmd_server.o \
 	resp_server/glob.o \
+	resp_server/password_check.o \
 	resp_server/pg_data_source.o \
+	resp_server/hba.o \
+	resp_server/auth.o \
 	resp_server/settings.o \
 	resp_server/shared_state.o \
 	resp_server/launcher.o \
@@ -60,7 +63,10 @@ ISOLATION_OUTPUT ?= regress/output_isolation
 
 PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -O2 -Wall -Wno-register -Wno-missing-field-initializers
-SHLIB_LINK = -luv -lstdc++
+# The extension's version, from the control file (INFO reports it).
+LOCAL_CACHE_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))local_cache.control)
+PG_CPPFLAGS = -DLOCAL_CACHE_VERSION='"$(LOCAL_CACHE_VERSION)"'
+SHLIB_LINK = -luv -lcrypto -lstdc++
 
 # The server-dev package turns on LLVM bitcode, which would compile our C++ with clang
 # without PG_CXXFLAGS; JIT inlining of this code buys nothing, so skip it.
@@ -88,20 +94,21 @@ $(UNITTEST_BIN): $(UNITTEST_SRCS) $(UNITTEST_HEADERS)
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_SRCS = resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp \
 	resp_server/cmd_strings.cpp resp_server/cmd_hashes.cpp resp_server/cmd_connection.cpp \
-	resp_server/cmd_server.cpp resp_server/glob.cpp
+	resp_server/cmd_server.cpp resp_server/glob.cpp resp_server/password_check.cpp
 RESP_HEADERS = resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
-	resp_server/command_context.h resp_server/data_source.h
+	resp_server/command_context.h resp_server/data_source.h resp_server/buffers.h \
+	resp_server/password_check.h
 RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \
 	resp_server/tests/reply_test.cpp resp_server/tests/commands_dispatch_test.cpp \
 	resp_server/tests/cmd_strings_test.cpp resp_server/tests/cmd_hashes_test.cpp \
 	resp_server/tests/cmd_connection_test.cpp resp_server/tests/cmd_server_test.cpp \
-	resp_server/tests/glob_test.cpp
+	resp_server/tests/glob_test.cpp resp_server/tests/password_check_test.cpp
 RESP_TEST_HEADERS = resp_server/tests/parse_harness.h resp_server/tests/resp_reader.h \
 	resp_server/tests/fake_data_source.h resp_server/tests/command_harness.h
 
 $(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
 	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iresp_server -Iresp_server/tests -o $@ \
-		$(RESP_UNITTEST_SRCS) $(RESP_SRCS) -lboost_unit_test_framework
+		$(RESP_UNITTEST_SRCS) $(RESP_SRCS) -lboost_unit_test_framework -lcrypto -pthread
 
 .PHONY: unittest
 unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
@@ -115,7 +122,7 @@ FUZZ_BIN = resp_server/tests/fuzz_parser
 FUZZ_SECONDS ?= 30
 FUZZ_ARTIFACTS ?= /tmp/local_cache_fuzz
 
-$(FUZZ_BIN): resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h \
+$(FUZZ_BIN): resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h resp_server/buffers.h \
 		resp_server/tests/parse_harness.h
 	$(FUZZ_CXX) -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -Iresp_server -Iresp_server/tests -o $@ \

@@ -34,9 +34,23 @@ void reply_syntax_error(CommandContext &c)
 	c.reply.error("syntax error");
 }
 
-void reply_wrong_password(CommandContext &c)
+/* AUTH and HELLO ... AUTH: true when the session is now the role; otherwise the error is
+ * answered, or nothing when the answer is not known yet (the request runs again later). */
+bool log_in(CommandContext &c, std::optional<std::string_view> user, std::string_view password)
 {
-	c.reply.error_with_code("WRONGPASS", "invalid username-password pair or user is disabled.");
+	AuthResult result = c.data.authenticate(c.session, user, password);
+	switch (result.status) {
+	case AuthResult::Status::Ok:
+		c.session.role = std::move(result.role);
+		return true;
+	case AuthResult::Status::Pending:
+		c.session.retry_later = true;
+		return false;
+	case AuthResult::Status::Denied:
+		c.reply.error_with_code(result.error_code, result.message);
+		return false;
+	}
+	return false;
 }
 
 /* Redis clients configured with a password only send the user name "default". */
@@ -81,13 +95,8 @@ void auth_command(CommandContext &c)
 		user = role_name_for(c.arg(1));
 		password = c.arg(2);
 	}
-	std::optional<AuthenticatedRole> role = c.data.authenticate(user, password);
-	if (!role) {
-		reply_wrong_password(c);
-		return;
-	}
-	c.session.role = std::move(role);
-	c.reply.ok();
+	if (log_in(c, user, password))
+		c.reply.ok();
 }
 
 void hello_command(CommandContext &c)
@@ -132,14 +141,8 @@ void hello_command(CommandContext &c)
 		}
 	}
 
-	if (password) {
-		std::optional<AuthenticatedRole> role = c.data.authenticate(role_name_for(*user), *password);
-		if (!role) {
-			reply_wrong_password(c);
-			return;
-		}
-		c.session.role = std::move(role);
-	}
+	if (password && !log_in(c, role_name_for(*user), *password))
+		return;
 	if (!c.session.authenticated()) {
 		c.reply.error_with_code(
 			"NOAUTH", "HELLO must be called with the client already authenticated, otherwise the "
@@ -192,7 +195,7 @@ void reset_command(CommandContext &c)
 	c.session.protocol = 2;
 	c.reply.set_protocol(2);
 	c.session.name.clear();
-	c.session.role = c.data.default_role();
+	c.session.role = c.data.default_role(c.session);
 	c.reply.simple_string("RESET");
 }
 

@@ -14,6 +14,10 @@
 
 namespace local_cache::resp {
 
+/* What INFO and CONFIG GET say about eviction: the cache evicts by CLOCK (second chance), which
+ * is none of Redis's policies; the value says so rather than borrowing allkeys-lru. */
+constexpr std::string_view kEvictionPolicy = "allkeys-clock";
+
 /* CLIENT HELP, COMMAND HELP, CONFIG HELP: the container's subcommands and their summaries. */
 void help_command(CommandContext &c)
 {
@@ -313,6 +317,7 @@ void info_command(CommandContext &c)
 		info_field(out, "redis_version", kRedisCompatibleVersion);
 		info_field(out, "server_name", "local_cache");
 		info_field(out, "local_cache_version", stats.local_cache_version);
+		info_field(out, "postgresql_version", stats.postgresql_version);
 		info_field(out, "redis_mode", "standalone");
 		info_field(out, "arch_bits", sizeof(void *) == 8 ? "64" : "32");
 		info_number(out, "process_id", stats.process_id);
@@ -330,7 +335,7 @@ void info_command(CommandContext &c)
 		begin_section("Memory");
 		info_bytes(out, "used_memory", stats.used_memory);
 		info_bytes(out, "maxmemory", stats.max_memory);
-		info_field(out, "maxmemory_policy", "allkeys-lru");
+		info_field(out, "maxmemory_policy", kEvictionPolicy);
 	}
 	if (sections & INFO_PERSISTENCE) {
 		/* ioredis waits for loading:0 before it declares the connection ready. */
@@ -352,7 +357,16 @@ void info_command(CommandContext &c)
 	}
 	if (sections & INFO_REPLICATION) {
 		begin_section("Replication");
-		info_field(out, "role", "master");
+		/* A hot standby serves RESP too; its cache follows the primary through WAL. */
+		if (stats.replica) {
+			info_field(out, "role", "slave");
+			info_field(out, "master_host", stats.master_host);
+			info_number(out, "master_port", stats.master_port);
+			info_field(out, "master_link_status", stats.master_link_up ? "up" : "down");
+			info_number(out, "slave_read_only", 1);
+		} else {
+			info_field(out, "role", "master");
+		}
 		info_number(out, "connected_slaves", 0);
 	}
 	if (sections & INFO_CLUSTER) {
@@ -391,7 +405,7 @@ std::vector<std::pair<std::string_view, std::string>> config_parameters(const In
 		{"cluster-enabled", "no"},
 		{"maxclients", number(stats.max_clients)},
 		{"maxmemory", number(stats.max_memory)},
-		{"maxmemory-policy", "allkeys-lru"},
+		{"maxmemory-policy", std::string(kEvictionPolicy)},
 		{"timeout", number(uint64_t(std::max<int64_t>(0, stats.idle_timeout_seconds)))},
 		{"port", number(uint64_t(std::max(0, stats.tcp_port)))},
 		{"bind", stats.bind_addresses},

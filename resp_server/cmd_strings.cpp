@@ -60,8 +60,7 @@ bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count)
 {
 	CommandProcessor::Scratch &s = c.scratch;
 	s.values.begin(count);
-	if (s.keys.capacity() > 4096)
-		std::vector<RowKey>().swap(s.keys); /* do not keep a huge MGET's memory */
+	release_if_large(s.keys); /* do not keep a huge MGET's memory */
 	s.keys.clear();
 	for (size_t i = 0; i < count; i++) {
 		if (std::optional<RowKey> key = parse_row_key(keys[i])) {

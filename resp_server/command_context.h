@@ -12,6 +12,7 @@
  */
 #pragma once
 
+#include "buffers.h"
 #include "commands.h"
 
 #include <algorithm>
@@ -111,12 +112,9 @@ private:
 	/* Give back the memory of an unusually large reply instead of keeping it for good. */
 	void trim()
 	{
-		if (arena_.capacity() > (size_t(1) << 20))
-			std::string().swap(arena_);
-		if (slots_.capacity() > 4096)
-			std::vector<Slot>().swap(slots_);
-		if (index_to_position_.capacity() > 4096)
-			std::vector<size_t>().swap(index_to_position_);
+		release_if_large(arena_);
+		release_if_large(slots_);
+		release_if_large(index_to_position_);
 	}
 
 	std::string arena_;
@@ -129,8 +127,7 @@ class FieldCollector final : public FieldSink {
 public:
 	void begin()
 	{
-		if (arena_.capacity() > (size_t(1) << 20))
-			std::string().swap(arena_);
+		release_if_large(arena_);
 		arena_.clear();
 		fields_.clear();
 	}

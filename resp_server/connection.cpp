@@ -11,6 +11,7 @@
  */
 #include "../extension/pg.h"
 
+#include "buffers.h"
 #include "server.h"
 #include "settings.h"
 #include "shared_state.h"
@@ -27,8 +28,6 @@ namespace local_cache::resp {
 namespace {
 
 constexpr size_t READ_CHUNK = 16 * 1024;
-/* An idle connection keeps at most this much buffer memory. */
-constexpr size_t KEEP_BUFFER_BYTES = 1024 * 1024;
 /* How often a request waiting for a locked table tries again. */
 constexpr uint64_t LOCK_RETRY_MS = 5;
 
@@ -39,14 +38,29 @@ void on_closed(uv_handle_t *handle) noexcept
 
 void flush(Connection *c);
 
+/* Keeps Server::client_memory the sum of every connection's buffer capacity. */
+void account(Connection *c)
+{
+	size_t now = c->input.capacity() + c->pending.capacity() + c->writing.capacity();
+	c->server->client_memory = c->server->client_memory - c->accounted_memory + now;
+	c->accounted_memory = now;
+}
+
+size_t client_memory_limit()
+{
+	return size_t(local_cache_resp_client_memory) * 1024;
+}
+
 void on_written(uv_write_t *request, int status) noexcept
 {
 	Connection *c = static_cast<Connection *>(request->data);
 	guarded(c, [&] {
 		c->write_in_flight = false;
 		c->writing.clear();
-		if (c->writing.capacity() > KEEP_BUFFER_BYTES)
+		if (c->writing.capacity() > kKeptBufferBytes) {
 			c->writing.release();
+			account(c);
+		}
 		if (c->closing)
 			return;
 		if (status < 0) {
@@ -77,6 +91,12 @@ void flush(Connection *c)
 	c->write_in_flight = true;
 }
 
+/*
+ * Room for the next read. The buffer grows with the bytes that have arrived, never with what a
+ * request declares: for a large bulk argument it at most doubles what the connection has sent
+ * so far, so a client that announces 64 MB and sends 25 bytes costs 16 kB. All connections of
+ * the worker together stay within local_cache.resp_client_memory.
+ */
 void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer) noexcept
 {
 	Connection *c = static_cast<Connection *>(handle->data);
@@ -89,9 +109,18 @@ void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer) noexcept
 			c->input_end -= c->input_start;
 			c->input_start = 0;
 		}
-		size_t wanted = c->input_end + std::max(READ_CHUNK, c->parser.bytes_needed());
-		if (c->input.size() < wanted)
+		if (c->input.size() - c->input_end < READ_CHUNK) {
+			size_t wanted = c->input_end + READ_CHUNK;
+			size_t needed = c->parser.bytes_needed();
+			if (needed > READ_CHUNK)
+				wanted = c->input_end + std::min(needed, std::max(READ_CHUNK, c->input_end));
+			if (c->server->client_memory + (wanted - c->input.size()) > client_memory_limit()) {
+				disconnect(c, "client buffers exceed local_cache.resp_client_memory");
+				return;
+			}
 			c->input.resize(wanted);
+			account(c);
+		}
 		*buffer = uv_buf_init(c->input.data() + c->input_end, unsigned(c->input.size() - c->input_end));
 	});
 }
@@ -140,7 +169,7 @@ void process_input(Connection *c)
 			}
 			if (c->blocked_since_ms != 0)
 				unblock(c);
-			server->stats.total_commands_processed++;
+			count(&server->counters->total_commands_processed, 1);
 			c->input_start += result.consumed;
 			/* After every reply, not once per read: a pipeline read in one go must not pile up
 			 * replies far beyond the limit before the check below closes the connection. */
@@ -149,9 +178,7 @@ void process_input(Connection *c)
 		} else if (result.status == ParseStatus::NeedMore) {
 			c->input_start += result.consumed;
 			if (c->parser.query_buffer_exceeded(c->input_end - c->input_start)) {
-				ereport(LOG, (errmsg("local_cache RESP: closing client %s: query buffer limit exceeded",
-									 c->session.peer_address.c_str())));
-				close_connection(c);
+				disconnect(c, "query buffer limit exceeded");
 				return;
 			}
 			break;
@@ -161,9 +188,16 @@ void process_input(Connection *c)
 		}
 	}
 	if (c->pending.size() + c->writing.size() > size_t(local_cache_resp_output_buffer_limit)) {
-		ereport(LOG, (errmsg("local_cache RESP: closing client %s: output buffer limit exceeded",
-							 c->session.peer_address.c_str())));
-		close_connection(c);
+		disconnect(c, "output buffer limit exceeded");
+		return;
+	}
+	if (c->input_start == c->input_end && c->input.capacity() > kKeptBufferBytes) {
+		std::vector<char>().swap(c->input);
+		c->input_start = c->input_end = 0;
+	}
+	account(c);
+	if (c->server->client_memory > client_memory_limit()) {
+		disconnect(c, "client buffers exceed local_cache.resp_client_memory");
 		return;
 	}
 	if (c->session.close_after_reply)
@@ -210,7 +244,6 @@ void describe_session(Connection *c)
 	c->last_active_ms = now_ms();
 	c->session.id = (uint64_t(server->worker_number) << 40) | ++server->next_client_number;
 	c->session.connected_at_ms = c->last_active_ms;
-	c->session.role = server->data->default_role();
 	sockaddr_storage address;
 	int length = sizeof(address);
 	if (uv_tcp_getpeername(&c->handle, reinterpret_cast<sockaddr *>(&address), &length) == 0)
@@ -219,6 +252,8 @@ void describe_session(Connection *c)
 	if (uv_tcp_getsockname(&c->handle, reinterpret_cast<sockaddr *>(&address), &length) == 0)
 		c->session.local_address = address_text(address);
 	uv_fileno(reinterpret_cast<uv_handle_t *>(&c->handle), &c->session.fd);
+	/* After the address: pg_hba.conf decides by it. */
+	c->session.role = server->data->default_role(c->session);
 }
 
 } // namespace
@@ -229,8 +264,49 @@ void log_callback_failure(Connection *c, const char *what) noexcept
 		ereport(LOG, (errmsg("local_cache RESP: %s", what)));
 		return;
 	}
-	ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s", c->session.peer_address.c_str(), what)));
+	disconnect(c, what);
+}
+
+void disconnect(Connection *c, const char *reason)
+{
+	Server *server = c->server;
+	Server::DisconnectLog *log = nullptr;
+	for (Server::DisconnectLog &entry : server->disconnect_logs)
+		if (strcmp(entry.reason, reason) == 0)
+			log = &entry;
+	if (log == nullptr && server->disconnect_logs.size() < 64) {
+		server->disconnect_logs.push_back(Server::DisconnectLog{reason, 0, 0});
+		log = &server->disconnect_logs.back();
+	}
+	int64_t now = now_ms();
+	if (log == nullptr || now - log->last_ms >= 1000) {
+		uint64_t left_out = log != nullptr ? log->left_out : 0;
+		if (left_out > 0)
+			ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s (and %llu more in the last second)",
+								 c->session.peer_address.c_str(), reason, (unsigned long long) left_out)));
+		else
+			ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s", c->session.peer_address.c_str(), reason)));
+		if (log != nullptr) {
+			log->last_ms = now;
+			log->left_out = 0;
+		}
+	} else {
+		log->left_out++;
+	}
 	close_connection(c);
+}
+
+void log_left_out_disconnects(Server *server)
+{
+	int64_t now = now_ms();
+	for (Server::DisconnectLog &log : server->disconnect_logs) {
+		if (log.left_out == 0 || now - log.last_ms < 1000)
+			continue;
+		ereport(LOG, (errmsg("local_cache RESP: closed %llu more clients in the last second: %s",
+							 (unsigned long long) log.left_out, log.reason)));
+		log.last_ms = now;
+		log.left_out = 0;
+	}
 }
 
 void accept_connection(Server *server, uv_stream_t *listener)
@@ -240,7 +316,6 @@ void accept_connection(Server *server, uv_stream_t *listener)
 	limits.max_query_buffer = size_t(local_cache_resp_max_request_size);
 	Connection *c = new (std::nothrow) Connection(server, limits);
 	if (c == nullptr) {
-		clients_add(-1);
 		refuse(server, listener);
 		return;
 	}
@@ -250,8 +325,9 @@ void accept_connection(Server *server, uv_stream_t *listener)
 	if (c->next != nullptr)
 		c->next->prev = c;
 	server->connections = c;
-	server->stats.connected_clients++;
-	server->stats.total_connections_received++;
+	server->connections_here++;
+	count(&server->counters->connected_clients, 1);
+	count(&server->counters->total_connections_received, 1);
 	if (uv_accept(listener, reinterpret_cast<uv_stream_t *>(&c->handle)) != 0) {
 		close_connection(c);
 		return;
@@ -277,8 +353,11 @@ void close_connection(Connection *c)
 		c->next->prev = c->prev;
 	if (c->blocked_since_ms != 0)
 		unblock(c);
-	server->stats.connected_clients--;
-	clients_add(-1);
+	server->connections_here--;
+	count(&server->counters->connected_clients, -1);
+	server->data->session_ended(c->session);
+	server->client_memory -= c->accounted_memory;
+	c->accounted_memory = 0;
 	uv_close(reinterpret_cast<uv_handle_t *>(&c->handle), on_closed);
 }
 

@@ -31,7 +31,7 @@ struct Session {
 	std::string lib_name;
 	std::string lib_version;
 	/* Empty: not authenticated; data commands answer NOAUTH until AUTH or HELLO AUTH succeeds.
-	 * At accept (and on RESET) the server sets it to DataSource::default_role(). */
+	 * At accept (and on RESET) the server sets it to DataSource::default_role(session). */
 	std::optional<AuthenticatedRole> role;
 	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
 	bool close_after_reply = false;
@@ -103,9 +103,30 @@ struct LookupResult {
 	static LookupResult failed(std::string text) { return LookupResult{Status::Failed, std::move(text)}; }
 };
 
+/* What a login answers. */
+struct AuthResult {
+	enum class Status { Ok, Denied, Pending };
+	Status status = Status::Denied;
+	AuthenticatedRole role;  /* Ok */
+	std::string error_code;  /* Denied: the reply's code (WRONGPASS, ERR) */
+	std::string message;
+
+	static AuthResult ok(AuthenticatedRole role) { return AuthResult{Status::Ok, std::move(role), {}, {}}; }
+	static AuthResult denied(std::string code, std::string text)
+	{
+		return AuthResult{Status::Denied, {}, std::move(code), std::move(text)};
+	}
+	static AuthResult wrong_password()
+	{
+		return denied("WRONGPASS", "invalid username-password pair or user is disabled.");
+	}
+	static AuthResult pending() { return AuthResult{Status::Pending, {}, {}, {}}; }
+};
+
 /* Counters and settings INFO and CONFIG GET report. Zero where unknown. */
 struct InfoStats {
 	std::string local_cache_version;
+	std::string postgresql_version; /* of the server the workers run in */
 	int64_t process_id = 0;
 	int tcp_port = 0;
 	std::string bind_addresses;     /* CONFIG GET bind */
@@ -127,6 +148,12 @@ struct InfoStats {
 
 	uint64_t proto_max_bulk_len = 0;
 	uint64_t client_query_buffer_limit = 0;
+
+	/* A hot standby: role:slave, and its WAL receiver's primary. */
+	bool replica = false;
+	bool master_link_up = false;
+	std::string master_host;
+	int master_port = 0;
 };
 
 /*
@@ -155,16 +182,19 @@ public:
 										 FieldSink &sink) = 0;
 
 	/*
-	 * AUTH and HELLO ... AUTH: check a password against PostgreSQL's stored one. `user` empty
-	 * means the default role (AUTH <password>, or the user name "default" that Redis clients
-	 * send when configured with a password only). Returns the role on success; never logs the
-	 * password.
+	 * AUTH and HELLO ... AUTH: a login of the session as a PostgreSQL role. `user` empty means
+	 * the default role (AUTH <password>, or the user name "default" that Redis clients send
+	 * when configured with a password only). Pending: the answer is not known yet; the command
+	 * writes no reply and runs again later (Session::retry_later). Never logs the password.
 	 */
-	virtual std::optional<AuthenticatedRole> authenticate(std::optional<std::string_view> user,
-														  std::string_view password) = 0;
+	virtual AuthResult authenticate(const Session &session, std::optional<std::string_view> user,
+									std::string_view password) = 0;
 
-	/* The role unauthenticated connections act as (local_cache.resp_role); none = AUTH needed. */
-	virtual std::optional<AuthenticatedRole> default_role() = 0;
+	/* The role the session acts as before it authenticates (local_cache.resp_role), if any. */
+	virtual std::optional<AuthenticatedRole> default_role(const Session &session) = 0;
+
+	/* The connection closed. */
+	virtual void session_ended(const Session &session) = 0;
 
 	/* DBSIZE and INFO keyspace: the number of keys the session's role can see. */
 	virtual uint64_t count_keys(const Session &session) = 0;

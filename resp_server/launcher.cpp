@@ -17,16 +17,20 @@
 #include "settings.h"
 #include "shared_state.h"
 
+#include <string>
+
 extern "C" {
 #include "access/genam.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
+#include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
@@ -139,6 +143,51 @@ void start_worker(WorkerSlot *slot, int number, bool *no_slot_logged)
 	*no_slot_logged = true;
 }
 
+bool loopback_only(const char *addresses)
+{
+	std::string all = addresses;
+	size_t start = 0;
+	while (start <= all.size()) {
+		size_t comma = all.find(',', start);
+		std::string host = all.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+		host.erase(0, host.find_first_not_of(" \t"));
+		host.erase(host.find_last_not_of(" \t") + 1);
+		if (!host.empty() && host != "localhost" && host != "::1" && host.compare(0, 4, "127.") != 0)
+			return false;
+		if (comma == std::string::npos)
+			break;
+		start = comma + 1;
+	}
+	return true;
+}
+
+/*
+ * In the spirit of Redis's protected mode, which refuses unauthenticated clients from other
+ * hosts: a warning when clients that never AUTH act as a role and the server listens beyond
+ * loopback, or when that role is a superuser. At start and after each reload.
+ */
+void warn_about_exposure(void)
+{
+	if (local_cache_resp_role == nullptr || local_cache_resp_role[0] == '\0')
+		return;
+	if (!loopback_only(local_cache_resp_listen_addresses))
+		ereport(WARNING,
+				(errmsg("local_cache RESP listens on \"%s\" and serves clients that do not AUTH as role \"%s\"",
+						local_cache_resp_listen_addresses, local_cache_resp_role),
+				 errdetail("Anyone who can reach port %d reads what that role may read.", local_cache_resp_port),
+				 errhint("Set local_cache.resp_role = '' to require AUTH, or listen on loopback only.")));
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	Oid role = get_role_oid(local_cache_resp_role, true);
+	bool superuser = OidIsValid(role) && superuser_arg(role);
+	CommitTransactionCommand();
+	if (superuser)
+		ereport(WARNING,
+				(errmsg("local_cache.resp_role \"%s\" is a superuser: RESP clients that do not AUTH read every cached table",
+						local_cache_resp_role),
+				 errhint("Choose a role with SELECT on the tables RESP should serve.")));
+}
+
 /* One turn: start the workers that should run; returns how long to sleep. */
 long start_missing_workers(WorkerSlot *slots, bool *waiting_logged, bool *no_slot_logged)
 {
@@ -197,11 +246,13 @@ void local_cache_resp_launcher_main(Datum)
 	local_cache::resp::WorkerSlot slots[local_cache::RESP_MAX_WORKERS] = {};
 	bool waiting_logged = false;
 	bool no_slot_logged = false;
+	local_cache::resp::warn_about_exposure();
 	for (;;) {
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending) {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			local_cache::resp::warn_about_exposure();
 		}
 		long wait = local_cache::resp::start_missing_workers(slots, &waiting_logged, &no_slot_logged);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait, PG_WAIT_EXTENSION);

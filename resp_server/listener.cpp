@@ -5,8 +5,9 @@
  * Every worker opens its own socket on each address of local_cache.resp_listen_addresses with
  * SO_REUSEPORT, so the kernel spreads connections over the workers (libuv 1.44 has no flag for
  * it: the socket is made here and handed to uv_tcp_open). A bind failure is logged and retried
- * from the worker's timer. Past local_cache.resp_max_clients (counted across workers) a
- * connection is answered like Redis and closed.
+ * from the worker's timer. Past local_cache.resp_max_clients (counted across workers), or past
+ * what the worker's open files limit allows, a connection is answered like Redis and closed —
+ * never dropped without a reply.
  */
 #include "../extension/pg.h"
 
@@ -53,7 +54,7 @@ void refuse(Server *server, uv_stream_t *listener)
 		uv_close(reinterpret_cast<uv_handle_t *>(client), on_handle_closed);
 		return;
 	}
-	server->stats.rejected_connections++;
+	count(&server->counters->rejected_connections, 1);
 	uv_write_t *request = new (std::nothrow) uv_write_t;
 	if (request == nullptr) {
 		uv_close(reinterpret_cast<uv_handle_t *>(client), on_handle_closed);
@@ -74,8 +75,9 @@ void on_connection(uv_stream_t *listener, int status) noexcept
 		Server *server = static_cast<Server *>(listener->data);
 		if (status < 0 || server->shutting_down)
 			return;
-		if (clients_add(1) > uint32(local_cache_resp_max_clients)) {
-			clients_add(-1);
+		/* Server-wide (all workers), and what this worker's open files limit allows. */
+		if (connected_clients_total() >= uint64(local_cache_resp_max_clients) ||
+			server->connections_here >= server->max_connections_here) {
 			refuse(server, listener);
 			return;
 		}

@@ -21,16 +21,21 @@
 #include "../extension/relinfo.h"
 #include "../extension/store.h"
 #include "pg_data_source.h"
+#include "shared_state.h"
+#include "transaction.h"
 #include "settings.h"
 
 extern "C" {
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_authid.h"
 #include "commands/extension.h"
 #include "libpq/crypt.h"
 #include "miscadmin.h"
+#include "replication/walreceiver.h"
 #include "storage/lmgr.h"
+#include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -62,19 +67,11 @@ PrefixEntry *prefixes = nullptr;
 int nprefixes = 0;
 bool prefixes_valid = false;
 
-/* local_cache.resp_role's OID, looked up again after SIGHUP or role changes. */
-bool default_role_valid = false;
-Oid default_role_oid = InvalidOid;
-
 void registry_changed(Datum, Oid)
 {
 	prefixes_valid = false;
 }
 
-void roles_changed(Datum, int, uint32)
-{
-	default_role_valid = false;
-}
 
 void ensure_contexts()
 {
@@ -85,21 +82,6 @@ void ensure_contexts()
 	prefix_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP prefixes",
 										   ALLOCSET_SMALL_SIZES);
 	CacheRegisterRelcacheCallback(registry_changed, (Datum) 0);
-	CacheRegisterSyscacheCallback(AUTHOID, roles_changed, (Datum) 0);
-}
-
-/* Runs body in a transaction with a fresh snapshot; false and *error on a PostgreSQL error. */
-template <typename Body> bool in_transaction(Body &&body, PgError *error)
-{
-	static_assert(noexcept(body()), "the body of in_transaction must be noexcept");
-	return run_or_abort_transaction([&]() noexcept {
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		body();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}, error);
 }
 
 LookupResult failure(const PgError &error)
@@ -353,7 +335,7 @@ void deliver(const Found *found, size_t count, ValueSink &sink)
 
 } // namespace
 
-PgDataSource::PgDataSource(const WorkerStats &stats) : stats_(stats)
+PgDataSource::PgDataSource(int worker_number) : worker_number_(worker_number)
 {
 	ensure_contexts();
 	/* The bound for lock waits lock_table() cannot avoid, and the isolation level the cache
@@ -448,63 +430,33 @@ LookupResult PgDataSource::get_all_columns(const Session &session, const RowKey 
 	return LookupResult::ok();
 }
 
-std::optional<AuthenticatedRole> PgDataSource::authenticate(std::optional<std::string_view> user,
-															 std::string_view password)
+AuthResult PgDataSource::authenticate(const Session &session, std::optional<std::string_view> user,
+									 std::string_view password)
 {
 	/* "default" is what Redis clients send for a password-only configuration. */
-	std::string name = (!user || *user == "default") ? std::string(local_cache_resp_role) : std::string(*user);
-	if (name.empty() || name.size() >= NAMEDATALEN)
-		return std::nullopt;
-	std::string secret(password);
-	Oid role = InvalidOid;
-	PgError error;
-	bool ok = in_transaction([&]() noexcept {
-		Oid candidate = get_role_oid(name.c_str(), true);
-		if (!OidIsValid(candidate))
-			return;
-		HeapTuple tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(candidate));
-		if (!HeapTupleIsValid(tuple))
-			return;
-		bool can_login = ((Form_pg_authid) GETSTRUCT(tuple))->rolcanlogin;
-		ReleaseSysCache(tuple);
-		if (!can_login)
-			return;
-		const char *detail = nullptr;
-		char *shadow = get_role_password(name.c_str(), &detail);
-		if (shadow != nullptr && plain_crypt_verify(name.c_str(), shadow, secret.c_str(), &detail) == STATUS_OK)
-			role = candidate;
-	}, &error);
-	/* Wipe the password: it must not linger in the worker's memory. */
-	explicit_bzero(secret.data(), secret.size());
-	if (!ok || !OidIsValid(role))
-		return std::nullopt;
-	return AuthenticatedRole{uint64_t(role), name};
+	if (!user || *user == "default")
+		return auth_.login(session, local_cache_resp_role, password);
+	return auth_.login(session, *user, password);
 }
 
-std::optional<AuthenticatedRole> PgDataSource::default_role()
+std::optional<AuthenticatedRole> PgDataSource::default_role(const Session &session)
 {
 	if (local_cache_resp_role == nullptr || local_cache_resp_role[0] == '\0')
 		return std::nullopt;
-	if (!default_role_valid) {
-		PgError error;
-		Oid role = InvalidOid;
-		if (!in_transaction([&]() noexcept { role = get_role_oid(local_cache_resp_role, true); }, &error))
-			role = InvalidOid;
-		if (!OidIsValid(role))
-			ereport(WARNING,
-					(errmsg("local_cache.resp_role \"%s\" does not exist: RESP clients must AUTH",
-							local_cache_resp_role)));
-		default_role_oid = role;
-		default_role_valid = true;
-	}
-	if (!OidIsValid(default_role_oid))
+	AuthResult result = auth_.default_login(session, local_cache_resp_role);
+	if (result.status != AuthResult::Status::Ok)
 		return std::nullopt;
-	return AuthenticatedRole{uint64_t(default_role_oid), std::string(local_cache_resp_role)};
+	return result.role;
+}
+
+void PgDataSource::session_ended(const Session &session)
+{
+	auth_.session_ended(session);
 }
 
 void PgDataSource::settings_changed()
 {
-	default_role_valid = false;
+	auth_.load_rules();
 	prefixes_valid = false;
 }
 
@@ -529,18 +481,19 @@ void PgDataSource::fill_info(InfoStats &stats)
 {
 	GlobalCounters global;
 	store_global_counters(&global);
-	stats.local_cache_version = "1.0";
+	ServerCounters counters = server_counters();
+	stats.local_cache_version = LOCAL_CACHE_VERSION;
+	stats.postgresql_version = PG_VERSION;
 	stats.process_id = MyProcPid;
 	stats.tcp_port = local_cache_resp_port;
 	stats.bind_addresses = local_cache_resp_listen_addresses;
-	int64_t now_ms = GetCurrentTimestamp() / 1000;
-	stats.uptime_seconds = (now_ms - stats_.started_at_ms) / 1000;
+	stats.uptime_seconds = (GetCurrentTimestamp() - PgStartTime) / USECS_PER_SEC;
 	stats.idle_timeout_seconds = local_cache_resp_timeout;
-	stats.connected_clients = stats_.connected_clients;
+	stats.connected_clients = counters.connected_clients;
 	stats.max_clients = uint64_t(local_cache_resp_max_clients);
-	stats.total_connections_received = stats_.total_connections_received;
-	stats.total_commands_processed = stats_.total_commands_processed;
-	stats.rejected_connections = stats_.rejected_connections;
+	stats.total_connections_received = counters.total_connections_received;
+	stats.total_commands_processed = counters.total_commands_processed;
+	stats.rejected_connections = counters.rejected_connections;
 	stats.used_memory = global.bytes;
 	stats.max_memory = global.memory_budget;
 	stats.keyspace_hits = global.counters[COUNTER_HITS];
@@ -548,6 +501,16 @@ void PgDataSource::fill_info(InfoStats &stats)
 	stats.evicted_keys = global.counters[COUNTER_EVICTIONS];
 	stats.proto_max_bulk_len = uint64_t(local_cache_resp_max_request_size);
 	stats.client_query_buffer_limit = uint64_t(local_cache_resp_max_request_size);
+	stats.replica = RecoveryInProgress();
+	if (stats.replica && WalRcv != nullptr) {
+		SpinLockAcquire(&WalRcv->mutex);
+		stats.master_link_up = WalRcv->walRcvState == WALRCV_STREAMING;
+		char host[NI_MAXHOST];
+		strlcpy(host, WalRcv->sender_host, sizeof(host));
+		stats.master_port = WalRcv->sender_port;
+		SpinLockRelease(&WalRcv->mutex);
+		stats.master_host = host;
+	}
 }
 
 } // namespace local_cache::resp

@@ -6,6 +6,8 @@
  */
 #include "protocol.h"
 
+#include "buffers.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -46,10 +48,6 @@ char unescape(char c)
 	default: return c;
 	}
 }
-
-/* Beyond this, the argument vectors of a finished request are given back instead of kept for
- * the next one: one huge request must not pin memory for the connection's whole life. */
-constexpr size_t kKeptArgCapacity = 4096;
 
 /* Redis preallocates at most this many argument slots from a count the client announced. */
 constexpr int64_t kMaxPreallocatedArgs = 1024;
@@ -146,10 +144,9 @@ void RequestParser::start_request()
 	scan_from_ = 0;
 	args_left_ = 0;
 	bulk_length_ = 0;
-	if (spans_.capacity() > kKeptArgCapacity)
-		std::vector<ArgSpan>().swap(spans_);
-	if (argv_.capacity() > kKeptArgCapacity)
-		std::vector<std::string_view>().swap(argv_);
+	/* One huge request must not pin memory for the connection's whole life. */
+	release_if_large(spans_);
+	release_if_large(argv_);
 	spans_.clear();
 }
 

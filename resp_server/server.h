@@ -17,6 +17,7 @@
 #include "pg_data_source.h"
 #include "protocol.h"
 #include "reply.h"
+#include "shared_state.h"
 
 #include <uv.h>
 
@@ -42,6 +43,8 @@ struct Connection {
 	bool write_in_flight = false;
 	bool closing = false;
 	int64_t last_active_ms = 0;
+	/* Capacity of input, pending and writing as last added to Server::client_memory. */
+	size_t accounted_memory = 0;
 	/* When the request at input_start first found its table locked; 0: it did not. */
 	int64_t blocked_since_ms = 0;
 	Connection *prev = nullptr;
@@ -60,7 +63,20 @@ struct Server {
 	uv_poll_t postmaster_watch;
 	Connection *connections = nullptr;
 	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */
-	WorkerStats stats;
+	WorkerCounters *counters = nullptr; /* this worker's, in shared memory (shared_state.h) */
+	size_t connections_here = 0;
+	/* The most connections this worker can hold: its open files limit less PostgreSQL's files. */
+	size_t max_connections_here = 0;
+	/* Sum of every connection's buffer capacity, bounded by local_cache.resp_client_memory. */
+	size_t client_memory = 0;
+	/* Disconnect log lines: at most one a second for each reason, with the count of those
+	 * left out (a client that floods the server must not flood the log). */
+	struct DisconnectLog {
+		const char *reason;
+		int64_t last_ms;
+		uint64_t left_out;
+	};
+	std::vector<DisconnectLog> disconnect_logs;
 	PgDataSource *data = nullptr;
 	CommandProcessor *processor = nullptr;
 	uint64_t next_client_number = 0;
@@ -89,6 +105,11 @@ void start_listening(Server *server);
 void stop_listening(Server *server);
 /* Accepts the offered connection only to answer -ERR max number of clients reached. */
 void refuse(Server *server, uv_stream_t *listener);
+
+/* Closes a connection for a reason worth a log line; the lines are rate-limited. */
+void disconnect(Connection *c, const char *reason);
+/* From the worker's timer: the disconnects the rate limit left out, as one line per reason. */
+void log_left_out_disconnects(Server *server);
 
 /* connection.cpp */
 /* Accepts the offered connection; the caller has counted it in clients_add(). */

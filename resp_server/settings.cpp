@@ -22,6 +22,7 @@ int local_cache_resp_timeout = 0;
 int local_cache_resp_max_request_size = 64 * 1024 * 1024;
 int local_cache_resp_output_buffer_limit = 64 * 1024 * 1024;
 int local_cache_resp_lock_timeout = 1000;
+int local_cache_resp_client_memory = 256 * 1024;
 
 namespace local_cache {
 
@@ -56,6 +57,12 @@ void resp_define_settings(void)
 							"Replies a RESP client may leave unread before it is disconnected.", NULL,
 							&local_cache_resp_output_buffer_limit, 64 * 1024 * 1024, 1024, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_client_memory",
+							"Buffer memory all connections of one RESP worker may hold together.",
+							"Input, pending and unwritten replies; a connection that would exceed it is "
+							"closed, as with Redis's maxmemory-clients.",
+							&local_cache_resp_client_memory, 256 * 1024, 1024, INT_MAX / 1024,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("local_cache.resp_lock_timeout",
 							"How long a RESP command waits for a table another transaction has locked.",
 							"Afterwards it answers -BUSY; the worker serves its other connections meanwhile.",

@@ -14,6 +14,7 @@ extern int local_cache_resp_timeout;
 extern int local_cache_resp_max_request_size;
 extern int local_cache_resp_output_buffer_limit;
 extern int local_cache_resp_lock_timeout;
+extern int local_cache_resp_client_memory;
 
 namespace local_cache {
 

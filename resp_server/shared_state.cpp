@@ -1,8 +1,10 @@
 /*
  * shared_state.cpp — the RESP server's shared memory ("local_cache RESP"): plain atomics, no
- * lock. `clients` counts the connections of every worker (each adds and removes its own);
- * `worker_pids[i]` is set by worker i when it starts and cleared by its exit callback, so a
- * launcher that restarts does not start a second copy of a worker that still runs.
+ * lock. Worker i owns slot i: its pid while it runs (so a restarted launcher does not start a
+ * second copy) and its counters, which it alone writes. Per role, the RESP sessions of every
+ * worker. Counters live as long as the server, so
+ * the sums INFO reports never go backwards when a worker restarts; a worker's exit callback
+ * zeroes its connected clients, whose connections ended with it.
  */
 #include "../extension/pg.h"
 
@@ -12,7 +14,6 @@
 
 extern "C" {
 #include "miscadmin.h"
-#include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -22,54 +23,127 @@ namespace local_cache {
 
 namespace {
 
+/* A cache line per worker: each worker writes its own counters on every command. */
+struct alignas(PG_CACHE_LINE_SIZE) WorkerSlot {
+	pg_atomic_uint32 pid;
+	resp::WorkerCounters counters;
+};
+
+/* A role's RESP sessions; `role` is claimed once (0 -> role, compare-and-swap) and kept. */
+struct RoleSessions {
+	pg_atomic_uint32 role;
+	pg_atomic_uint32 sessions;
+};
+
 struct RespSharedState {
-	pg_atomic_uint32 clients;
-	pg_atomic_uint32 worker_pids[RESP_MAX_WORKERS];
+	WorkerSlot workers[RESP_MAX_WORKERS];
+	RoleSessions roles[resp::kMaxCountedRoles];
 };
 
 RespSharedState *shared = nullptr;
 
-void clear_worker_pid(int, Datum number)
+/* The role's counter; claimed if `claim` and the role has none yet; nullptr if none. */
+RoleSessions *role_slot(Oid role, bool claim)
 {
-	pg_atomic_write_u32(&shared->worker_pids[DatumGetInt32(number)], 0);
+	for (int i = 0; i < resp::kMaxCountedRoles; i++) {
+		RoleSessions *slot = &shared->roles[i];
+		uint32 owner = pg_atomic_read_u32(&slot->role);
+		if (owner == role)
+			return slot;
+		if (owner == 0) {
+			if (!claim)
+				return nullptr;
+			uint32 expected = 0;
+			if (pg_atomic_compare_exchange_u32(&slot->role, &expected, role) || expected == role)
+				return slot;
+		}
+	}
+	return nullptr;
+}
+
+void worker_ended(int, Datum number)
+{
+	WorkerSlot *slot = &shared->workers[DatumGetInt32(number)];
+	pg_atomic_write_u64(&slot->counters.connected_clients, 0);
+	pg_atomic_write_u32(&slot->pid, 0);
 }
 
 } // namespace
 
 void resp_shmem_request(void)
 {
-	RequestAddinShmemSpace(MAXALIGN(sizeof(RespSharedState)));
+	RequestAddinShmemSpace(sizeof(RespSharedState) + PG_CACHE_LINE_SIZE);
 }
 
 void resp_shmem_startup(void)
 {
 	bool found;
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	shared = static_cast<RespSharedState *>(ShmemInitStruct("local_cache RESP", sizeof(RespSharedState), &found));
+	void *memory = ShmemInitStruct("local_cache RESP", sizeof(RespSharedState) + PG_CACHE_LINE_SIZE, &found);
+	shared = reinterpret_cast<RespSharedState *>(TYPEALIGN(PG_CACHE_LINE_SIZE, memory));
 	if (!found) {
-		pg_atomic_init_u32(&shared->clients, 0);
-		for (int i = 0; i < RESP_MAX_WORKERS; i++)
-			pg_atomic_init_u32(&shared->worker_pids[i], 0);
+		for (int i = 0; i < RESP_MAX_WORKERS; i++) {
+			WorkerSlot *slot = &shared->workers[i];
+			pg_atomic_init_u32(&slot->pid, 0);
+			pg_atomic_init_u64(&slot->counters.connected_clients, 0);
+			pg_atomic_init_u64(&slot->counters.total_connections_received, 0);
+			pg_atomic_init_u64(&slot->counters.total_commands_processed, 0);
+			pg_atomic_init_u64(&slot->counters.rejected_connections, 0);
+		}
+		for (int i = 0; i < resp::kMaxCountedRoles; i++) {
+			pg_atomic_init_u32(&shared->roles[i].role, 0);
+			pg_atomic_init_u32(&shared->roles[i].sessions, 0);
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
 namespace resp {
 
-uint32 clients_add(int32 delta)
+WorkerCounters *worker_started(int number)
 {
-	return pg_atomic_add_fetch_u32(&shared->clients, delta);
-}
-
-void worker_started(int number)
-{
-	pg_atomic_write_u32(&shared->worker_pids[number], uint32(MyProcPid));
-	on_shmem_exit(clear_worker_pid, Int32GetDatum(number));
+	WorkerSlot *slot = &shared->workers[number];
+	pg_atomic_write_u32(&slot->pid, uint32(MyProcPid));
+	on_shmem_exit(worker_ended, Int32GetDatum(number));
+	return &slot->counters;
 }
 
 pid_t worker_pid(int number)
 {
-	return pid_t(pg_atomic_read_u32(&shared->worker_pids[number]));
+	return pid_t(pg_atomic_read_u32(&shared->workers[number].pid));
+}
+
+ServerCounters server_counters(void)
+{
+	ServerCounters sum = {0, 0, 0, 0};
+	for (int i = 0; i < RESP_MAX_WORKERS; i++) {
+		WorkerCounters *c = &shared->workers[i].counters;
+		sum.connected_clients += pg_atomic_read_u64(&c->connected_clients);
+		sum.total_connections_received += pg_atomic_read_u64(&c->total_connections_received);
+		sum.total_commands_processed += pg_atomic_read_u64(&c->total_commands_processed);
+		sum.rejected_connections += pg_atomic_read_u64(&c->rejected_connections);
+	}
+	return sum;
+}
+
+void role_sessions_add(Oid role, int32 delta)
+{
+	if (RoleSessions *slot = role_slot(role, delta > 0))
+		pg_atomic_fetch_add_u32(&slot->sessions, delta);
+}
+
+uint32 role_sessions(Oid role)
+{
+	RoleSessions *slot = role_slot(role, false);
+	return slot != nullptr ? pg_atomic_read_u32(&slot->sessions) : 0;
+}
+
+uint64 connected_clients_total(void)
+{
+	uint64 total = 0;
+	for (int i = 0; i < RESP_MAX_WORKERS; i++)
+		total += pg_atomic_read_u64(&shared->workers[i].counters.connected_clients);
+	return total;
 }
 
 } // namespace resp

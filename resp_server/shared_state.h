@@ -1,19 +1,53 @@
 /*
- * shared_state.h — what the RESP processes share: the connection count across workers (for
- * local_cache.resp_max_clients) and which workers run (for the launcher).
+ * shared_state.h — what the RESP processes share: each worker's counters (INFO reports their
+ * sums, and local_cache.resp_max_clients limits their connections together) and which workers
+ * run (for the launcher).
  */
 #pragma once
 
 #include "../extension/pg.h"
 
+extern "C" {
+#include "port/atomics.h"
+}
+
 namespace local_cache::resp {
 
-/* Adds delta to the connections of all workers; returns the new count. */
-uint32 clients_add(int32 delta);
+/* One worker's counters: written by that worker only, read by all. */
+struct WorkerCounters {
+	pg_atomic_uint64 connected_clients;
+	pg_atomic_uint64 total_connections_received;
+	pg_atomic_uint64 total_commands_processed;
+	pg_atomic_uint64 rejected_connections;
+};
 
-/* Worker `number` says it runs (its pid) and, through an exit callback, that it ended. */
-void worker_started(int number);
+/* Worker `number` says it runs (its pid) and, through an exit callback, that it ended (its
+ * connections end with it). Returns its counters. */
+WorkerCounters *worker_started(int number);
 /* The pid of worker `number` while it runs, else 0. */
 pid_t worker_pid(int number);
+
+/* The sums over every worker. */
+struct ServerCounters {
+	uint64 connected_clients;
+	uint64 total_connections_received;
+	uint64 total_commands_processed;
+	uint64 rejected_connections;
+};
+ServerCounters server_counters(void);
+uint64 connected_clients_total(void);
+
+/*
+ * RESP sessions per role, across workers, so that logins honour CONNECTION LIMIT. A fixed
+ * table: past kMaxCountedRoles distinct roles, sessions of further roles are not counted.
+ */
+constexpr int kMaxCountedRoles = 256;
+void role_sessions_add(Oid role, int32 delta);
+uint32 role_sessions(Oid role);
+
+inline void count(pg_atomic_uint64 *counter, int64 delta)
+{
+	pg_atomic_fetch_add_u64(counter, delta);
+}
 
 } // namespace local_cache::resp

@@ -30,11 +30,14 @@ extern "C" {
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/procsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/timestamp.h"
 }
+
+#include <sys/resource.h>
 
 #include <cerrno>
 
@@ -133,17 +136,42 @@ void on_timer(uv_timer_t *timer) noexcept
 					close_connection(c);
 			}
 		}
+		log_left_out_disconnects(server);
 		/* Table and I/O statistics of the commands, as a backend reports them when idle. */
 		pgstat_report_stat(false);
 	});
 }
 
-void run_server(int worker_number)
+/*
+ * Raises the open files limit to its maximum, as Redis does, and derives how many clients this
+ * worker can hold: the limit less PostgreSQL's own files (max_files_per_process) and a margin
+ * for listeners, libuv and the log. Beyond it a client is refused with an error instead of
+ * being dropped by accept() failing.
+ */
+void size_for_open_files(Server *server)
+{
+	constexpr rlim_t kReserved = 64;
+	rlimit limit;
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+	}
+	rlim_t files = 1024;
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0)
+		files = limit.rlim_cur == RLIM_INFINITY ? rlim_t(1) << 20 : limit.rlim_cur;
+	rlim_t reserved = rlim_t(max_files_per_process) + kReserved;
+	server->max_connections_here = files > reserved ? size_t(files - reserved) : 0;
+	ereport(LOG, (errmsg("local_cache RESP worker %d: open files limit %llu, room for %zu clients",
+						 server->worker_number, (unsigned long long) files, server->max_connections_here)));
+}
+
+void run_server(int worker_number, WorkerCounters *counters)
 {
 	Server server;
 	server.worker_number = worker_number;
-	server.stats.started_at_ms = now_ms();
-	PgDataSource data(server.stats);
+	server.counters = counters;
+	size_for_open_files(&server);
+	PgDataSource data(worker_number);
 	CommandProcessor processor(data);
 	server.data = &data;
 	server.processor = &processor;
@@ -190,12 +218,12 @@ void local_cache_resp_worker_main(Datum main_arg)
 	pqsignal(SIGHUP, local_cache::resp::handle_sighup);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(local_cache_resp_database, NULL, 0);
-	local_cache::resp::worker_started(number);
+	local_cache::resp::WorkerCounters *counters = local_cache::resp::worker_started(number);
 	pgstat_report_appname("local_cache RESP");
 
 	char failure[256] = "";
 	try {
-		local_cache::resp::run_server(number);
+		local_cache::resp::run_server(number, counters);
 	} catch (const std::exception &e) {
 		strlcpy(failure, e.what(), sizeof(failure));
 	}

@@ -9,6 +9,7 @@
 #   tools/cluster.sh port DIR          print the port
 #   tools/cluster.sh conninfo DIR      print a libpq conninfo (TCP on 127.0.0.1)
 #   tools/cluster.sh freeport          print a free TCP port on 127.0.0.1
+#   tools/cluster.sh hba DIR LINE...   pg_hba.conf becomes "local all all trust" plus LINEs; reload
 #
 # Layout: DIR/data (PGDATA), DIR/sock (unix socket dir), DIR/server.log, DIR/port.
 # The cluster listens on 127.0.0.1 and DIR/sock only, with trust authentication (it is
@@ -25,7 +26,7 @@ MARKER=.local_cache_cluster
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -192,6 +193,18 @@ cmd_psql() {
     "$PGBIN/psql" -X -h "$dir/sock" -p "$port" -U "$(stat -c %U "$dir/data")" -d postgres "$@"
 }
 
+cmd_hba() {
+    [[ $# -ge 1 ]] || usage
+    local dir line; dir=$(abspath "$1"); shift
+    [[ -f "$dir/data/PG_VERSION" ]] || die "no cluster in $dir"
+    {
+        echo "# ---- tools/cluster.sh hba ----"
+        echo "local all all trust"
+        for line in "$@"; do echo "$line"; done
+    } >"$dir/data/pg_hba.conf"
+    as_server "$PGBIN/pg_ctl" -D "$dir/data" reload >/dev/null
+}
+
 cmd_conninfo() {
     [[ $# -eq 1 ]] || usage
     local dir port; dir=$(abspath "$1")
@@ -210,5 +223,6 @@ case "$cmd" in
     port)     cmd_port "$@" ;;
     conninfo) cmd_conninfo "$@" ;;
     freeport) freeport ;;
+    hba)      cmd_hba "$@" ;;
     *)        usage ;;
 esac

@@ -13,6 +13,7 @@ PACKAGES=(
     postgresql-server-dev-15   # pg_config, PGXS, pg_regress, pg_isolation_regress
     libpq-dev                  # libpq headers for tools/stress_check/
     libuv1-dev
+    libssl-dev                 # OpenSSL: RESP AUTH checks SCRAM/MD5 password secrets
     rapidjson-dev
     libboost-test-dev          # Boost.Test for `make unittest`
     clang                      # libFuzzer target of the RESP parser (`make fuzz`)

@@ -146,6 +146,10 @@ open_held() {
     [[ "$line" == $'+PONG\r' ]]
 }
 
+# send_held FD BYTES: writes to a held connection; a connection the server closed is not an
+# error (and its SIGPIPE must not end the suite)
+send_held() { ( trap '' PIPE; printf '%s' "$2" >&"$1" ) 2>/dev/null; }
+
 close_held() {
     local fd
     for fd in "${HELD[@]:-}"; do [[ -n "$fd" ]] && exec {fd}>&- 2>/dev/null; done
@@ -220,6 +224,8 @@ start_cluster() {
     fi
     echo "$out"
     echo "RESP port $RESP_PORT"
+    # Passwords are checked over TCP, as a DBA would set it up (md5 takes SCRAM secrets too).
+    "$CLUSTER_SH" hba "$DIR" "host all all 127.0.0.1/32 md5" "host all all ::1/128 md5"
 
     create_fixtures
 

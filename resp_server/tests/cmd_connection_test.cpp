@@ -121,6 +121,31 @@ BOOST_AUTO_TEST_CASE(auth)
 	BOOST_TEST(!none.session.authenticated());
 }
 
+BOOST_AUTO_TEST_CASE(auth_while_the_password_is_being_checked)
+{
+	/* The check runs on another thread: until it is done, AUTH writes no reply and asks to be
+	 * run again (the server keeps the connection's later requests behind it). */
+	Connection c;
+	c.session.role.reset();
+	c.data.pending_logins = 2;
+	auto pending_run = [&](const resp_test::Args &args) {
+		std::vector<std::string_view> views(args.begin(), args.end());
+		local_cache::resp::ReplyBuffer out;
+		c.processor.execute(local_cache::resp::Request{views.data(), views.size()}, c.session, out);
+		return std::string(out.view());
+	};
+	BOOST_TEST(pending_run({"AUTH", "alice", "alice-pw"}) == "");
+	BOOST_TEST(c.session.retry_later);
+	BOOST_TEST(!c.session.authenticated());
+	BOOST_TEST(pending_run({"HELLO", "3", "AUTH", "alice", "alice-pw"}) == "");
+	BOOST_TEST(c.session.retry_later);
+	BOOST_TEST(c.session.protocol == 2);
+	BOOST_TEST(c.run({"AUTH", "alice", "alice-pw"}) == "+OK\r\n");
+	BOOST_TEST(!c.session.retry_later);
+	BOOST_TEST(c.session.role->name == "alice");
+	BOOST_TEST(c.data.authenticate_calls == 3);
+}
+
 BOOST_AUTO_TEST_CASE(client_subcommands)
 {
 	Connection c;

@@ -29,7 +29,7 @@ struct Connection {
 	Connection()
 	{
 		session.id = 42;
-		session.role = data.default_role();
+		session.role = data.default_role(session);
 		session.peer_address = "127.0.0.1:50000";
 		session.local_address = "127.0.0.1:6380";
 		session.fd = 9;

@@ -18,6 +18,8 @@
 namespace resp_test {
 
 using local_cache::resp::AuthenticatedRole;
+using local_cache::resp::AuthResult;
+using local_cache::resp::Session;
 using local_cache::resp::DataSource;
 using local_cache::resp::FieldSink;
 using local_cache::resp::InfoStats;
@@ -50,6 +52,8 @@ public:
 	int get_rows_calls = 0;
 	std::vector<std::pair<std::string, int64_t>> last_keys;
 	int authenticate_calls = 0;
+	/* The next this many logins answer Pending (a password check still running). */
+	int pending_logins = 0;
 	std::optional<std::string> last_auth_user; /* "(default)" for the default role */
 
 	InfoStats info;
@@ -145,23 +149,29 @@ public:
 		return LookupResult::ok();
 	}
 
-	std::optional<AuthenticatedRole> authenticate(std::optional<std::string_view> user,
-												  std::string_view password) override
+	AuthResult authenticate(const Session &, std::optional<std::string_view> user,
+							std::string_view password) override
 	{
 		authenticate_calls++;
 		last_auth_user = user ? std::string(*user) : std::string("(default)");
+		if (pending_logins > 0) {
+			pending_logins--;
+			return AuthResult::pending();
+		}
 		if (!user) {
 			if (default_role_value && password == default_role_password)
-				return default_role_value;
-			return std::nullopt;
+				return AuthResult::ok(*default_role_value);
+			return AuthResult::wrong_password();
 		}
 		auto role = roles.find(std::string(*user));
 		if (role == roles.end() || role->second.second != password)
-			return std::nullopt;
-		return AuthenticatedRole{role->second.first, role->first};
+			return AuthResult::wrong_password();
+		return AuthResult::ok(AuthenticatedRole{role->second.first, role->first});
 	}
 
-	std::optional<AuthenticatedRole> default_role() override { return default_role_value; }
+	std::optional<AuthenticatedRole> default_role(const Session &) override { return default_role_value; }
+
+	void session_ended(const Session &) override {}
 
 	uint64_t count_keys(const Session &) override { return key_count; }
 

@@ -89,6 +89,8 @@ if ! timeout 120 "$CLUSTER_SH" start "$DIR" auto \
     echo "run.sh: the cluster did not start"
     exit 1
 fi
+# Passwords are checked over TCP (md5 takes SCRAM secrets too).
+"$CLUSTER_SH" hba "$DIR" "host all all 127.0.0.1/32 md5" "host all all ::1/128 md5"
 
 READER_PASSWORD='node-rdr-Pw-4Jx8'
 if ! timeout 60 "$CLUSTER_SH" psql "$DIR" -v ON_ERROR_STOP=1 -q >/dev/null <<SQL

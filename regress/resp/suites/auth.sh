@@ -120,6 +120,57 @@ sql "ALTER ROLE regress_resp_user LOGIN" >/dev/null
 sql "ALTER ROLE regress_resp_user PASSWORD '${PW_USER}-new'" >/dev/null
 raw_case "a changed password: the old one fails, the new one works" "$wp+OK\\r\\n" \
     "send:AUTH regress_resp_user $PW_USER\\r\\nAUTH regress_resp_user ${PW_USER}-new\\r\\n" read:2
+
+# pg_hba.conf and CONNECTION LIMIT apply as they do to a PostgreSQL login
+hba_lines=("host all regress_resp_md5 127.0.0.1/32 reject" "host all all 127.0.0.1/32 md5" "host all all ::1/128 md5")
+"$CLUSTER_SH" hba "$DIR" "${hba_lines[@]}"
+hba_rejects() { [[ "$(raw "send:AUTH regress_resp_md5 $PW_MD5\r\n" read:1)" == -ERR* ]]; }
+for i in 1 2 3 4 5 6; do wait_for "pg_hba.conf reloaded" 10 hba_rejects || break; done
+raw_case "pg_hba.conf rejects the role from this address: AUTH refused, whatever the password" \
+    '-ERR pg_hba.conf rejects connection for host "127.0.0.1", user "regress_resp_md5", database "postgres", no encryption\r\n' \
+    "send:AUTH regress_resp_md5 $PW_MD5\r\n" read:1
+raw_case "other roles still log in" "+OK\r\n" "send:AUTH regress_resp_user ${PW_USER}-new\r\n" read:1
+"$CLUSTER_SH" hba "$DIR" "host all all 127.0.0.1/32 ldap ldapserver=127.0.0.1 ldapprefix=x ldapsuffix=y" "host all all ::1/128 md5"
+hba_ldap() { [[ "$(raw "send:AUTH regress_resp_md5 $PW_MD5\r\n" read:1)" == *ldap* ]]; }
+for i in 1 2 3 4 5 6; do wait_for "pg_hba.conf reloaded" 10 hba_ldap || break; done
+check_re "a method the RESP server cannot use is refused with a clear error" \
+    '^-ERR authentication method "ldap" \(pg_hba.conf line [0-9]+\) is not supported by the RESP server\\r\\n$' \
+    "$(raw "send:AUTH regress_resp_md5 $PW_MD5\r\n" read:1)"
+"$CLUSTER_SH" hba "$DIR" "host all all 127.0.0.1/32 md5" "host all all ::1/128 md5"
+hba_back() { [[ "$(raw "send:AUTH regress_resp_md5 $PW_MD5\r\n" read:1)" == '+OK\r\n' ]]; }
+for i in 1 2 3 4 5 6; do wait_for "pg_hba.conf back" 10 hba_back || break; done
+sql "ALTER ROLE regress_resp_user CONNECTION LIMIT 0" >/dev/null
+raw_case "CONNECTION LIMIT 0: AUTH refused" '-ERR too many connections for role "regress_resp_user"\r\n' \
+    "send:AUTH regress_resp_user ${PW_USER}-new\r\n" read:1
+sql "ALTER ROLE regress_resp_user CONNECTION LIMIT 1" >/dev/null
+exec {held}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+printf 'AUTH regress_resp_user %s-new\r\n' "$PW_USER" >&"$held"
+IFS= read -r -t 10 -u "$held" line
+check "CONNECTION LIMIT 1: a first RESP session logs in" $'+OK\r' "$line"
+raw_case "CONNECTION LIMIT 1: a second is refused while the first is open" \
+    '-ERR too many connections for role "regress_resp_user"\r\n' "send:AUTH regress_resp_user ${PW_USER}-new\r\n" read:1
+exec {held}>&-
+second_logs_in() { [[ "$(raw "send:AUTH regress_resp_user ${PW_USER}-new\r\n" read:1)" == '+OK\r\n' ]]; }
+wait_case "CONNECTION LIMIT 1: once the first session closed, another logs in" '+OK' 10 second_logs_in \
+    "raw send:AUTH\ regress_resp_user\ ${PW_USER}-new\\r\\n read:1"
+sql "ALTER ROLE regress_resp_user CONNECTION LIMIT -1" >/dev/null
+
+# Password checks run off the event loop: a connection pipelining wrong passwords neither stalls
+# the others (a PING on another connection is answered while its replies still trickle in,
+# slowed by the back-off after each failure) nor goes faster than the back-off allows.
+flood_out=$WORK/auth_flood.out
+start=$(date +%s%N)
+( raw timeout:30 "send:$(for i in $(seq 1 6); do printf 'AUTH regress_resp_user %s\\r\\n' "$PW_WRONG"; done)" read:6 >"$flood_out"; date +%s%N >"$flood_out.end" ) &
+flood=$!
+sleep 0.2
+check "another connection is answered while a connection's wrong passwords are checked" "$na" "$(raw 'send:PING\r\n' read:1)"
+check "... before the flood's replies are all there" "" "$(cat "$flood_out.end" 2>/dev/null)"
+wait "$flood"
+check "six wrong passwords pipelined: six refusals" "$(for i in $(seq 1 6); do printf '%s' "$wp"; done)" "$(cat "$flood_out")"
+elapsed_ms=$(( ($(cat "$flood_out.end") - start) / 1000000 ))
+check "... answered no faster than the back-off (50+100+200+400+800 ms)" "at least 1550 ms" \
+    "$( ((elapsed_ms >= 1550)) && echo "at least 1550 ms" || echo "$elapsed_ms ms")"
+
 # back to resp_role
 set_setting local_cache.resp_role DEFAULT
 authed() { [[ "$(raw 'send:EXISTS items:1\r\n' read:1)" == ':1\r\n' ]]; }

@@ -32,6 +32,19 @@ h1=$(hits)
 raw 'send:GET items:7\r\nGET items:7\r\nGET items:7\r\n' read:3 >/dev/null
 h2=$(hits)
 check "INFO keyspace_hits counts hits (3 GETs: at least 2 hits)" "yes" "$( ((h2 - h1 >= 2)) && echo yes || echo "before $h1, after $h2")"
+# INFO reports the server: counters summed over the workers, the same on every connection and
+# never going backwards.
+for i in 1 2 3 4 5 6; do open_held || true; done
+info_field() { timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --raw INFO | sed -n "s/^$1:\([0-9a-z.-]*\).*/\1/p"; }
+clients=$(for i in 1 2 3 4 5 6; do info_field connected_clients; done | sort -u | tr '\n' ' ')
+check "INFO connected_clients: all workers' connections, the same on every connection" "7 " "$clients"
+commands=$(for i in 1 2 3 4 5 6; do info_field total_commands_processed; done | tr '\n' ' ')
+sorted=$(tr ' ' '\n' <<<"$commands" | sed '/^$/d' | sort -n | tr '\n' ' ')
+check "INFO total_commands_processed never goes backwards" "$sorted" "$commands"
+close_held
+check "INFO maxmemory_policy names the cache's eviction (CLOCK)" "allkeys-clock" "$(info_field maxmemory_policy)"
+check_re "INFO local_cache_version and postgresql_version" '^1\.[0-9]+ 1[0-9]\.' "$(info_field local_cache_version) $(info_field postgresql_version)"
+check "INFO role on a primary" "master" "$(timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --raw INFO replication | sed -n 's/^role:\([a-z]*\).*/\1/p')"
 check_re "INFO server section only" '^\$[0-9]+\\r\\n# Server\\r\\n.*redis_version' "$(raw 'send:INFO server\r\n' read:1)"
 check_re "INFO keyspace" '^\$[0-9]+\\r\\n# Keyspace\\r\\ndb0:keys=[0-9]+,expires=0,avg_ttl=0\\r\\n' "$(raw 'send:INFO keyspace\r\n' read:1)"
 raw_case "CONFIG GET save / appendonly" \

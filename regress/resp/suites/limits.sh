@@ -80,6 +80,93 @@ raw_case "a pipeline read in one go (after a 4 MB argument) is cut at the limit"
     'send:*2\r\n$6\r\nEXISTS\r\n$4000000\r\n' 'repeat:4000000:k' 'send:\r\n' "flood:40000:$big_mget" gone:20
 hwm_after=$(workers_hwm_kb)
 hwm_case "pipeline read in one go"
+# Disconnect log lines are rate-limited (one a second per reason, then a count): allow for it.
+log_says_why() { [[ "$(log_since "$log_before")" =~ output\ buffer\ limit\ exceeded ]]; }
+wait_for "the log to say why" 5 log_says_why || true
 check_re "pipeline read in one go: the log says why" 'output buffer limit exceeded' "$(log_since "$log_before")"
 raw_case "the workers keep serving others" "+PONG\\r\\n$(bulk "$J3")" 'send:PING\r\nGET items:3\r\n' read:2
 set_setting local_cache.resp_output_buffer_limit DEFAULT
+
+# Buffers grow with the bytes that arrive, never with what a request declares: 20 connections
+# announcing a 64 MB argument and sending one byte of it cost the workers almost nothing.
+hwm_before=$(workers_hwm_kb)
+for i in $(seq 1 20); do open_held || true; done
+for fd in "${HELD[@]}"; do send_held "$fd" $'*2\r\n$3\r\nGET\r\n$67000000\r\nx'; done
+sleep 1
+hwm_after=$(workers_hwm_kb)
+check "20 clients declaring 64 MB arguments: the workers' peak memory grew by less than 16 MB" "less than 16384 kB" \
+    "$( ((hwm_after - hwm_before < 16384)) && echo "less than 16384 kB" || echo "$((hwm_after - hwm_before)) kB (peak RSS before $hwm_before kB, after $hwm_after kB)")"
+raw_case "and the workers serve others meanwhile" "+PONG\\r\\n$(bulk "$J1")" 'send:PING\r\nGET items:1\r\n' read:2
+close_held
+
+# All connections of a worker together stay within local_cache.resp_client_memory: clients that
+# really send large arguments are closed one by one past it; the others are served.
+set_setting local_cache.resp_client_memory 4MB
+sleep 0.5
+log_before=$(log_size)
+for i in $(seq 1 12); do open_held || true; done
+chunk=$(head -c 1000000 /dev/zero | tr '\0' k)
+for fd in "${HELD[@]}"; do send_held "$fd" $'*2\r\n$6\r\nEXISTS\r\n$2000000\r\n'"$chunk"; done
+sleep 1
+open_now=0
+for fd in "${HELD[@]}"; do
+    if send_held "$fd" x && ! read -r -t 0.2 -u "$fd" line; then open_now=$((open_now + 1)); fi
+done
+check "12 clients sending 1 MB each into 2 workers at 4 MB: some closed" "yes" \
+    "$( ((open_now < 12)) && echo yes || echo "all $open_now still open")"
+log_says_memory() { [[ "$(log_since "$log_before")" =~ local_cache\.resp_client_memory ]]; }
+wait_case "the log names local_cache.resp_client_memory" "a log line" 5 log_says_memory "log_since $log_before"
+close_held
+raw_case "the workers serve others afterwards" "+PONG\\r\\n$(bulk "$J1")" 'send:PING\r\nGET items:1\r\n' read:2
+set_setting local_cache.resp_client_memory DEFAULT
+
+# A client flood does not flood the log: at most one line a second per reason, then a count.
+set_setting local_cache.resp_max_request_size 4kB
+wait_for "proto-max-bulk-len = 4096" 10 config_is proto-max-bulk-len 4096 || true
+log_before=$(log_size)
+for i in $(seq 1 30); do
+    raw "send:*3\\r\\n\$4\\r\\nECHO\\r\\n\$3000\\r\\n$big\\r\\n\$3000\\r\\n$big" eof:5 >/dev/null &
+done
+wait
+log_counts() { [[ "$(log_since "$log_before")" =~ closed\ [0-9]+\ more\ clients ]]; }
+wait_for "the count of left-out disconnects" 5 log_counts || true
+log_lines=$(log_since "$log_before" | grep -c 'query buffer limit exceeded' || true)
+check "30 clients over the query buffer limit in a burst: a few log lines, not 30" "yes" \
+    "$( ((log_lines >= 1 && log_lines < 10)) && echo yes || echo "$log_lines lines")"
+check_re "... and one line counts the others" 'closed [0-9]+ more clients in the last second: query buffer limit exceeded' \
+    "$(log_since "$log_before")"
+set_setting local_cache.resp_max_request_size DEFAULT
+wait_for "proto-max-bulk-len default" 10 config_is proto-max-bulk-len 67108864 || true
+
+# The open files limit: each worker raises its soft limit to the hard one at start and takes
+# only as many clients as that leaves room for (after PostgreSQL's own max_files_per_process):
+# beyond, a client gets Redis's error and is counted, never dropped without a reply. A cluster
+# of its own, started under a low hard limit.
+FD_DIR=$WORK/fd
+FD_PORT=$("$CLUSTER_SH" freeport)
+allowed=$((1000 + 64 + 4))
+if (ulimit -n "$allowed" && timeout 120 "$CLUSTER_SH" start "$FD_DIR" auto "local_cache.resp_port = $FD_PORT" \
+        "local_cache.resp_workers = 1" "local_cache.resp_role = 'postgres'" "max_files_per_process = 1000" >/dev/null 2>&1); then
+    fd_pong() { [[ "$(RESP_PORT=$FD_PORT raw 'send:PING\r\n' read:1)" == '+PONG\r\n' ]]; }
+    wait_for "the RESP server of the low-limit cluster" 30 fd_pong || true
+    check_re "a worker logs its open files limit and how many clients it takes" \
+        "open files limit $allowed, room for 4 clients" "$(cat "$FD_DIR/server.log")"
+    answered=0 refused=0
+    for i in $(seq 1 10); do
+        exec {fd}<>"/dev/tcp/127.0.0.1/$FD_PORT" || continue
+        HELD+=("$fd")
+        send_held "$fd" $'PING\r\n'
+        if IFS= read -r -t 5 -u "$fd" line; then
+            answered=$((answered + 1))
+            [[ "$line" == $'-ERR max number of clients reached\r' ]] && refused=$((refused + 1))
+        fi
+    done
+    check "10 connections to a worker with room for 4: every one answered" 10 "$answered"
+    check "... 6 of them refused with -ERR max number of clients reached" 6 "$refused"
+    close_held
+    check "INFO rejected_connections counts them" 6 \
+        "$(timeout 10 redis-cli -h 127.0.0.1 -p "$FD_PORT" --raw INFO stats | sed -n 's/^rejected_connections:\([0-9]*\).*/\1/p')"
+else
+    fail "a cluster under an open files limit of $allowed starts" "started" "$(tail -n 20 "$FD_DIR/server.log" 2>/dev/null)"
+fi
+"$CLUSTER_SH" destroy "$FD_DIR" >/dev/null 2>&1 || true

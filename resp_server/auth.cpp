@@ -1,0 +1,403 @@
+/*
+ * auth.cpp — RESP logins (see auth.h). What PostgreSQL knows about a login attempt is read in
+ * one short transaction into plain data (LoginFacts); the decision, the password check on the
+ * checker's thread, the back-off and the counting of sessions per role happen outside it.
+ */
+#include "../extension/pg.h"
+
+#include "auth.h"
+#include "settings.h"
+#include "shared_state.h"
+#include "transaction.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "catalog/pg_authid.h"
+#include "common/saslprep.h"
+#include "libpq/crypt.h"
+#include "storage/ipc.h"
+#include "storage/procarray.h"
+#include "utils/acl.h"
+#include "utils/syscache.h"
+}
+
+#include <openssl/hmac.h>
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace local_cache::resp {
+
+namespace {
+
+constexpr int64_t kFirstBackoffMs = 50;
+constexpr int64_t kMaxBackoffMs = 5000;
+/* A client address (many clients behind one address are normal) is slowed down only past this
+ * many failures within kSourceWindowMs: by kFirstBackoffMs more for each further failure. */
+constexpr uint32_t kSourceFailuresAllowed = 20;
+constexpr int64_t kSourceWindowMs = 10000;
+constexpr size_t kMaxRemembered = 4096;
+
+/* What PostgreSQL says about a login attempt; plain data, filled inside a transaction. */
+struct LoginFacts {
+	Oid role; /* InvalidOid: no such role */
+	bool can_login;
+	bool superuser;
+	int connection_limit;
+	int backends;          /* PostgreSQL backends of the role */
+	uint32 resp_sessions;  /* RESP sessions of the role, in every worker */
+	UserAuth method;       /* uaImplicitReject: no pg_hba.conf line applies */
+	int hba_line;
+	bool hba_hostname;     /* the line names a host name */
+	bool has_secret;
+	char secret[512];
+	bool prepared;         /* the password after SASLprep is in the caller's buffer */
+};
+
+int64_t now_ms()
+{
+	return GetCurrentTimestamp() / 1000;
+}
+
+/* "ip:port" (Session::peer_address) to an address pg_hba.conf lines compare with. */
+bool client_address(const std::string &peer, sockaddr_storage *address)
+{
+	memset(address, 0, sizeof(*address));
+	size_t colon = peer.rfind(':');
+	std::string host = peer.substr(0, colon);
+	sockaddr_in *in4 = reinterpret_cast<sockaddr_in *>(address);
+	sockaddr_in6 *in6 = reinterpret_cast<sockaddr_in6 *>(address);
+	if (inet_pton(AF_INET, host.c_str(), &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		return true;
+	}
+	if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		return true;
+	}
+	return false;
+}
+
+std::string client_host(const Session &session)
+{
+	return session.peer_address.substr(0, session.peer_address.rfind(':'));
+}
+
+/*
+ * Reads the facts of `user` logging in from `client`; when `password` is given, also its
+ * SASLprep'd form into prepared[0..capacity) (PostgreSQL uses it for SCRAM). In a transaction
+ * of its own.
+ */
+bool read_login_facts(const HbaRules &rules, const sockaddr_storage &client, const char *user, const char *password,
+					  char *prepared, size_t capacity, LoginFacts *facts, PgError *error)
+{
+	memset(facts, 0, sizeof(*facts));
+	return in_transaction([&]() noexcept {
+		facts->role = get_role_oid(user, true);
+		if (OidIsValid(facts->role)) {
+			HeapTuple tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(facts->role));
+			if (HeapTupleIsValid(tuple)) {
+				Form_pg_authid role = (Form_pg_authid) GETSTRUCT(tuple);
+				facts->can_login = role->rolcanlogin;
+				facts->superuser = role->rolsuper;
+				facts->connection_limit = role->rolconnlimit;
+				ReleaseSysCache(tuple);
+			}
+			facts->backends = CountUserBackends(facts->role);
+			facts->resp_sessions = role_sessions(facts->role);
+		}
+		const HbaLine *line = rules.match(client, local_cache_resp_database, user, facts->role);
+		facts->method = line != nullptr ? line->auth_method : uaImplicitReject;
+		facts->hba_line = line != nullptr ? line->linenumber : 0;
+		facts->hba_hostname = line != nullptr && line->hostname != nullptr;
+		if (OidIsValid(facts->role) && password != nullptr) {
+			const char *detail = nullptr;
+			/* NULL for no password, and for one past VALID UNTIL. */
+			char *shadow = get_role_password(user, &detail);
+			if (shadow != nullptr && strlen(shadow) < sizeof(facts->secret)) {
+				strlcpy(facts->secret, shadow, sizeof(facts->secret));
+				facts->has_secret = true;
+			}
+		}
+		if (password != nullptr) {
+			char *output = nullptr;
+			if (pg_saslprep(password, &output) == SASLPREP_SUCCESS && strlen(output) < capacity) {
+				strlcpy(prepared, output, capacity);
+				facts->prepared = true;
+			}
+			if (output != nullptr) {
+				explicit_bzero(output, strlen(output));
+				pfree(output);
+			}
+		}
+	}, error);
+}
+
+/* Sessions this worker counts in role_sessions(), by session id: released when the worker exits
+ * (even by FATAL, when no destructor runs). */
+std::unordered_map<uint64_t, Oid> *counted_sessions = nullptr;
+
+void release_counted_sessions(int, Datum)
+{
+	if (counted_sessions == nullptr)
+		return;
+	for (const auto &entry : *counted_sessions)
+		role_sessions_add(entry.second, -1);
+	counted_sessions->clear();
+}
+
+/* Counts the session under `role` (InvalidOid: under none). */
+void count_session(uint64_t session, Oid role)
+{
+	auto found = counted_sessions->find(session);
+	Oid before = found != counted_sessions->end() ? found->second : InvalidOid;
+	if (before == role)
+		return;
+	if (OidIsValid(before))
+		role_sessions_add(before, -1);
+	if (OidIsValid(role)) {
+		role_sessions_add(role, 1);
+		(*counted_sessions)[session] = role;
+	} else {
+		counted_sessions->erase(session);
+	}
+}
+
+} // namespace
+
+struct Authenticator::Pending {
+	std::string request;      /* digest of the credentials: the same AUTH asked again */
+	uint64_t ticket = 0;      /* 0: not submitted yet (a back-off is running) */
+	int64_t not_before_ms = 0;
+	PasswordCheck check;      /* until submitted */
+	std::string verified_key; /* remembered when the password matches */
+	LoginFacts facts;
+	std::string role_name;
+};
+
+Authenticator::Authenticator()
+{
+	if (!pg_strong_random(key_, sizeof(key_)))
+		ereport(ERROR, (errmsg("local_cache RESP: could not generate a random key")));
+	if (counted_sessions == nullptr) {
+		counted_sessions = new std::unordered_map<uint64_t, Oid>();
+		on_shmem_exit(release_counted_sessions, (Datum) 0);
+	}
+	load_rules();
+}
+
+Authenticator::~Authenticator() = default;
+
+void Authenticator::load_rules()
+{
+	rules_.load();
+}
+
+std::string Authenticator::digest(std::string_view a, std::string_view b, std::string_view c) const
+{
+	std::string data;
+	data.reserve(a.size() + b.size() + c.size() + 2);
+	data.append(a).push_back('\0');
+	data.append(b).push_back('\0');
+	data.append(c);
+	unsigned char out[32];
+	unsigned int length = 0;
+	HMAC(EVP_sha256(), key_, sizeof(key_), reinterpret_cast<const unsigned char *>(data.data()), data.size(), out,
+		 &length);
+	wipe(data);
+	return std::string(reinterpret_cast<char *>(out), length);
+}
+
+int64_t Authenticator::backoff_until(const Session &session) const
+{
+	int64_t until = 0;
+	auto mine = session_failures_.find(session.id);
+	if (mine != session_failures_.end() && mine->second.count > 0)
+		until = mine->second.last_ms +
+			std::min(kMaxBackoffMs, kFirstBackoffMs << std::min<uint32_t>(mine->second.count - 1, 7));
+	auto source = source_failures_.find(client_host(session));
+	if (source != source_failures_.end() && source->second.count > kSourceFailuresAllowed &&
+		now_ms() - source->second.last_ms < kSourceWindowMs)
+		until = std::max(until, source->second.last_ms +
+							 std::min(kMaxBackoffMs, kFirstBackoffMs * int64_t(source->second.count - kSourceFailuresAllowed)));
+	return until;
+}
+
+void Authenticator::note_failure(const Session &session)
+{
+	int64_t now = now_ms();
+	Failures &mine = session_failures_[session.id];
+	mine.count++;
+	mine.last_ms = now;
+	if (source_failures_.size() >= kMaxRemembered)
+		source_failures_.clear();
+	Failures &source = source_failures_[client_host(session)];
+	if (now - source.last_ms >= kSourceWindowMs)
+		source.count = 0;
+	source.count++;
+	source.last_ms = now;
+}
+
+AuthResult Authenticator::grant(const Session &session, const Pending &pending)
+{
+	const LoginFacts &facts = pending.facts;
+	auto counted = counted_sessions->find(session.id);
+	bool already_counted = counted != counted_sessions->end() && counted->second == facts.role;
+	int sessions = facts.backends + int(facts.resp_sessions) - (already_counted ? 1 : 0);
+	if (facts.connection_limit >= 0 && !facts.superuser && sessions >= facts.connection_limit)
+		return AuthResult::denied("ERR", "too many connections for role \"" + pending.role_name + "\"");
+	count_session(session.id, facts.role);
+	session_failures_.erase(session.id);
+	return AuthResult::ok(AuthenticatedRole{uint64_t(facts.role), pending.role_name});
+}
+
+AuthResult Authenticator::finish(const Session &session, Pending &pending, bool password_ok)
+{
+	if (!password_ok || !OidIsValid(pending.facts.role) || !pending.facts.can_login) {
+		note_failure(session);
+		return AuthResult::wrong_password();
+	}
+	if (verified_.size() >= kMaxRemembered)
+		verified_.clear();
+	verified_.insert(pending.verified_key);
+	return grant(session, pending);
+}
+
+AuthResult Authenticator::login(const Session &session, std::string_view user, std::string_view password)
+{
+	/* C strings from here on: a NUL inside would cut the name or the password short. */
+	if (user.empty() || user.size() >= NAMEDATALEN || user.find('\0') != std::string_view::npos ||
+		password.find('\0') != std::string_view::npos) {
+		note_failure(session);
+		return AuthResult::wrong_password();
+	}
+	std::string request = digest(user, password, "");
+	auto found = pending_.find(session.id);
+	if (found != pending_.end() && found->second->request != request) {
+		checker_.cancel(found->second->ticket);
+		pending_.erase(found);
+		found = pending_.end();
+	}
+	if (found == pending_.end()) {
+		std::string name(user);
+		std::string secret_password(password);
+		std::string prepared(password.size() * 4 + 16, '\0');
+		sockaddr_storage client;
+		Pending pending;
+		PgError error;
+		bool read = client_address(session.peer_address, &client) &&
+			read_login_facts(rules_, client, name.c_str(), secret_password.c_str(), &prepared[0], prepared.size(),
+							 &pending.facts, &error);
+		if (!read) {
+			wipe(secret_password);
+			wipe(prepared);
+			return AuthResult::denied("ERR", session.peer_address.empty() ? "unknown client address" : error.message);
+		}
+		const LoginFacts &facts = pending.facts;
+		std::string where = "host \"" + client_host(session) + "\", user \"" + name + "\", database \"" +
+			local_cache_resp_database + "\"";
+		pending.role_name = name;
+		pending.request = request;
+		switch (facts.method) {
+		case uaImplicitReject:
+			note_failure(session);
+			wipe(secret_password);
+			wipe(prepared);
+			return AuthResult::denied("ERR", "no pg_hba.conf entry for " + where + ", no encryption");
+		case uaReject:
+			note_failure(session);
+			wipe(secret_password);
+			wipe(prepared);
+			return AuthResult::denied("ERR", "pg_hba.conf rejects connection for " + where + ", no encryption");
+		case uaTrust:
+			wipe(secret_password);
+			wipe(prepared);
+			if (facts.hba_hostname)
+				break;
+			if (!OidIsValid(facts.role) || !facts.can_login) {
+				note_failure(session);
+				return AuthResult::wrong_password();
+			}
+			return grant(session, pending);
+		case uaPassword:
+		case uaMD5:
+		case uaSCRAM:
+			if (facts.hba_hostname)
+				break;
+			prepared.resize(facts.prepared ? strlen(prepared.c_str()) : 0);
+			pending.check.password = facts.prepared ? std::move(prepared) : std::move(secret_password);
+			wipe(prepared);
+			wipe(secret_password);
+			pending.check.user = name;
+			pending.check.method = facts.method == uaSCRAM ? PasswordMethod::ScramOnly : PasswordMethod::Password;
+			/* No role, no LOGIN, no password: the check runs all the same (on no secret). */
+			if (OidIsValid(facts.role) && facts.can_login && facts.has_secret)
+				pending.check.secret = facts.secret;
+			pending.verified_key = digest(std::to_string(facts.role), pending.check.secret, pending.check.password);
+			if (!pending.check.secret.empty() && verified_.count(pending.verified_key) > 0) {
+				wipe(pending.check.password);
+				return grant(session, pending);
+			}
+			pending.not_before_ms = backoff_until(session);
+			found = pending_.emplace(session.id, std::make_unique<Pending>(std::move(pending))).first;
+			break;
+		default:
+			wipe(secret_password);
+			wipe(prepared);
+			return AuthResult::denied("ERR", std::string("authentication method \"") + hba_authname(facts.method) +
+							  "\" (pg_hba.conf line " + std::to_string(facts.hba_line) +
+							  ") is not supported by the RESP server");
+		}
+		if (facts.hba_hostname)
+			return AuthResult::denied("ERR", "pg_hba.conf line " + std::to_string(facts.hba_line) +
+							  " names a host name, which the RESP server does not look up");
+	}
+
+	Pending &pending = *found->second;
+	if (pending.ticket == 0) {
+		if (now_ms() < pending.not_before_ms)
+			return AuthResult::pending();
+		pending.ticket = next_ticket_++;
+		checker_.submit(pending.ticket, std::move(pending.check));
+		return AuthResult::pending();
+	}
+	bool ok = false;
+	if (!checker_.take_result(pending.ticket, &ok))
+		return AuthResult::pending();
+	AuthResult result = finish(session, pending, ok);
+	pending_.erase(found);
+	return result;
+}
+
+AuthResult Authenticator::default_login(const Session &session, const char *role_name)
+{
+	sockaddr_storage client;
+	Pending pending;
+	PgError error;
+	if (!client_address(session.peer_address, &client) ||
+		!read_login_facts(rules_, client, role_name, nullptr, nullptr, 0, &pending.facts, &error) ||
+		!OidIsValid(pending.facts.role))
+		return AuthResult::wrong_password();
+	/* The DBA chose this role for the address: any method but a rejection grants it. */
+	UserAuth method = pending.facts.method;
+	if (method == uaImplicitReject || method == uaReject || pending.facts.hba_hostname)
+		return AuthResult::denied("ERR", "pg_hba.conf rejects the default role for this address");
+	pending.role_name = role_name;
+	return grant(session, pending);
+}
+
+void Authenticator::session_ended(const Session &session)
+{
+	auto found = pending_.find(session.id);
+	if (found != pending_.end()) {
+		checker_.cancel(found->second->ticket);
+		wipe(found->second->check.password);
+		pending_.erase(found);
+	}
+	session_failures_.erase(session.id);
+	count_session(session.id, InvalidOid);
+}
+
+} // namespace local_cache::resp

@@ -4,7 +4,7 @@
 #   RLS         tables with row-level security are never served
 #   AUTH        resp_role, AUTH [user] password (SCRAM, md5), HELLO AUTH, NOAUTH without a role,
 #               the limits on unauthenticated requests, roles losing LOGIN or changing password
-#   secrecy     no password ever appears in the server log
+#   secrecy     no password ever appears in the server log; the launcher warns about exposure
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh auth). Puts back
 # local_cache.resp_role and regress_resp_reader's grants; leaves regress_resp_user with the
 # password ${PW_USER}-new and regress_resp_noperm with SELECT on items (id) and on typed.
@@ -72,6 +72,14 @@ raw_case "AUTH <password> authenticates as resp_role" '+OK\r\n+OK\r\n' \
     "send:AUTH $PW_READER\\r\\nAUTH default $PW_READER\\r\\n" read:2
 raw_case "AUTH <wrong password> for resp_role" '-WRONGPASS invalid username-password pair or user is disabled.\r\n' \
     "send:AUTH $PW_WRONG\\r\\n" read:1
+# Protected mode, in the spirit of Redis: the launcher warns when clients that never AUTH act as
+# a superuser (and, not tested here, when it listens beyond loopback with a resp_role).
+check "loopback and an ordinary resp_role: no exposure warning" "0" \
+    "$(grep -c 'serves clients that do not AUTH\|is a superuser: RESP clients' "$LOG")"
+log_before=$(log_size)
+set_setting local_cache.resp_role "$(sql 'SELECT current_user')"
+warned_superuser() { [[ "$(log_since "$log_before")" =~ resp_role\ \"[a-z_]+\"\ is\ a\ superuser ]]; }
+wait_case "resp_role a superuser: the launcher warns at reload" "a WARNING" 10 warned_superuser "log_since $log_before"
 # From here on: no resp_role, AUTH required
 set_setting local_cache.resp_role ''
 noauth() { [[ "$(raw 'send:GET items:1\r\n' read:1)" == '-NOAUTH Authentication required.\r\n' ]]; }

@@ -218,6 +218,17 @@ void client_setname_command(CommandContext &c)
 	c.reply.ok();
 }
 
+/* CLIENT NO-EVICT and NO-TOUCH ON|OFF: accepted and without effect. No client is evicted for
+ * memory (a connection past local_cache.resp_client_memory is closed whatever it set), and
+ * reads do not touch keys in a way a client could see. */
+void client_no_evict_command(CommandContext &c)
+{
+	if (equals_ignore_case(c.arg(2), "on") || equals_ignore_case(c.arg(2), "off"))
+		c.reply.ok();
+	else
+		c.reply.error("syntax error");
+}
+
 void client_getname_command(CommandContext &c)
 {
 	if (c.session.name.empty())

@@ -7,6 +7,7 @@
 #include "command_context.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -444,6 +445,22 @@ void config_set_command(CommandContext &c)
 {
 	c.reply.error("CONFIG SET is not supported: local_cache is configured through PostgreSQL "
 				  "settings (local_cache.resp_*)");
+}
+
+/* TIME: the server's clock, as seconds and microseconds. */
+void time_command(CommandContext &c)
+{
+	int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(
+						 std::chrono::system_clock::now().time_since_epoch())
+						 .count();
+	std::string &text = c.scratch.text;
+	c.reply.array(2);
+	text.clear();
+	append_number(text, micros / 1000000);
+	c.reply.bulk(text);
+	text.clear();
+	append_number(text, micros % 1000000);
+	c.reply.bulk(text);
 }
 
 } // namespace local_cache::resp

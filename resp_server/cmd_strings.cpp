@@ -1,6 +1,6 @@
 /*
- * cmd_strings.cpp — the string commands, as Redis's t_string.c: GET and MGET, with EXISTS and
- * DBSIZE, which ask about the same keys. A key <prefix>:<id> names one row, whose value is the
+ * cmd_strings.cpp — the string commands, as Redis's t_string.c: GET, MGET and STRLEN, with
+ * EXISTS and DBSIZE, which ask about the same keys. A key <prefix>:<id> names one row, whose value is the
  * row's JSON. Also what every data command shares: the key format (parse_row_key) and the
  * answers to a lookup.
  */
@@ -52,10 +52,6 @@ void reply_collected_value(CommandContext &c, size_t position)
 		c.reply.null();
 }
 
-namespace {
-
-/* Looks up the rows of `count` keys into scratch.values, by position; keys that do not parse
- * stay missing without reaching the DataSource. */
 bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count)
 {
 	CommandProcessor::Scratch &s = c.scratch;
@@ -73,8 +69,6 @@ bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count)
 	return lookup_succeeded(c, c.data.get_rows(c.session, s.keys.data(), s.keys.size(), s.values));
 }
 
-} // namespace
-
 void get_command(CommandContext &c)
 {
 	if (lookup_rows(c, &c.request.argv[1], 1))
@@ -89,6 +83,12 @@ void mget_command(CommandContext &c)
 	c.reply.array(count);
 	for (size_t i = 0; i < count; i++)
 		reply_collected_value(c, i);
+}
+
+void strlen_command(CommandContext &c)
+{
+	if (lookup_rows(c, &c.request.argv[1], 1))
+		c.reply.integer(c.scratch.values.found(0) ? int64_t(c.scratch.values.get(0).size()) : 0);
 }
 
 void exists_command(CommandContext &c)

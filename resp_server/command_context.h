@@ -183,6 +183,11 @@ struct CommandContext {
 /* Answers a failed lookup; returns false when the command must stop. */
 bool lookup_succeeded(CommandContext &c, const LookupResult &result);
 
+/* Looks up the rows of `count` keys into scratch.values, by position; keys that do not parse
+ * stay missing without reaching the DataSource. Returns false when the command must stop (its
+ * reply is written). */
+bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count);
+
 /* Replies the value collected at `position`, or nil when none was found. */
 void reply_collected_value(CommandContext &c, size_t position);
 
@@ -191,13 +196,24 @@ void reply_collected_value(CommandContext &c, size_t position);
 /* cmd_strings.cpp */
 void get_command(CommandContext &c);
 void mget_command(CommandContext &c);
+void strlen_command(CommandContext &c);
 void exists_command(CommandContext &c);
 void dbsize_command(CommandContext &c);
+
+/* cmd_keyspace.cpp */
+void type_command(CommandContext &c);
+void ttl_command(CommandContext &c); /* TTL and PTTL */
+void memory_usage_command(CommandContext &c);
 
 /* cmd_hashes.cpp */
 void hget_command(CommandContext &c);
 void hmget_command(CommandContext &c);
 void hgetall_command(CommandContext &c);
+void hexists_command(CommandContext &c);
+void hstrlen_command(CommandContext &c);
+void hkeys_command(CommandContext &c);
+void hvals_command(CommandContext &c);
+void hlen_command(CommandContext &c);
 
 /* cmd_connection.cpp */
 void ping_command(CommandContext &c);
@@ -213,6 +229,7 @@ void client_info_command(CommandContext &c);
 void client_maint_notifications_command(CommandContext &c);
 void client_setinfo_command(CommandContext &c);
 void client_setname_command(CommandContext &c);
+void client_no_evict_command(CommandContext &c); /* CLIENT NO-EVICT and NO-TOUCH */
 
 /* cmd_server.cpp */
 void help_command(CommandContext &c); /* CLIENT HELP, COMMAND HELP, CONFIG HELP */
@@ -224,5 +241,6 @@ void command_list_command(CommandContext &c);
 void info_command(CommandContext &c);
 void config_get_command(CommandContext &c);
 void config_set_command(CommandContext &c);
+void time_command(CommandContext &c);
 
 } // namespace local_cache::resp

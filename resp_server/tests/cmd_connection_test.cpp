@@ -176,6 +176,11 @@ BOOST_AUTO_TEST_CASE(client_subcommands)
 	BOOST_TEST(c.run({"CLIENT", "MAINT_NOTIFICATIONS", "off"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"CLIENT", "MAINT_NOTIFICATIONS", "maybe"}) == "-ERR syntax error\r\n");
 
+	/* Accepted without effect (redis-cli and client libraries send them). */
+	BOOST_TEST(c.run({"CLIENT", "NO-EVICT", "on"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"CLIENT", "NO-TOUCH", "OFF"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"CLIENT", "NO-TOUCH", "yes"}) == "-ERR syntax error\r\n");
+
 	Value help = c.value({"CLIENT", "HELP"});
 	BOOST_TEST(help.type == '*');
 	BOOST_TEST(help.elements.size() >= 3u);

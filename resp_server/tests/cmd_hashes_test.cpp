@@ -1,6 +1,7 @@
 /*
  * cmd_hashes_test.cpp — Boost.Test cases of the hash commands (resp_server/cmd_hashes.cpp)
- * against a fake DataSource: HGET, HMGET and HGETALL in RESP2 and RESP3.
+ * against a fake DataSource: HGET, HMGET, HGETALL and the commands that read the same columns
+ * (HEXISTS, HSTRLEN, HKEYS, HVALS, HLEN) in RESP2 and RESP3.
  */
 #include <boost/test/unit_test.hpp>
 
@@ -32,6 +33,29 @@ BOOST_AUTO_TEST_CASE(hash_commands)
 			   "%3\r\n$2\r\nid\r\n$1\r\n2\r\n$5\r\nvalue\r\n$3\r\ntwo\r\n$4\r\nnote\r\n$6\r\nsecond\r\n");
 	BOOST_TEST(c.run({"HGETALL", "items:3"}) == "%0\r\n");
 	BOOST_TEST(c.run({"HMGET", "items:1", "note"}) == "*1\r\n_\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(hash_introspection)
+{
+	Connection c;
+	BOOST_TEST(c.run({"HEXISTS", "items:1", "value"}) == ":1\r\n");
+	BOOST_TEST(c.run({"HEXISTS", "items:1", "note"}) == ":0\r\n"); /* NULL column */
+	BOOST_TEST(c.run({"HEXISTS", "items:1", "nosuchcolumn"}) == ":0\r\n");
+	BOOST_TEST(c.run({"HEXISTS", "items:3", "value"}) == ":0\r\n");
+	BOOST_TEST(c.run({"HSTRLEN", "items:2", "note"}) == ":6\r\n");
+	BOOST_TEST(c.run({"HSTRLEN", "items:1", "note"}) == ":0\r\n");
+	BOOST_TEST(c.run({"HSTRLEN", "items:3", "id"}) == ":0\r\n");
+	BOOST_TEST(c.run({"HKEYS", "items:2"}) == "*3\r\n$2\r\nid\r\n$5\r\nvalue\r\n$4\r\nnote\r\n");
+	BOOST_TEST(c.run({"HVALS", "items:2"}) == "*3\r\n$1\r\n2\r\n$3\r\ntwo\r\n$6\r\nsecond\r\n");
+	BOOST_TEST(c.run({"HKEYS", "items:3"}) == "*0\r\n");
+	BOOST_TEST(c.run({"HVALS", "items:x"}) == "*0\r\n");
+	BOOST_TEST(c.run({"HLEN", "items:1"}) == ":2\r\n");
+	BOOST_TEST(c.run({"HLEN", "items:3"}) == ":0\r\n");
+	const std::string noperm = "-NOPERM permission denied for table secret\r\n";
+	for (const char *command : {"HKEYS", "HVALS", "HLEN"})
+		BOOST_TEST(c.run({command, "secret:1"}) == noperm);
+	BOOST_TEST(c.run({"HEXISTS", "secret:1", "id"}) == noperm);
+	BOOST_TEST(c.run({"HSTRLEN", "secret:1", "id"}) == noperm);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -114,6 +114,23 @@ BOOST_AUTO_TEST_CASE(exists)
 	BOOST_TEST(c.run({"EXISTS", "nope"}) == ":0\r\n");
 }
 
+BOOST_AUTO_TEST_CASE(strlen)
+{
+	Connection c;
+	BOOST_TEST(c.run({"STRLEN", "items:1"}) == ":22\r\n");
+	BOOST_TEST(c.run({"STRLEN", "items:3"}) == ":0\r\n");
+	BOOST_TEST(c.run({"STRLEN", "secret:1"}) == "-NOPERM permission denied for table secret\r\n");
+}
+
+/* Redis keeps a NUL inside a key: "items:1\0junk" is another key, not items:1. */
+BOOST_AUTO_TEST_CASE(keys_with_nul)
+{
+	Connection c;
+	BOOST_TEST(c.run({"GET", "items:1\0junk"s}) == "$-1\r\n");
+	BOOST_TEST(c.run({"GET", "items\0junk:1"s}) == "$-1\r\n");
+	BOOST_TEST(c.run({"EXISTS", "items:1\0"s, "items:1"}) == ":1\r\n");
+}
+
 BOOST_AUTO_TEST_CASE(permission_and_failure)
 {
 	Connection c;

@@ -3,6 +3,8 @@
 #   keys        MGET / GET / EXISTS: hits, misses, duplicates, keys that name no row
 #   JSON        replies equal row_to_json (session-dependent types, escaping, TimeZone reloads)
 #   hashes      HGET / HMGET / HGETALL in RESP2 and RESP3
+#   keyspace    TYPE, TTL/PTTL, STRLEN, HEXISTS/HSTRLEN/HKEYS/HVALS/HLEN, MEMORY USAGE, TIME, a NUL
+#               inside a key
 #   freshness   read after commit: UPDATE, DELETE, INSERT, TRUNCATE, uncommitted writes,
 #               disabled and dropped tables
 #   refusals    unknown commands and subcommands, wrong arity, write commands (read-only)
@@ -91,6 +93,22 @@ cli_case "redis-cli HGETALL (RESP2)" '1) "id"
 2) "1"
 3) "value"
 4) "value 1"' HGETALL items:1
+
+section "key introspection: TYPE, TTL, STRLEN, hash sizes, MEMORY USAGE, TIME"
+raw_case "TYPE: string for a row, none otherwise" '+string\r\n+none\r\n+none\r\n' \
+    'send:TYPE items:1\r\nTYPE items:999999\r\nTYPE nope:1\r\n' read:3
+raw_case "TTL / PTTL: -1 for a row (never expires), -2 otherwise" ':-1\r\n:-1\r\n:-2\r\n:-2\r\n' \
+    'send:TTL items:1\r\nPTTL items:1\r\nTTL items:999999\r\nPTTL nope:1\r\n' read:4
+raw_case "STRLEN: the JSON's length" ":${#J1}\r\n:0\r\n" 'send:STRLEN items:1\r\nSTRLEN items:999999\r\n' read:2
+raw_case "HEXISTS / HSTRLEN / HLEN / HKEYS / HVALS read the row's columns" \
+    ":1\r\n:0\r\n:7\r\n:2\r\n*2\r\n\$2\r\nid\r\n\$5\r\nvalue\r\n*2\r\n\$1\r\n1\r\n\$7\r\nvalue 1\r\n:0\r\n" \
+    'send:HEXISTS items:1 value\r\nHEXISTS items:1 nope\r\nHSTRLEN items:1 value\r\nHLEN items:1\r\nHKEYS items:1\r\nHVALS items:1\r\nHLEN items:999999\r\n' read:7
+check_re "MEMORY USAGE: a size for a row" '^:[1-9][0-9]*\\r\\n\$-1\\r\\n$' \
+    "$(raw 'send:MEMORY USAGE items:1\r\nMEMORY USAGE items:999999\r\n' read:2)"
+check_re "TIME: seconds and microseconds" '^\*2\\r\\n\$10\\r\\n[0-9]{10}\\r\\n\$[1-6]\\r\\n[0-9]{1,6}\\r\\n$' \
+    "$(raw 'send:TIME\r\n' read:1)"
+raw_case "a NUL inside a key is part of the key (as in Redis): nil" '$-1\r\n$-1\r\n' \
+    'send:*2\r\n$3\r\nGET\r\n$12\r\nitems:1\x00junk\r\n*2\r\n$3\r\nGET\r\n$12\r\nitems\x00junk:1\r\n' read:2
 
 section "read after commit"
 raw 'send:MGET items:1 items:2 items:3 items:21\r\n' read:1 >/dev/null  # cached now

@@ -283,4 +283,40 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 		*counts_out = counts;
 }
 
+int scan_primary_keys(RelInfo *info, Snapshot snapshot, bool has_after, int64 after, int64 *keys, int limit)
+{
+	if (limit <= 0)
+		return 0;
+	if (has_after && !key_fits(after, info->key.type)) {
+		/* The key column's type changed since the cursor was made: past its largest value
+		 * nothing follows; below its smallest, everything does. */
+		if (after > 0)
+			return 0;
+		has_after = false;
+	}
+	Relation heap = table_open(info->relid, NoLock);
+	Relation index = index_open(info->key.index, AccessShareLock);
+	IndexScanDesc scan = index_beginscan(heap, index, snapshot, has_after ? 1 : 0, 0);
+	ScanKeyData scankey;
+	if (has_after) {
+		Oid greater = get_opfamily_member(index->rd_opfamily[0], info->key.type, info->key.type,
+										  BTGreaterStrategyNumber);
+		ScanKeyInit(&scankey, 1, BTGreaterStrategyNumber, get_opcode(greater),
+					key_to_datum(after, info->key.type));
+	}
+	index_rescan(scan, has_after ? &scankey : NULL, has_after ? 1 : 0, NULL, 0);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	int n = 0;
+	while (n < limit && index_getnext_slot(scan, ForwardScanDirection, slot)) {
+		bool isnull;
+		keys[n++] = key_from_datum(slot_getattr(slot, info->key.attnum, &isnull), info->key.type);
+		CHECK_FOR_INTERRUPTS();
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_endscan(scan);
+	index_close(index, NoLock);
+	table_close(heap, NoLock);
+	return n;
+}
+
 } // namespace local_cache

@@ -56,6 +56,13 @@ struct FetchCounts {
 void fetch_rows(const FetchRequest &request, RowCallback callback, void *context,
 				FetchCounts *counts = nullptr);
 
+/*
+ * The keys of the table's rows visible to `snapshot`, in key order, after `after` (from the
+ * first when !has_after): at most `limit`, written to keys[]; returns how many. Through the
+ * primary-key index, for SCAN. The table is locked by the caller.
+ */
+int scan_primary_keys(RelInfo *info, Snapshot snapshot, bool has_after, int64 after, int64 *keys, int limit);
+
 /* row_to_json of a row given as composite datum bytes, appended to `out`. */
 void render_row_json(const char *tuple, StringInfo out);
 

@@ -271,20 +271,30 @@ void build(RelInfo *info)
 /*
  * What SELECT * FROM schema.table checks: USAGE on the schema (the parser checks it when it
  * resolves the name; a table named by OID or through RESP is not resolved by name) and SELECT on
- * the table or all its columns.
+ * the table or all its columns. Returns the first failed check, and what it was about.
  */
+AclResult select_privilege(Oid relid, Oid relnamespace, Oid role, ObjectType *denied_on)
+{
+	*denied_on = OBJECT_SCHEMA;
+	AclResult result = pg_namespace_aclcheck(relnamespace, role, ACL_USAGE);
+	if (result != ACLCHECK_OK)
+		return result;
+	*denied_on = OBJECT_TABLE;
+	result = pg_class_aclcheck(relid, role, ACL_SELECT);
+	if (result != ACLCHECK_OK)
+		result = pg_attribute_aclcheck_all(relid, role, ACL_SELECT, ACLMASK_ALL);
+	return result;
+}
+
 void check_select_privilege(RelInfo *info, Oid role)
 {
 	if (info->select_checked_for == role)
 		return;
-	AclResult usage = pg_namespace_aclcheck(info->relnamespace, role, ACL_USAGE);
-	if (usage != ACLCHECK_OK)
-		aclcheck_error(usage, OBJECT_SCHEMA, get_namespace_name(info->relnamespace));
-	AclResult result = pg_class_aclcheck(info->relid, role, ACL_SELECT);
+	ObjectType denied_on;
+	AclResult result = select_privilege(info->relid, info->relnamespace, role, &denied_on);
 	if (result != ACLCHECK_OK)
-		result = pg_attribute_aclcheck_all(info->relid, role, ACL_SELECT, ACLMASK_ALL);
-	if (result != ACLCHECK_OK)
-		aclcheck_error(result, OBJECT_TABLE, NameStr(info->relname));
+		aclcheck_error(result, denied_on,
+					   denied_on == OBJECT_SCHEMA ? get_namespace_name(info->relnamespace) : NameStr(info->relname));
 	info->select_checked_for = role;
 }
 
@@ -341,6 +351,19 @@ RelInfo *relinfo_open(Oid relid, Oid role)
 	RelInfo *info = relinfo_lookup(relid);
 	check_select_privilege(info, OidIsValid(role) ? role : GetUserId());
 	return info;
+}
+
+bool relinfo_readable(Oid relid, Oid role)
+{
+	HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	Form_pg_class form = (Form_pg_class) GETSTRUCT(tuple);
+	bool row_security = form->relrowsecurity;
+	Oid relnamespace = form->relnamespace;
+	ReleaseSysCache(tuple);
+	ObjectType denied_on;
+	return !row_security && select_privilege(relid, relnamespace, role, &denied_on) == ACLCHECK_OK;
 }
 
 void relinfo_forget_slot(RelInfo *info)

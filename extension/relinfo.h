@@ -51,6 +51,10 @@ RelInfo *relinfo_open(Oid relid, Oid role = InvalidOid);
 /* The same without the privilege check, for planning (privileges are checked at execution). */
 RelInfo *relinfo_lookup(Oid relid);
 
+/* Whether relinfo_open(relid, role) would pass the privilege and row-security checks, without
+ * raising: for SCAN, which skips the tables a role may not read. */
+bool relinfo_readable(Oid relid, Oid role);
+
 /* The table's slot was reassigned: rebuild on next use. */
 void relinfo_forget_slot(RelInfo *info);
 

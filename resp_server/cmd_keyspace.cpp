@@ -1,10 +1,14 @@
 /*
  * cmd_keyspace.cpp — commands about keys rather than their values, as Redis's db.c, expire.c
- * and object.c: TYPE, TTL, PTTL and MEMORY USAGE. A key that names a row is a string (GET
- * answers its JSON; the hash commands read the same row by column), never expires, and is
- * only ever removed by the table's writes.
+ * and object.c: SCAN, KEYS, TYPE, TTL, PTTL and MEMORY USAGE. A key that names a row is a
+ * string (GET answers its JSON; the hash commands read the same row by column), never expires,
+ * and is only ever removed by the table's writes. The keyspace is every row of the enabled
+ * tables the connection's role may read.
  */
 #include "command_context.h"
+
+#include <algorithm>
+#include <cstdint>
 
 namespace local_cache::resp {
 
@@ -19,11 +23,140 @@ bool lookup_key(CommandContext &c, bool *exists)
 	return true;
 }
 
+/* SCAN's COUNT when none is given (Redis's), and the most keys one call examines whatever
+ * COUNT says: a SCAN is one short transaction, and its reply is bounded. */
+constexpr size_t kScanDefaultCount = 10;
+constexpr size_t kScanMaxCount = 10000;
+/* KEYS answers from one snapshot, in one call: it refuses keyspaces larger than this. */
+constexpr size_t kKeysMaxKeys = 100000;
+
+/* The literal text every key matching `pattern` starts with: tables whose keys cannot start so
+ * are not read. */
+std::string_view literal_start(std::string_view pattern)
+{
+	size_t special = pattern.find_first_of("*?[\\");
+	return pattern.substr(0, special);
+}
+
+/* A Redis cursor: an unsigned 64-bit decimal. */
+bool parse_cursor(std::string_view text, uint64_t *cursor)
+{
+	if (text.empty() || text.size() > 20)
+		return false;
+	uint64_t value = 0;
+	for (char ch : text) {
+		if (ch < '0' || ch > '9')
+			return false;
+		uint64_t digit = uint64_t(ch - '0');
+		if (value > (UINT64_MAX - digit) / 10)
+			return false;
+		value = value * 10 + digit;
+	}
+	*cursor = value;
+	return true;
+}
+
+/* Scans from `position` into scratch.scanned; false when the command must stop. */
+bool scan_into_scratch(CommandContext &c, ScanPosition &position, size_t count, std::string_view pattern)
+{
+	std::string_view match_all = pattern == "*" ? std::string_view() : pattern;
+	c.scratch.scanned.begin(match_all);
+	return lookup_succeeded(c, c.data.scan_keys(c.session, position, count, literal_start(pattern),
+												 c.scratch.scanned));
+}
+
+void reply_scanned_keys(CommandContext &c)
+{
+	const KeyCollector &keys = c.scratch.scanned;
+	c.reply.array(keys.count());
+	for (size_t i = 0; i < keys.count(); i++)
+		c.reply.bulk(keys.get(i));
+}
+
 /* Redis's per-key bookkeeping for a string (dict entry, key and value objects), which MEMORY
  * USAGE adds to the value as Redis does. */
 constexpr int64_t kKeyOverheadBytes = 56;
 
 } // namespace
+
+/*
+ * SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]: the keys of one table after another,
+ * each in key order. Every key present for the whole iteration is returned exactly once; MATCH
+ * filters the keys a call examined, so a call may return none and a cursor other than 0. A
+ * cursor works on any connection until kScanCursors newer ones have been handed out.
+ */
+void scan_command(CommandContext &c)
+{
+	uint64_t cursor = 0;
+	if (!parse_cursor(c.arg(1), &cursor)) {
+		c.reply.error("invalid cursor");
+		return;
+	}
+	std::string_view pattern = "*";
+	std::string_view type;
+	size_t count = kScanDefaultCount;
+	for (size_t i = 2; i < c.argc(); i += 2) {
+		if (i + 1 >= c.argc()) {
+			c.reply.error("syntax error");
+			return;
+		}
+		std::string_view option = c.arg(i);
+		if (equals_ignore_case(option, "match")) {
+			pattern = c.arg(i + 1);
+		} else if (equals_ignore_case(option, "count")) {
+			int64_t value = 0;
+			if (!parse_canonical_int64(c.arg(i + 1), &value)) {
+				c.reply.error("value is not an integer or out of range");
+				return;
+			}
+			if (value < 1) {
+				c.reply.error("syntax error");
+				return;
+			}
+			count = std::min(size_t(value), kScanMaxCount);
+		} else if (equals_ignore_case(option, "type")) {
+			type = c.arg(i + 1);
+		} else {
+			c.reply.error("syntax error");
+			return;
+		}
+	}
+	ScanPosition position;
+	if (cursor != 0 && !c.data.load_scan_position(cursor, &position)) {
+		c.reply.error("invalid cursor");
+		return;
+	}
+	/* Every key is a string: for any other type the iteration is over at once. */
+	bool strings = type.empty() || equals_ignore_case(type, "string");
+	if (strings && !scan_into_scratch(c, position, count, pattern))
+		return;
+	std::string &text = c.scratch.text;
+	text.clear();
+	append_number(text, !strings || position.finished ? 0 : c.data.save_scan_position(position));
+	c.reply.array(2);
+	c.reply.bulk(text);
+	if (strings)
+		reply_scanned_keys(c);
+	else
+		c.reply.array(0);
+}
+
+/* KEYS pattern: every matching key, from one snapshot; refused past kKeysMaxKeys keys. */
+void keys_command(CommandContext &c)
+{
+	ScanPosition position;
+	if (!scan_into_scratch(c, position, kKeysMaxKeys + 1, c.arg(1)))
+		return;
+	if (!position.finished) {
+		std::string &text = c.scratch.text;
+		text.assign("KEYS would examine more than ");
+		append_number(text, kKeysMaxKeys);
+		text.append(" keys; use SCAN");
+		c.reply.error(text);
+		return;
+	}
+	reply_scanned_keys(c);
+}
 
 void type_command(CommandContext &c)
 {

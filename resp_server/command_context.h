@@ -158,10 +158,50 @@ private:
 	std::vector<Field> fields_;
 };
 
+/* The keys a SCAN finds, as "<prefix>:<id>", kept when they match the pattern (empty: all). */
+class KeyCollector final : public KeySink {
+public:
+	void begin(std::string_view pattern)
+	{
+		release_if_large(arena_);
+		release_if_large(ends_);
+		arena_.clear();
+		ends_.clear();
+		pattern_ = pattern;
+	}
+
+	void key(std::string_view prefix, int64_t id) override
+	{
+		size_t start = arena_.size();
+		arena_.append(prefix.data(), prefix.size());
+		arena_ += ':';
+		append_number(arena_, id);
+		if (!pattern_.empty() &&
+			!glob_match(pattern_, std::string_view(arena_).substr(start), false)) {
+			arena_.resize(start);
+			return;
+		}
+		ends_.push_back(arena_.size());
+	}
+
+	size_t count() const { return ends_.size(); }
+	std::string_view get(size_t i) const
+	{
+		size_t start = i == 0 ? 0 : ends_[i - 1];
+		return std::string_view(arena_).substr(start, ends_[i] - start);
+	}
+
+private:
+	std::string arena_;
+	std::vector<size_t> ends_;
+	std::string_view pattern_;
+};
+
 struct CommandProcessor::Scratch {
 	std::vector<RowKey> keys;
 	ValueCollector values;
 	FieldCollector fields;
+	KeyCollector scanned;
 	std::string text; /* error messages, INFO, CLIENT INFO */
 };
 
@@ -201,6 +241,8 @@ void exists_command(CommandContext &c);
 void dbsize_command(CommandContext &c);
 
 /* cmd_keyspace.cpp */
+void scan_command(CommandContext &c);
+void keys_command(CommandContext &c);
 void type_command(CommandContext &c);
 void ttl_command(CommandContext &c); /* TTL and PTTL */
 void memory_usage_command(CommandContext &c);

@@ -74,6 +74,25 @@ protected:
 	~ValueSink() = default;
 };
 
+/* Receives the keys a SCAN finds, in order: the prefix of the key's table and the key's id.
+ * Same lifetime rule. */
+class KeySink {
+public:
+	virtual void key(std::string_view prefix, int64_t id) = 0;
+
+protected:
+	~KeySink() = default;
+};
+
+/* Where a SCAN stands: at the start (the zero value), after the key `after_id` of the table
+ * `table` (a number only the DataSource interprets), or at the end (`finished`). */
+struct ScanPosition {
+	uint64_t table = 0;
+	bool started = false;
+	int64_t after_id = 0;
+	bool finished = false;
+};
+
 /* Receives a row's columns for HGETALL, in column order. Same lifetime rule. */
 class FieldSink {
 public:
@@ -195,6 +214,20 @@ public:
 
 	/* The connection closed. */
 	virtual void session_ended(const Session &session) = 0;
+
+	/*
+	 * SCAN and KEYS: from `position`, the keys of every enabled table the session's role may
+	 * read (tables it may not read are skipped, not refused), a table at a time and each in key
+	 * order, as of one snapshot: at most `count` keys. Tables whose keys cannot start with
+	 * `key_start` are skipped. Advances `position`; sets position.finished after the last table.
+	 */
+	virtual LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
+								   std::string_view key_start, KeySink &sink) = 0;
+
+	/* SCAN cursors: a number (never 0) that any connection can hand back for the position, and
+	 * the position for it; false when the cursor is unknown or was given up for newer ones. */
+	virtual uint64_t save_scan_position(const ScanPosition &position) = 0;
+	virtual bool load_scan_position(uint64_t cursor, ScanPosition *position) = 0;
 
 	/* DBSIZE and INFO keyspace: the number of keys the session's role can see. */
 	virtual uint64_t count_keys(const Session &session) = 0;

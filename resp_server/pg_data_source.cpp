@@ -333,6 +333,30 @@ void deliver(const Found *found, size_t count, ValueSink &sink)
 			sink.value(i, std::string_view(found[i].bytes, found[i].length));
 }
 
+/* SCAN visits tables by Oid, so a position survives tables enabled or disabled in between. */
+int compare_relids(const void *a, const void *b)
+{
+	Oid left = static_cast<const PrefixEntry *>(a)->relid;
+	Oid right = static_cast<const PrefixEntry *>(b)->relid;
+	return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/* Whether the table's keys, "<prefix>:<id>", can begin with `key_start`. */
+bool keys_can_start_with(const PrefixEntry &table, std::string_view key_start)
+{
+	size_t common = std::min(table.length, key_start.size());
+	if (memcmp(table.prefix, key_start.data(), common) != 0)
+		return false;
+	return key_start.size() <= table.length || key_start[table.length] == ':';
+}
+
+/* A key SCAN found: its table's prefix (in prefix_context) and its id. */
+struct ScannedKey {
+	const char *prefix;
+	size_t length;
+	int64 id;
+};
+
 } // namespace
 
 PgDataSource::PgDataSource(int worker_number) : worker_number_(worker_number)
@@ -458,6 +482,64 @@ void PgDataSource::settings_changed()
 {
 	auth_.load_rules();
 	prefixes_valid = false;
+}
+
+LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &position, size_t count,
+									 std::string_view key_start, KeySink &sink)
+{
+	MemoryContextReset(results_context);
+	ScannedKey *keys = static_cast<ScannedKey *>(MemoryContextAlloc(results_context, sizeof(ScannedKey) * (count + 1)));
+	int64 *ids = static_cast<int64 *>(MemoryContextAlloc(results_context, sizeof(int64) * (count + 1)));
+	size_t n = 0;
+	ScanPosition next;
+	next.finished = true;
+	Oid role = Oid(session.role->id);
+	PgError error;
+	bool ok = in_transaction([&]() noexcept {
+		load_prefixes();
+		PrefixEntry *tables = static_cast<PrefixEntry *>(palloc(sizeof(PrefixEntry) * (nprefixes + 1)));
+		memcpy(tables, prefixes, sizeof(PrefixEntry) * nprefixes);
+		qsort(tables, nprefixes, sizeof(PrefixEntry), compare_relids);
+		for (int i = 0; i < nprefixes; i++) {
+			const PrefixEntry &table = tables[i];
+			if (table.relid < position.table)
+				continue;
+			if (n == count) {
+				next = ScanPosition{table.relid, false, 0, false};
+				break;
+			}
+			if (!keys_can_start_with(table, key_start))
+				continue;
+			lock_table(table.relid);
+			if (!relinfo_readable(table.relid, role))
+				continue;
+			bool continuing = table.relid == position.table && position.started;
+			int found = scan_primary_keys(relinfo_lookup(table.relid), GetActiveSnapshot(), continuing,
+										  position.after_id, ids + n, int(count - n));
+			for (int k = 0; k < found; k++, n++)
+				keys[n] = {table.prefix, table.length, ids[n]};
+			if (n == count) {
+				next = ScanPosition{table.relid, true, ids[n - 1], false};
+				break;
+			}
+		}
+	}, &error);
+	if (!ok)
+		return failure(error);
+	for (size_t k = 0; k < n; k++)
+		sink.key(std::string_view(keys[k].prefix, keys[k].length), keys[k].id);
+	position = next;
+	return LookupResult::ok();
+}
+
+uint64_t PgDataSource::save_scan_position(const ScanPosition &position)
+{
+	return scan_cursor_save(position);
+}
+
+bool PgDataSource::load_scan_position(uint64_t cursor, ScanPosition *position)
+{
+	return scan_cursor_load(cursor, position);
 }
 
 uint64_t PgDataSource::count_keys(const Session &session)

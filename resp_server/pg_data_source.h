@@ -24,6 +24,10 @@ public:
 							std::string_view password) override;
 	std::optional<AuthenticatedRole> default_role(const Session &session) override;
 	void session_ended(const Session &session) override;
+	LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
+						   std::string_view key_start, KeySink &sink) override;
+	uint64_t save_scan_position(const ScanPosition &position) override;
+	bool load_scan_position(uint64_t cursor, ScanPosition *position) override;
 	uint64_t count_keys(const Session &session) override;
 	void fill_info(InfoStats &stats) override;
 

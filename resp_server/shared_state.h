@@ -7,6 +7,8 @@
 
 #include "../extension/pg.h"
 
+#include "data_source.h"
+
 extern "C" {
 #include "port/atomics.h"
 }
@@ -44,6 +46,16 @@ uint64 connected_clients_total(void);
 constexpr int kMaxCountedRoles = 256;
 void role_sessions_add(Oid role, int32 delta);
 uint32 role_sessions(Oid role);
+
+/*
+ * SCAN cursors, so that a SCAN can go on from any connection on any worker, as in Redis: a ring
+ * of kScanCursors positions; cursor n lives in slot n % kScanCursors until a newer cursor takes
+ * the slot. Cursors stay below 2^53, so clients that parse them as doubles (node-redis v4) keep
+ * them exact.
+ */
+constexpr int kScanCursors = 8192;
+uint64 scan_cursor_save(const ScanPosition &position);
+bool scan_cursor_load(uint64 cursor, ScanPosition *position);
 
 inline void count(pg_atomic_uint64 *counter, int64 delta)
 {

@@ -13,6 +13,8 @@
 #                unknown commands, arity, writes refused
 #   connection   PING, ECHO, HELLO, SELECT, DBSIZE, INFO, CONFIG, COMMAND, CLIENT, RESET, QUIT
 #   protocol     protocol errors, inline commands, pipelining
+#   clients      SCAN and KEYS against SQL; redis-cli --scan/--bigkeys/--memkeys/--stat/--latency,
+#                redis-benchmark
 #   auth         privileges (NOPERM), row-level security, AUTH, no password in the log
 #   limits       max clients, idle timeout, request size, output buffer limit
 #   lifecycle    worker restarts, fast and smart shutdown (last: it stops the cluster)
@@ -26,7 +28,7 @@ export LC_ALL=C PGCLIENTENCODING=UTF8
 unset PGTZ PGOPTIONS PGDATESTYLE PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGPASSWORD
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SUITES=(commands connection protocol auth limits lifecycle)
+SUITES=(commands connection protocol clients auth limits lifecycle)
 
 # The suites named on the command line (suites/auth.sh and auth.sh name auth too), in SUITES'
 # order; all of them without arguments.

@@ -1,15 +1,102 @@
 /*
  * cmd_keyspace_test.cpp — Boost.Test cases of the key commands (resp_server/cmd_keyspace.cpp)
- * against a fake DataSource: TYPE, TTL, PTTL and MEMORY USAGE, as redis-cli --bigkeys and
- * --memkeys call them.
+ * against a fake DataSource: SCAN and KEYS, TYPE, TTL, PTTL and MEMORY USAGE, as redis-cli
+ * --scan, --bigkeys and --memkeys call them.
  */
 #include <boost/test/unit_test.hpp>
 
 #include "command_harness.h"
 
+#include <set>
+#include <string>
+#include <vector>
+
 using resp_test::Connection;
+using resp_test::Value;
+
+namespace {
+
+/* Runs SCAN to the end with these options; the keys in the order returned. */
+std::vector<std::string> scan_all(Connection &c, std::vector<std::string> options, int *calls = nullptr)
+{
+	std::vector<std::string> keys;
+	std::string cursor = "0";
+	int n = 0;
+	do {
+		resp_test::Args args = {"SCAN", cursor};
+		args.insert(args.end(), options.begin(), options.end());
+		Value reply = c.value(args);
+		BOOST_REQUIRE(reply.type == '*');
+		BOOST_REQUIRE(reply.elements.size() == 2u);
+		cursor = reply.elements[0].text;
+		for (const Value &key : reply.elements[1].elements)
+			keys.push_back(key.text);
+		BOOST_REQUIRE(++n < 100);
+	} while (cursor != "0");
+	if (calls != nullptr)
+		*calls = n;
+	return keys;
+}
+
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(keyspace_commands)
+
+BOOST_AUTO_TEST_CASE(scan)
+{
+	Connection c;
+	/* Readable tables only (secret, broken and throws are skipped), a table at a time. */
+	const std::vector<std::string> all = {"items:-7", "items:1", "items:2", "items:9223372036854775807",
+										  "odd:pre fix:7"};
+	int calls = 0;
+	BOOST_TEST(scan_all(c, {}, &calls) == all);
+	BOOST_TEST(calls == 1); /* COUNT 10 */
+	BOOST_TEST(scan_all(c, {"COUNT", "1"}, &calls) == all);
+	BOOST_TEST(calls >= 5);
+	BOOST_TEST(scan_all(c, {"COUNT", "2", "MATCH", "items:*"}) ==
+			   std::vector<std::string>({"items:-7", "items:1", "items:2", "items:9223372036854775807"}));
+	BOOST_TEST(scan_all(c, {"MATCH", "*:?"}) == std::vector<std::string>({"items:1", "items:2", "odd:pre fix:7"}));
+	BOOST_TEST(scan_all(c, {"match", "nothing*"}).empty());
+	BOOST_TEST(scan_all(c, {"TYPE", "string"}) == all);
+	BOOST_TEST(scan_all(c, {"TYPE", "hash"}).empty());
+	BOOST_TEST(scan_all(c, {"TYPE", "nosuchtype"}).empty());
+
+	/* A cursor can be continued on another connection of the same server (here: the same
+	 * DataSource), and again: a cursor stays valid after use. */
+	Value first = c.value({"SCAN", "0", "COUNT", "2"});
+	std::string cursor = first.elements[0].text;
+	BOOST_TEST(cursor != "0");
+	Value again = c.value({"SCAN", cursor, "COUNT", "2"});
+	BOOST_TEST(c.value({"SCAN", cursor, "COUNT", "2"}).elements[1].elements.size() ==
+			   again.elements[1].elements.size());
+
+	BOOST_TEST(c.run({"SCAN", "x"}) == "-ERR invalid cursor\r\n");
+	BOOST_TEST(c.run({"SCAN", "-1"}) == "-ERR invalid cursor\r\n");
+	BOOST_TEST(c.run({"SCAN", "18446744073709551616"}) == "-ERR invalid cursor\r\n");
+	BOOST_TEST(c.run({"SCAN", "77"}) == "-ERR invalid cursor\r\n"); /* never handed out */
+	BOOST_TEST(c.run({"SCAN", "0", "COUNT"}) == "-ERR syntax error\r\n");
+	BOOST_TEST(c.run({"SCAN", "0", "COUNT", "0"}) == "-ERR syntax error\r\n");
+	BOOST_TEST(c.run({"SCAN", "0", "COUNT", "x"}) == "-ERR value is not an integer or out of range\r\n");
+	BOOST_TEST(c.run({"SCAN", "0", "LIMIT", "1"}) == "-ERR syntax error\r\n");
+	/* A huge COUNT is a hint: one call examines at most 10000 keys. */
+	BOOST_TEST(c.value({"SCAN", "0", "COUNT", "9223372036854775807"}).elements[1].elements.size() == all.size());
+}
+
+BOOST_AUTO_TEST_CASE(keys)
+{
+	Connection c;
+	Value reply = c.value({"KEYS", "*"});
+	BOOST_TEST(reply.elements.size() == 5u);
+	reply = c.value({"KEYS", "items:[12]"});
+	BOOST_REQUIRE(reply.elements.size() == 2u);
+	BOOST_TEST(reply.elements[0].text == "items:1");
+	BOOST_TEST(reply.elements[1].text == "items:2");
+	BOOST_TEST(c.run({"KEYS", "secret:*"}) == "*0\r\n");
+	for (int64_t id = 100; id < 100200; id++)
+		c.data.tables["big"][id] = resp_test::FakeDataSource::Row{"{}", {}};
+	BOOST_TEST(c.run({"KEYS", "*"}) == "-ERR KEYS would examine more than 100000 keys; use SCAN\r\n");
+	BOOST_TEST(c.run({"KEYS", "items:*"}).rfind("*4\r\n", 0) == 0); /* big is not read */
+}
 
 BOOST_AUTO_TEST_CASE(type_and_ttl)
 {

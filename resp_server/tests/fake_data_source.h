@@ -23,6 +23,8 @@ using local_cache::resp::Session;
 using local_cache::resp::DataSource;
 using local_cache::resp::FieldSink;
 using local_cache::resp::InfoStats;
+using local_cache::resp::KeySink;
+using local_cache::resp::ScanPosition;
 using local_cache::resp::LookupResult;
 using local_cache::resp::RowKey;
 using local_cache::resp::Session;
@@ -173,11 +175,67 @@ public:
 
 	void session_ended(const Session &) override {}
 
+	/* Tables in map order, numbered from 1; tables the fake refuses are skipped, as unreadable. */
+	LookupResult scan_keys(const Session &, ScanPosition &position, size_t count, std::string_view key_start,
+						   KeySink &sink) override
+	{
+		scan_calls++;
+		size_t n = 0;
+		uint64_t number = 0;
+		for (const auto &[prefix, rows] : tables) {
+			number++;
+			if (number < position.table)
+				continue;
+			if (n == count) {
+				position = ScanPosition{number, false, 0, false};
+				return LookupResult::ok();
+			}
+			std::string head = prefix + ":";
+			size_t common = std::min(head.size(), key_start.size());
+			if (head.compare(0, common, key_start, 0, common) != 0 || refuses(prefix))
+				continue;
+			bool continuing = number == position.table && position.started;
+			for (auto row = continuing ? rows.upper_bound(position.after_id) : rows.begin();
+				 row != rows.end() && n < count; ++row, n++) {
+				sink.key(prefix, row->first);
+				position = ScanPosition{number, true, row->first, false};
+			}
+			if (n == count && position.table == number && position.started)
+				return LookupResult::ok();
+		}
+		position = ScanPosition{0, false, 0, true};
+		return LookupResult::ok();
+	}
+
+	uint64_t save_scan_position(const ScanPosition &position) override
+	{
+		cursors[++last_cursor] = position;
+		return last_cursor;
+	}
+
+	bool load_scan_position(uint64_t cursor, ScanPosition *position) override
+	{
+		auto found = cursors.find(cursor);
+		if (found == cursors.end())
+			return false;
+		*position = found->second;
+		return true;
+	}
+
 	uint64_t count_keys(const Session &) override { return key_count; }
 
 	void fill_info(InfoStats &stats) override { stats = info; }
 
+	int scan_calls = 0;
+	std::map<uint64_t, ScanPosition> cursors;
+	uint64_t last_cursor = 1000;
+
 private:
+	bool refuses(std::string_view prefix) const
+	{
+		return throwing_prefixes.count(prefix) || forbidden_prefixes.count(prefix) || failing_prefixes.count(prefix);
+	}
+
 	LookupResult check(std::string_view prefix) const
 	{
 		if (throwing_prefixes.count(prefix))

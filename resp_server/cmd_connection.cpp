@@ -195,6 +195,7 @@ void reset_command(CommandContext &c)
 	c.session.protocol = 2;
 	c.reply.set_protocol(2);
 	c.session.name.clear();
+	c.session.multi.clear();
 	c.session.role = c.data.default_role(c.session);
 	c.reply.simple_string("RESET");
 }

@@ -218,6 +218,13 @@ struct CommandContext {
 	std::string_view arg(size_t i) const { return request.argv[i]; }
 };
 
+/* ---- dispatch (commands.cpp), for EXEC ---- */
+
+/* The command or subcommand the request names; nullptr when unknown. */
+const CommandSpec *command_for(const Request &request);
+/* Runs c.command's handler: one reply, or none when it sets Session::retry_later. */
+void run_command(CommandContext &c);
+
 /* ---- what the data commands share (cmd_strings.cpp) ---- */
 
 /* Answers a failed lookup; returns false when the command must stop. */
@@ -256,6 +263,13 @@ void hstrlen_command(CommandContext &c);
 void hkeys_command(CommandContext &c);
 void hvals_command(CommandContext &c);
 void hlen_command(CommandContext &c);
+
+/* cmd_transactions.cpp */
+void multi_command(CommandContext &c);
+void exec_command(CommandContext &c);
+void discard_command(CommandContext &c);
+void watch_command(CommandContext &c);
+void unwatch_command(CommandContext &c);
 
 /* cmd_connection.cpp */
 void ping_command(CommandContext &c);

@@ -154,6 +154,22 @@ constexpr CommandSpec kCommands[] = {
 	{"dbsize", 1, kRead, 0, 0, 0, "server", "1.0.0", "Returns the number of keys.", "O(1)",
 	 dbsize_command, nullptr, 0},
 
+	/* transactions */
+	{"multi", 1, kConnection | CMD_NOT_QUEUED, 0, 0, 0, "transactions", "1.2.0",
+	 "Starts a transaction: the next requests are queued until EXEC.", "O(1)", multi_command,
+	 nullptr, 0},
+	{"exec", 1, CMD_LOADING | CMD_STALE | CMD_NOT_QUEUED, 0, 0, 0, "transactions", "1.2.0",
+	 "Runs the queued requests; their reads see one snapshot.",
+	 "Depends on commands in the transaction", exec_command, nullptr, 0},
+	{"discard", 1, kConnection | CMD_NOT_QUEUED, 0, 0, 0, "transactions", "2.0.0",
+	 "Discards the queued requests.", "O(N), when N is the number of queued commands",
+	 discard_command, nullptr, 0},
+	{"watch", -2, kConnection | CMD_NOT_QUEUED, 1, -1, 1, "transactions", "2.2.0",
+	 "Refused: keys change only through SQL writes, which RESP cannot watch.", "O(1)",
+	 watch_command, nullptr, 0},
+	{"unwatch", 1, kConnection, 0, 0, 0, "transactions", "2.2.0",
+	 "Forgets watched keys; there are none.", "O(1)", unwatch_command, nullptr, 0},
+
 	/* connection */
 	{"ping", -1, CMD_FAST, 0, 0, 0, "connection", "1.0.0",
 	 "Returns the server's liveliness response.", "O(1)", ping_command, nullptr, 0},
@@ -168,10 +184,10 @@ constexpr CommandSpec kCommands[] = {
 	{"select", 2, kConnection, 0, 0, 0, "connection", "1.0.0",
 	 "Changes the selected database; only database 0 exists.", "O(1)", select_command, nullptr,
 	 0},
-	{"reset", 1, kConnection | CMD_NO_AUTH, 0, 0, 0, "connection", "6.2.0",
+	{"reset", 1, kConnection | CMD_NO_AUTH | CMD_NOT_QUEUED, 0, 0, 0, "connection", "6.2.0",
 	 "Resets the connection: RESP2, no name, the default role.", "O(1)", reset_command, nullptr,
 	 0},
-	{"quit", -1, kConnection | CMD_NO_AUTH, 0, 0, 0, "connection", "1.0.0",
+	{"quit", -1, kConnection | CMD_NO_AUTH | CMD_NOT_QUEUED, 0, 0, 0, "connection", "1.0.0",
 	 "Closes the connection.", "O(1)", quit_command, nullptr, 0},
 	{"client", -2, 0, 0, 0, 0, "connection", "2.4.0", "A container for client connection commands.",
 	 "Depends on subcommand.", nullptr, kClientSubcommands, count_of(kClientSubcommands)},
@@ -319,6 +335,52 @@ bool arity_matches(const CommandSpec &command, size_t argc)
 	return argc >= size_t(-command.arity);
 }
 
+/* The command the request names, once it passed the checks every request goes through, in
+ * Redis's order; nullptr when one failed, with the error replied. */
+const CommandSpec *checked_command(const Request &request, const Session &session, ReplyWriter &reply,
+								   std::string &message)
+{
+	const CommandSpec *command = find_command(request[0]);
+	if (command == nullptr) {
+		reply_unknown_command(reply, request, message);
+		return nullptr;
+	}
+	if (command->is_container() && request.argc >= 2) {
+		const CommandSpec *subcommand = find_subcommand(*command, request[1]);
+		if (subcommand == nullptr) {
+			reply_unknown_subcommand(reply, request, message);
+			return nullptr;
+		}
+		command = subcommand;
+	}
+	if (!arity_matches(*command, request.argc) || command->handler == nullptr) {
+		message.assign("wrong number of arguments for '");
+		message.append(command->full_name);
+		message.append("' command");
+		reply.error(message);
+		return nullptr;
+	}
+	if (!(command->flags & CMD_NO_AUTH) && !session.authenticated()) {
+		reply.error_with_code("NOAUTH", "Authentication required.");
+		return nullptr;
+	}
+	/* Writes are refused when queued, not at EXEC, so that EXEC fails as a whole. */
+	if (session.multi.active && (command->flags & CMD_WRITE)) {
+		reply.error(kReadOnlyError);
+		return nullptr;
+	}
+	return command;
+}
+
+void queue_request(QueuedRequests &multi, const Request &request)
+{
+	for (std::string_view argument : request) {
+		multi.bytes.append(argument.data(), argument.size());
+		multi.arg_ends.push_back(multi.bytes.size());
+	}
+	multi.argcs.push_back(request.argc);
+}
+
 } // namespace
 
 CommandTable command_table()
@@ -344,6 +406,34 @@ CommandProcessor::CommandProcessor(DataSource &data) : data_(data), scratch_(new
 
 CommandProcessor::~CommandProcessor() = default;
 
+const CommandSpec *command_for(const Request &request)
+{
+	const CommandSpec *command = find_command(request[0]);
+	if (command != nullptr && command->is_container() && request.argc >= 2)
+		return find_subcommand(*command, request[1]);
+	return command;
+}
+
+void run_command(CommandContext &c)
+{
+	ReplyBuffer &out = c.reply.buffer();
+	size_t reply_start = out.size();
+	c.session.retry_later = false;
+	try {
+		c.command.handler(c);
+		if (c.session.retry_later)
+			out.truncate(reply_start);
+	} catch (const std::exception &e) {
+		/* A DataSource failure (a PostgreSQL error turned into an exception) fails this
+		 * command only; whatever part of a reply was written goes. */
+		out.truncate(reply_start);
+		std::string &message = c.scratch.text;
+		message.assign("internal error: ");
+		message.append(e.what());
+		c.reply.error(message);
+	}
+}
+
 void CommandProcessor::execute(const Request &request, Session &session, ReplyBuffer &out)
 {
 	ReplyWriter reply(out, session.protocol);
@@ -352,49 +442,19 @@ void CommandProcessor::execute(const Request &request, Session &session, ReplyBu
 		reply.error("empty command");
 		return;
 	}
-
-	const CommandSpec *command = find_command(request[0]);
+	const CommandSpec *command = checked_command(request, session, reply, scratch_->text);
 	if (command == nullptr) {
-		reply_unknown_command(reply, request, scratch_->text);
+		/* Inside MULTI, a refused request makes EXEC fail too (Redis's flagTransaction). */
+		session.multi.refused = session.multi.active;
 		return;
 	}
-	if (command->is_container() && request.argc >= 2) {
-		const CommandSpec *subcommand = find_subcommand(*command, request[1]);
-		if (subcommand == nullptr) {
-			reply_unknown_subcommand(reply, request, scratch_->text);
-			return;
-		}
-		command = subcommand;
-	}
-	if (!arity_matches(*command, request.argc) || command->handler == nullptr) {
-		std::string &message = scratch_->text;
-		message.assign("wrong number of arguments for '");
-		message.append(command->full_name);
-		message.append("' command");
-		reply.error(message);
+	if (session.multi.active && !(command->flags & CMD_NOT_QUEUED)) {
+		queue_request(session.multi, request);
+		reply.simple_string("QUEUED");
 		return;
 	}
-	if (!(command->flags & CMD_NO_AUTH) && !session.authenticated()) {
-		reply.error_with_code("NOAUTH", "Authentication required.");
-		return;
-	}
-
-	size_t reply_start = out.size();
-	session.retry_later = false;
-	try {
-		CommandContext context{request, session, data_, reply, *scratch_, *command};
-		command->handler(context);
-		if (session.retry_later)
-			out.truncate(reply_start);
-	} catch (const std::exception &e) {
-		/* A DataSource failure (a PostgreSQL error turned into an exception) fails this
-		 * command only; whatever part of a reply was written goes. */
-		out.truncate(reply_start);
-		std::string &message = scratch_->text;
-		message.assign("internal error: ");
-		message.append(e.what());
-		reply.error(message);
-	}
+	CommandContext context{request, session, data_, reply, *scratch_, *command};
+	run_command(context);
 }
 
 } // namespace local_cache::resp

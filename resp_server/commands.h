@@ -4,8 +4,9 @@
  * against it. No PostgreSQL header: data comes through DataSource (data_source.h).
  *
  * CommandProcessor::execute checks, in Redis's order: unknown command or subcommand, arity,
- * authentication (NOAUTH unless the row is flagged no_auth), writes (every write command is
- * refused: the tables are written through SQL), then runs the row's handler. Each request
+ * authentication (NOAUTH unless the row is flagged no_auth), then inside MULTI queues the
+ * request (refusing writes at once, which makes EXEC fail as Redis does), else runs the row's
+ * handler (write commands' handler refuses them: the tables are written through SQL). Each request
  * appends exactly one reply to the output buffer, except one that finds a table locked while
  * it may still wait (Session::retry_later): it appends nothing and is run again later.
  */
@@ -36,6 +37,7 @@ enum CommandFlag : uint32_t {
 	CMD_LOADING = 1u << 4,  /* allowed while loading (always true for us; reported for clients) */
 	CMD_STALE = 1u << 5,    /* allowed on a stale replica (likewise) */
 	CMD_ADMIN = 1u << 6,    /* administrative */
+	CMD_NOT_QUEUED = 1u << 7, /* runs at once inside MULTI too (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET) */
 };
 
 struct CommandContext;

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace local_cache::resp {
 
@@ -21,6 +22,29 @@ namespace local_cache::resp {
 struct AuthenticatedRole {
 	uint64_t id = 0;   /* opaque to this layer; the PostgreSQL side stores the role's Oid */
 	std::string name;  /* CLIENT INFO user= */
+};
+
+/* MULTI: the requests queued for EXEC, copied (the input they came from is reused). Bounded by
+ * what the client sent; the server counts memory() in the connection's buffers. */
+struct QueuedRequests {
+	bool active = false;  /* between MULTI and EXEC or DISCARD */
+	bool refused = false; /* a request was refused while queueing: EXEC answers EXECABORT */
+	std::string bytes;            /* every argument, back to back */
+	std::vector<size_t> arg_ends; /* where each argument ends in bytes */
+	std::vector<size_t> argcs;    /* how many arguments each request has */
+
+	size_t count() const { return argcs.size(); }
+	size_t memory() const
+	{
+		return bytes.capacity() + (arg_ends.capacity() + argcs.capacity()) * sizeof(size_t);
+	}
+	void clear()
+	{
+		active = refused = false;
+		std::string().swap(bytes);
+		std::vector<size_t>().swap(arg_ends);
+		std::vector<size_t>().swap(argcs);
+	}
 };
 
 /* One connection's state. The server creates it at accept and keeps it with the connection. */
@@ -33,6 +57,7 @@ struct Session {
 	/* Empty: not authenticated; data commands answer NOAUTH until AUTH or HELLO AUTH succeeds.
 	 * At accept (and on RESET) the server sets it to DataSource::default_role(session). */
 	std::optional<AuthenticatedRole> role;
+	QueuedRequests multi;
 	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
 	bool close_after_reply = false;
 	/* Set by the server before each request: the request has waited for a locked table as
@@ -228,6 +253,11 @@ public:
 	 * the position for it; false when the cursor is unknown or was given up for newer ones. */
 	virtual uint64_t save_scan_position(const ScanPosition &position) = 0;
 	virtual bool load_scan_position(uint64_t cursor, ScanPosition *position) = 0;
+
+	/* EXEC: the calls between begin_batch() and end_batch() read from one snapshot, so the
+	 * queued reads of a MULTI are one consistent read. */
+	virtual void begin_batch() = 0;
+	virtual void end_batch() = 0;
 
 	/* DBSIZE and INFO keyspace: the number of keys the session's role can see. */
 	virtual uint64_t count_keys(const Session &session) = 0;

@@ -50,6 +50,20 @@ extern "C" {
 
 namespace local_cache::resp {
 
+Batch batch = {false, false, false, {}};
+
+void end_batch()
+{
+	if (batch.started) {
+		PgError error;
+		run_or_abort_transaction([]() noexcept {
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}, &error);
+	}
+	batch = Batch{false, false, false, {}};
+}
+
 namespace {
 
 /* One call's results; reset at the start of the next call. */
@@ -530,6 +544,16 @@ LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &posit
 		sink.key(std::string_view(keys[k].prefix, keys[k].length), keys[k].id);
 	position = next;
 	return LookupResult::ok();
+}
+
+void PgDataSource::begin_batch()
+{
+	batch = Batch{true, false, false, {}};
+}
+
+void PgDataSource::end_batch()
+{
+	resp::end_batch();
 }
 
 uint64_t PgDataSource::save_scan_position(const ScanPosition &position)

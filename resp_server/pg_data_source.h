@@ -28,6 +28,8 @@ public:
 						   std::string_view key_start, KeySink &sink) override;
 	uint64_t save_scan_position(const ScanPosition &position) override;
 	bool load_scan_position(uint64_t cursor, ScanPosition *position) override;
+	void begin_batch() override;
+	void end_batch() override;
 	uint64_t count_keys(const Session &session) override;
 	void fill_info(InfoStats &stats) override;
 

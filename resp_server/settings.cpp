@@ -59,7 +59,7 @@ void resp_define_settings(void)
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 	DefineCustomIntVariable("local_cache.resp_client_memory",
 							"Buffer memory all connections of one RESP worker may hold together.",
-							"Input, pending and unwritten replies; a connection that would exceed it is "
+							"Input, queued MULTI requests and unwritten replies; a connection that would exceed it is "
 							"closed, as with Redis's maxmemory-clients.",
 							&local_cache_resp_client_memory, 256 * 1024, 1024, INT_MAX / 1024,
 							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);

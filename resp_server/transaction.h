@@ -19,17 +19,51 @@ extern "C" {
 
 namespace local_cache::resp {
 
+/*
+ * EXEC's batch (DataSource::begin_batch): while it is active, the bodies share one REPEATABLE
+ * READ transaction, so they read from one snapshot; the first body starts it, end_batch()
+ * commits it. An error aborts it: every later body of the batch fails with that error.
+ */
+struct Batch {
+	bool active;
+	bool started;
+	bool failed;
+	PgError error;
+};
+extern Batch batch;
+
 template <typename Body> bool in_transaction(Body &&body, PgError *error)
 {
 	static_assert(noexcept(body()), "the body of in_transaction must be noexcept");
-	return run_or_abort_transaction([&]() noexcept {
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
+	if (!batch.active)
+		return run_or_abort_transaction([&]() noexcept {
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			body();
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}, error);
+	if (batch.failed) {
+		*error = batch.error;
+		return false;
+	}
+	bool ok = run_or_abort_transaction([&]() noexcept {
+		if (!batch.started) {
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			XactIsoLevel = XACT_REPEATABLE_READ;
+			PushActiveSnapshot(GetTransactionSnapshot());
+			batch.started = true;
+		}
 		body();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
 	}, error);
+	if (!ok)
+		batch = Batch{true, false, true, *error};
+	return ok;
 }
+
+/* Ends the batch: commits its transaction, if it started one and no error aborted it. */
+void end_batch();
 
 } // namespace local_cache::resp

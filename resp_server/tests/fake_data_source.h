@@ -41,6 +41,7 @@ public:
 	std::set<std::string, std::less<>> forbidden_prefixes; /* answer NoPermission */
 	std::set<std::string, std::less<>> failing_prefixes;   /* answer Failed */
 	std::set<std::string, std::less<>> throwing_prefixes;  /* throw, as a PostgreSQL error would */
+	std::set<std::string, std::less<>> busy_prefixes;      /* answer Busy (locked by another transaction) */
 
 	std::optional<AuthenticatedRole> default_role_value;
 	std::string default_role_password;
@@ -222,18 +223,28 @@ public:
 		return true;
 	}
 
+	void begin_batch() override
+	{
+		batches++;
+		in_batch = true;
+	}
+	void end_batch() override { in_batch = false; }
+
 	uint64_t count_keys(const Session &) override { return key_count; }
 
 	void fill_info(InfoStats &stats) override { stats = info; }
 
 	int scan_calls = 0;
+	int batches = 0;
+	bool in_batch = false;
 	std::map<uint64_t, ScanPosition> cursors;
 	uint64_t last_cursor = 1000;
 
 private:
 	bool refuses(std::string_view prefix) const
 	{
-		return throwing_prefixes.count(prefix) || forbidden_prefixes.count(prefix) || failing_prefixes.count(prefix);
+		return throwing_prefixes.count(prefix) || forbidden_prefixes.count(prefix) || failing_prefixes.count(prefix) ||
+			   busy_prefixes.count(prefix);
 	}
 
 	LookupResult check(std::string_view prefix) const
@@ -244,6 +255,8 @@ private:
 			return LookupResult::no_permission("permission denied for table " + std::string(prefix));
 		if (failing_prefixes.count(prefix))
 			return LookupResult::failed("could not read table " + std::string(prefix));
+		if (busy_prefixes.count(prefix))
+			return LookupResult::busy("table \"" + std::string(prefix) + "\" is locked by another transaction");
 		return LookupResult::ok();
 	}
 

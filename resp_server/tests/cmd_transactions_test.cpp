@@ -1,0 +1,116 @@
+/*
+ * cmd_transactions_test.cpp — Boost.Test cases of MULTI, EXEC, DISCARD and WATCH
+ * (resp_server/cmd_transactions.cpp) against a fake DataSource, as node-redis and ioredis use
+ * them: queued replies, EXEC's array in one batch, EXECABORT after a refused request, and the
+ * retry of an EXEC that found a table locked.
+ */
+#include <boost/test/unit_test.hpp>
+
+#include "command_harness.h"
+
+#include <string>
+
+using resp_test::Connection;
+
+BOOST_AUTO_TEST_SUITE(transactions)
+
+BOOST_AUTO_TEST_CASE(multi_exec)
+{
+	Connection c;
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"HGET", "items:2", "value"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"PING"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"GET", "secret:1"}) == "+QUEUED\r\n"); /* refused when run, as in Redis */
+	BOOST_TEST(c.data.get_rows_calls == 0);
+	BOOST_TEST(c.run({"EXEC"}) == "*4\r\n$22\r\n{\"id\":1,\"value\":\"one\"}\r\n$3\r\ntwo\r\n+PONG\r\n"
+								  "-NOPERM permission denied for table secret\r\n");
+	BOOST_TEST(c.data.batches == 1);
+	BOOST_TEST(!c.data.in_batch);
+	BOOST_TEST(c.run({"GET", "items:1"}) == "$22\r\n{\"id\":1,\"value\":\"one\"}\r\n"); /* not queued */
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*0\r\n");
+	c.session.protocol = 3;
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"GET", "items:3"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n_\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(errors)
+{
+	Connection c;
+	BOOST_TEST(c.run({"EXEC"}) == "-ERR EXEC without MULTI\r\n");
+	BOOST_TEST(c.run({"DISCARD"}) == "-ERR DISCARD without MULTI\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "-ERR MULTI calls can not be nested\r\n");
+	BOOST_TEST(c.run({"WATCH", "items:1"}) == "-ERR WATCH inside MULTI is not allowed\r\n");
+	BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"DISCARD"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "-ERR EXEC without MULTI\r\n");
+
+	/* A request refused while queueing (unknown, arity, a write) aborts the transaction. */
+	for (resp_test::Args refused : {resp_test::Args{"NOSUCH"}, resp_test::Args{"GET"},
+									resp_test::Args{"SET", "items:1", "x"}}) {
+		BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+		BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
+		BOOST_TEST(c.run(refused).rfind("-ERR ", 0) == 0);
+		BOOST_TEST(c.run({"EXEC"}) == "-EXECABORT Transaction discarded because of previous errors.\r\n");
+	}
+	BOOST_TEST(c.run({"SET", "items:1", "x"}).rfind("-ERR local_cache is read-only", 0) == 0);
+	BOOST_TEST(c.run({"WATCH", "items:1"}).rfind("-ERR WATCH is not supported", 0) == 0);
+	BOOST_TEST(c.run({"UNWATCH"}) == "+OK\r\n");
+
+	/* RESET ends a transaction; QUIT runs at once. */
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"RESET"}) == "+RESET\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "-ERR EXEC without MULTI\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"QUIT"}) == "+OK\r\n");
+	BOOST_TEST(c.session.close_after_reply);
+}
+
+BOOST_AUTO_TEST_CASE(exec_without_authentication)
+{
+	Connection c;
+	c.data.default_role_value.reset();
+	c.session.role.reset();
+	BOOST_TEST(c.run({"MULTI"}) == "-NOAUTH Authentication required.\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "-NOAUTH Authentication required.\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(queue_is_released)
+{
+	Connection c;
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	for (int i = 0; i < 1000; i++)
+		BOOST_TEST(c.run({"GET", "items:" + std::to_string(i)}) == "+QUEUED\r\n");
+	BOOST_TEST(c.session.multi.count() == 1000u);
+	BOOST_TEST(c.session.multi.memory() > 8000u);
+	BOOST_TEST(c.run({"DISCARD"}) == "+OK\r\n");
+	BOOST_TEST(c.session.multi.memory() < 64u);
+}
+
+/* A queued read that finds its table locked: nothing is replied and the queue stays, so the
+ * server can run EXEC again; once the wait is over, the read answers BUSY inside EXEC's array. */
+BOOST_AUTO_TEST_CASE(exec_finding_a_table_locked)
+{
+	Connection c;
+	c.data.busy_prefixes.insert("items");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"PING"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "");
+	BOOST_TEST(c.session.retry_later);
+	BOOST_TEST(c.session.multi.active);
+	BOOST_TEST(!c.data.in_batch);
+	c.session.lock_wait_expired = true;
+	BOOST_TEST(c.run({"EXEC"}) == "*2\r\n+PONG\r\n-BUSY table \"items\" is locked by another transaction\r\n");
+	BOOST_TEST(!c.session.multi.active);
+	c.session.lock_wait_expired = false;
+	c.data.busy_prefixes.clear();
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"EXISTS", "items:1"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n:1\r\n");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -7,6 +7,8 @@
 #               inside a key
 #   freshness   read after commit: UPDATE, DELETE, INSERT, TRUNCATE, uncommitted writes,
 #               disabled and dropped tables
+#   MULTI       queued replies, EXEC's array, EXECABORT, a MULTI across tables as one snapshot
+#               while SQL writes both tables, a locked table making EXEC wait
 #   refusals    unknown commands and subcommands, wrong arity, write commands (read-only)
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh commands). Leaves the
 # items rows as they were at the start, except items:5 and items:6 (changed values); drops dropme.
@@ -166,6 +168,43 @@ raw_case "enabled again: served" "$(bulk "$J1")" 'send:GET items:1\r\n' read:1
 raw 'send:GET dropme:1\r\n' read:1 >/dev/null
 sql "DROP TABLE dropme" >/dev/null
 raw_case "dropped table: keys missing, server fine" '$-1\r\n+PONG\r\n' 'send:GET dropme:1\r\nPING\r\n' read:2
+
+section "MULTI / EXEC: one snapshot for the queued reads"
+raw_case "MULTI, two GETs, EXEC" "+OK\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n*2\\r\\n$(bulk "$J1")\$-1\\r\\n" \
+    'send:MULTI\r\nGET items:1\r\nGET items:999999\r\nEXEC\r\n' read:4
+raw_case "a write in MULTI: refused, EXEC aborts" \
+    '+OK\r\n-ERR local_cache is read-only: write to the table through SQL\r\n-EXECABORT Transaction discarded because of previous errors.\r\n' \
+    'send:MULTI\r\nSET items:1 x\r\nEXEC\r\n' read:3
+raw_case "DISCARD; WATCH refused" \
+    '+OK\r\n+QUEUED\r\n+OK\r\n-ERR WATCH is not supported: keys change only through SQL writes, which RESP cannot watch; a MULTI of reads is one consistent read without it\r\n' \
+    'send:MULTI\r\nGET items:1\r\nDISCARD\r\nWATCH items:1\r\n' read:4
+# One SQL transaction per step sets items:11 and small:0 to the same step number; every EXEC of
+# the two GETs must show the same number for both (separate snapshots would show mixes).
+sql "UPDATE small SET v = 'step 0' WHERE id = 0; UPDATE items SET value = 'step 0' WHERE id = 11" >/dev/null
+timeout 60 "$CLUSTER_SH" psql "$DIR" -Atq -c "DO \$\$ BEGIN FOR i IN 1..3000 LOOP
+    UPDATE small SET v = 'step ' || i WHERE id = 0; UPDATE items SET value = 'step ' || i WHERE id = 11;
+    COMMIT; END LOOP; END \$\$" >/dev/null 2>&1 &
+writer=$!
+exec_pairs=$WORK/exec_pairs
+: >"$exec_pairs"
+for round in $(seq 1 50); do
+    for i in $(seq 1 100); do printf 'MULTI\nGET small:0\nGET items:11\nEXEC\n'; done |
+        timeout 60 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --raw >>"$exec_pairs" 2>&1
+    kill -0 "$writer" 2>/dev/null || break
+done
+wait "$writer"
+mixed=$(perl -ne 'push @v, $1 if /"step (\d+)"/; END { my ($n, $bad, %seen) = (0, 0); while (@v >= 2) { my ($a, $b) = splice(@v, 0, 2); $n++; $seen{$a} = 1; $bad++ if $a != $b; } my $steps = keys %seen; print $n < 100 ? "only $n pairs" : $bad ? "$bad of $n mixed" : $steps < 3 ? "only $steps steps seen: the writer did not overlap" : "" }' "$exec_pairs")
+check "EXECs of GET small:0 + GET items:11 while SQL writes both: never mixed" "" "$mixed"
+sql "UPDATE small SET v = 'zero' WHERE id = 0; UPDATE items SET value = 'value 11' WHERE id = 11" >/dev/null
+# A queued read whose table is locked: EXEC waits (the worker serves others), then answers.
+timeout 30 "$CLUSTER_SH" psql "$DIR" -Atq -c "BEGIN" -c "LOCK TABLE items IN ACCESS EXCLUSIVE MODE" \
+    -c "SELECT pg_sleep(0.5)" -c "COMMIT" >/dev/null 2>&1 &
+writer=$!
+locked() { [[ "$(sql "SELECT count(*) FROM pg_locks WHERE relation = 'items'::regclass AND mode = 'AccessExclusiveLock' AND granted")" == 1 ]]; }
+wait_for "the LOCK TABLE" 10 locked
+raw_case "EXEC with a locked table waits for the lock and answers whole" "+OK\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n*2\\r\\n+PONG\\r\\n$(bulk "$J1")" \
+    'send:MULTI\r\nPING\r\nGET items:1\r\nEXEC\r\n' read:4
+wait "$writer"
 
 section "errors"
 raw_case "unknown command" "-ERR unknown command 'FOO', with args beginning with: 'a' 'b c' \\r\\n" \

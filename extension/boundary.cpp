@@ -8,3 +8,13 @@ void local_cache::report_cxx_exception(const char *what)
 {
 	ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("local_cache: %s", what)));
 }
+
+void local_cache::take_error(MemoryContext context, PgError *error)
+{
+	MemoryContextSwitchTo(context);
+	ErrorData *data = CopyErrorData();
+	FlushErrorState();
+	error->sqlerrcode = data->sqlerrcode;
+	strlcpy(error->message, data->message ? data->message : "unknown error", sizeof(error->message));
+	FreeErrorData(data);
+}

@@ -14,6 +14,7 @@
 
 extern "C" {
 #include "access/xact.h"
+#include "utils/resowner.h"
 }
 
 #include <exception>
@@ -53,6 +54,9 @@ struct PgError {
  * noexcept callable holding only trivially destructible objects: the error unwinds it with
  * longjmp.
  */
+/* Copies the error being handled into `error` and clears PostgreSQL's error state. */
+void take_error(MemoryContext context, PgError *error);
+
 template <typename Body> bool run_or_abort_transaction(Body &&body, PgError *error)
 {
 	static_assert(noexcept(body()), "the body of run_or_abort_transaction must be noexcept");
@@ -64,17 +68,42 @@ template <typename Body> bool run_or_abort_transaction(Body &&body, PgError *err
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(context);
-		ErrorData *data = CopyErrorData();
-		FlushErrorState();
-		error->sqlerrcode = data->sqlerrcode;
-		strlcpy(error->message, data->message ? data->message : "unknown error", sizeof(error->message));
-		FreeErrorData(data);
+		take_error(context, error);
 		AbortCurrentTransaction();
 		MemoryContextSwitchTo(context);
 		ok = false;
 	}
 	PG_END_TRY();
+	return ok;
+}
+
+/*
+ * The same inside a subtransaction of the current transaction, as PL/pgSQL runs a block with
+ * an EXCEPTION clause: an error rolls back only what `body` did, and the transaction — with
+ * its snapshot — goes on. Same rules for `body`.
+ */
+template <typename Body> bool run_in_subtransaction(Body &&body, PgError *error)
+{
+	static_assert(noexcept(body()), "the body of run_in_subtransaction must be noexcept");
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = true;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(context);
+	PG_TRY();
+	{
+		body();
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		take_error(context, error);
+		RollbackAndReleaseCurrentSubTransaction();
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	CurrentResourceOwner = owner;
 	return ok;
 }
 

@@ -50,7 +50,7 @@ extern "C" {
 
 namespace local_cache::resp {
 
-Batch batch = {false, false, false, {}};
+Batch batch = {false, false};
 
 void end_batch()
 {
@@ -61,7 +61,7 @@ void end_batch()
 			CommitTransactionCommand();
 		}, &error);
 	}
-	batch = Batch{false, false, false, {}};
+	batch = Batch{false, false};
 }
 
 namespace {
@@ -548,7 +548,7 @@ LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &posit
 
 void PgDataSource::begin_batch()
 {
-	batch = Batch{true, false, false, {}};
+	batch = Batch{true, false};
 }
 
 void PgDataSource::end_batch()

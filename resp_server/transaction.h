@@ -22,13 +22,12 @@ namespace local_cache::resp {
 /*
  * EXEC's batch (DataSource::begin_batch): while it is active, the bodies share one REPEATABLE
  * READ transaction, so they read from one snapshot; the first body starts it, end_batch()
- * commits it. An error aborts it: every later body of the batch fails with that error.
+ * commits it. Each body runs in a subtransaction of it: an error (NOPERM on one table) fails
+ * that command only, and the later ones still read from the same snapshot.
  */
 struct Batch {
 	bool active;
 	bool started;
-	bool failed;
-	PgError error;
 };
 extern Batch batch;
 
@@ -44,26 +43,20 @@ template <typename Body> bool in_transaction(Body &&body, PgError *error)
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}, error);
-	if (batch.failed) {
-		*error = batch.error;
-		return false;
+	if (!batch.started) {
+		if (!run_or_abort_transaction([]() noexcept {
+				SetCurrentStatementStartTimestamp();
+				StartTransactionCommand();
+				XactIsoLevel = XACT_REPEATABLE_READ;
+				PushActiveSnapshot(GetTransactionSnapshot());
+			}, error))
+			return false;
+		batch.started = true;
 	}
-	bool ok = run_or_abort_transaction([&]() noexcept {
-		if (!batch.started) {
-			SetCurrentStatementStartTimestamp();
-			StartTransactionCommand();
-			XactIsoLevel = XACT_REPEATABLE_READ;
-			PushActiveSnapshot(GetTransactionSnapshot());
-			batch.started = true;
-		}
-		body();
-	}, error);
-	if (!ok)
-		batch = Batch{true, false, true, *error};
-	return ok;
+	return run_in_subtransaction(body, error);
 }
 
-/* Ends the batch: commits its transaction, if it started one and no error aborted it. */
+/* Ends the batch: commits its transaction, if it started one. */
 void end_batch();
 
 } // namespace local_cache::resp

@@ -172,6 +172,9 @@ raw_case "dropped table: keys missing, server fine" '$-1\r\n+PONG\r\n' 'send:GET
 section "MULTI / EXEC: one snapshot for the queued reads"
 raw_case "MULTI, two GETs, EXEC" "+OK\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n*2\\r\\n$(bulk "$J1")\$-1\\r\\n" \
     'send:MULTI\r\nGET items:1\r\nGET items:999999\r\nEXEC\r\n' read:4
+raw_case "an error inside EXEC fails that command only; the later ones are answered" \
+    "+OK\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n*3\\r\\n-NOPERM table \"secret\" has row-level security enabled\\r\\n$(bulk "$J1"):1\\r\\n" \
+    'send:MULTI\r\nGET secret:1\r\nGET items:1\r\nEXISTS items:2\r\nEXEC\r\n' read:5
 raw_case "a write in MULTI: refused, EXEC aborts" \
     '+OK\r\n-ERR local_cache is read-only: write to the table through SQL\r\n-EXECABORT Transaction discarded because of previous errors.\r\n' \
     'send:MULTI\r\nSET items:1 x\r\nEXEC\r\n' read:3

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace local_cache::resp {
 
@@ -273,11 +274,13 @@ void client_setinfo_command(CommandContext &c)
 
 /* One CLIENT LIST line in Redis 7.2's field order; memory and pub/sub fields we do not track
  * are reported as Redis reports them for an idle client. */
-void client_info_command(CommandContext &c)
+namespace {
+
+/* One line of CLIENT INFO / CLIENT LIST, as Redis 7.2 formats it; `now_ms` is when the
+ * current request arrived. */
+void append_client_line(std::string &line, const Session &s, int64_t now_ms, std::string_view last_command)
 {
-	const Session &s = c.session;
-	std::string &line = c.scratch.text;
-	line.assign("id=");
+	line.append("id=");
 	append_number(line, s.id);
 	line.append(" addr=").append(s.peer_address);
 	line.append(" laddr=").append(s.local_address);
@@ -285,17 +288,183 @@ void client_info_command(CommandContext &c)
 	append_number(line, s.fd);
 	line.append(" name=").append(s.name);
 	line.append(" age=");
-	append_number(line, std::max<int64_t>(0, (s.last_request_at_ms - s.connected_at_ms) / 1000));
-	line.append(" idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 qbuf=0 qbuf-free=0"
-				" argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r"
-				" cmd=client|info user=");
+	append_number(line, std::max<int64_t>(0, (now_ms - s.connected_at_ms) / 1000));
+	line.append(" idle=");
+	append_number(line, std::max<int64_t>(0, (now_ms - s.last_request_at_ms) / 1000));
+	line.append(" flags=N db=0 sub=0 psub=0 ssub=0 multi=");
+	append_number(line, s.multi.active ? int64_t(s.multi.count()) : -1);
+	line.append(" watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=");
+	append_number(line, s.multi.active ? s.multi.memory() : 0);
+	line.append(" rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=").append(last_command);
+	line.append(" user=");
 	line.append(s.role ? std::string_view(s.role->name) : std::string_view("default"));
 	line.append(" redir=-1 resp=");
 	append_number(line, s.protocol);
 	line.append(" lib-name=").append(s.lib_name);
 	line.append(" lib-ver=").append(s.lib_version);
 	line.append("\n");
+}
+
+/* Every session this command can see, by id (Redis lists clients in id order). */
+std::vector<const Session *> visible_sessions(CommandContext &c)
+{
+	std::vector<const Session *> sessions;
+	if (c.clients == nullptr)
+		sessions.push_back(&c.session);
+	else
+		c.clients->each_session([&](const Session &s) { sessions.push_back(&s); });
+	std::sort(sessions.begin(), sessions.end(), [](const Session *a, const Session *b) { return a->id < b->id; });
+	return sessions;
+}
+
+/* Redis's client types: every connection here is a normal one. */
+bool is_client_type(std::string_view type)
+{
+	for (std::string_view known : {"normal", "master", "replica", "slave", "pubsub"})
+		if (equals_ignore_case(type, known))
+			return true;
+	return false;
+}
+
+} // namespace
+
+void client_info_command(CommandContext &c)
+{
+	std::string &line = c.scratch.text;
+	line.clear();
+	append_client_line(line, c.session, c.session.last_request_at_ms, "client|info");
 	c.reply.verbatim(line);
+}
+
+/* CLIENT LIST [TYPE type] [ID id ...]: the connections of the worker serving the request. */
+void client_list_command(CommandContext &c)
+{
+	std::string_view type = "normal";
+	std::vector<uint64_t> ids;
+	for (size_t i = 2; i < c.argc(); i++) {
+		if (equals_ignore_case(c.arg(i), "type") && i + 1 < c.argc()) {
+			type = c.arg(++i);
+			if (!is_client_type(type)) {
+				c.scratch.text.assign("Unknown client type '").append(c_string_prefix(type, 128)).append("'");
+				c.reply.error(c.scratch.text);
+				return;
+			}
+		} else if (equals_ignore_case(c.arg(i), "id") && i + 1 < c.argc()) {
+			for (i++; i < c.argc(); i++) {
+				int64_t id = 0;
+				if (!parse_canonical_int64(c.arg(i), &id) || id <= 0) {
+					c.reply.error("Invalid client ID");
+					return;
+				}
+				ids.push_back(uint64_t(id));
+			}
+		} else {
+			reply_syntax_error(c);
+			return;
+		}
+	}
+	std::string &lines = c.scratch.text;
+	lines.clear();
+	if (equals_ignore_case(type, "normal")) {
+		for (const Session *s : visible_sessions(c)) {
+			if (ids.empty() || std::find(ids.begin(), ids.end(), s->id) != ids.end())
+				append_client_line(lines, *s, c.session.last_request_at_ms,
+								   s == &c.session ? "client|list" : "NULL");
+		}
+	}
+	c.reply.verbatim(lines);
+}
+
+/*
+ * CLIENT KILL addr:port, or CLIENT KILL [ID id] [ADDR addr] [LADDR addr] [USER name] [TYPE t]
+ * [MAXAGE s] [SKIPME yes|no]: closes the matching connections of the worker serving the request
+ * that act as the caller's role (as pg_terminate_backend allows without pg_signal_backend). The
+ * caller's own connection closes after this reply.
+ */
+void client_kill_command(CommandContext &c)
+{
+	struct Filter {
+		std::optional<uint64_t> id;
+		std::optional<std::string_view> addr, laddr, user;
+		std::optional<int64_t> max_age;
+		bool normal = true;
+		bool skip_me = true;
+	} filter;
+	bool old_style = c.argc() == 3;
+	if (old_style) {
+		filter.addr = c.arg(2);
+		filter.skip_me = false;
+	}
+	for (size_t i = 2; !old_style && i < c.argc(); i += 2) {
+		if (i + 1 >= c.argc()) {
+			reply_syntax_error(c);
+			return;
+		}
+		std::string_view option = c.arg(i), value = c.arg(i + 1);
+		int64_t number = 0;
+		if (equals_ignore_case(option, "id")) {
+			if (!parse_canonical_int64(value, &number) || number <= 0) {
+				c.reply.error("client-id should be greater than 0");
+				return;
+			}
+			filter.id = uint64_t(number);
+		} else if (equals_ignore_case(option, "addr")) {
+			filter.addr = value;
+		} else if (equals_ignore_case(option, "laddr")) {
+			filter.laddr = value;
+		} else if (equals_ignore_case(option, "user")) {
+			filter.user = value;
+		} else if (equals_ignore_case(option, "type")) {
+			if (!is_client_type(value)) {
+				c.scratch.text.assign("Unknown client type '").append(c_string_prefix(value, 128)).append("'");
+				c.reply.error(c.scratch.text);
+				return;
+			}
+			filter.normal = equals_ignore_case(value, "normal");
+		} else if (equals_ignore_case(option, "maxage")) {
+			if (!parse_canonical_int64(value, &number)) {
+				c.reply.error("value is not an integer or out of range");
+				return;
+			}
+			filter.max_age = number;
+		} else if (equals_ignore_case(option, "skipme")) {
+			if (!equals_ignore_case(value, "yes") && !equals_ignore_case(value, "no")) {
+				reply_syntax_error(c);
+				return;
+			}
+			filter.skip_me = equals_ignore_case(value, "yes");
+		} else {
+			reply_syntax_error(c);
+			return;
+		}
+	}
+	const Session &me = c.session;
+	int64_t now = me.last_request_at_ms;
+	std::vector<uint64_t> doomed;
+	bool kill_me = false;
+	for (const Session *s : visible_sessions(c)) {
+		std::string_view user = s->role ? std::string_view(s->role->name) : std::string_view("default");
+		bool same_role = s->role && me.role && s->role->id == me.role->id;
+		if (!filter.normal || !same_role || (filter.skip_me && s == &me) || (filter.id && *filter.id != s->id) ||
+			(filter.addr && *filter.addr != s->peer_address) || (filter.laddr && *filter.laddr != s->local_address) ||
+			(filter.user && *filter.user != user) ||
+			(filter.max_age && (now - s->connected_at_ms) / 1000 <= *filter.max_age))
+			continue;
+		if (s == &me)
+			kill_me = true;
+		else
+			doomed.push_back(s->id);
+	}
+	for (uint64_t id : doomed)
+		c.clients->close_session(id);
+	c.session.close_after_reply = c.session.close_after_reply || kill_me;
+	size_t killed = doomed.size() + (kill_me ? 1 : 0);
+	if (!old_style)
+		c.reply.integer(int64_t(killed));
+	else if (killed == 0)
+		c.reply.error("No such client");
+	else
+		c.reply.ok();
 }
 
 /* node-redis v6 asks for Redis Enterprise's maintenance push notifications at connect. There

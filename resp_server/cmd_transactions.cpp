@@ -63,7 +63,7 @@ void exec_command(CommandContext &c)
 		Request request{&argv[first_arg], argc};
 		first_arg += argc;
 		/* Checked when it was queued; the table has not changed since. */
-		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request)};
+		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request), c.clients};
 		run_command(queued);
 		if (c.session.retry_later)
 			break;

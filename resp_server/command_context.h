@@ -213,6 +213,7 @@ struct CommandContext {
 	ReplyWriter &reply;
 	CommandProcessor::Scratch &scratch;
 	const CommandSpec &command; /* the row being run (the subcommand's, for a container) */
+	ClientDirectory *clients;   /* nullptr: CLIENT LIST and KILL see only this session */
 
 	size_t argc() const { return request.argc; }
 	std::string_view arg(size_t i) const { return request.argv[i]; }
@@ -286,6 +287,8 @@ void client_maint_notifications_command(CommandContext &c);
 void client_setinfo_command(CommandContext &c);
 void client_setname_command(CommandContext &c);
 void client_no_evict_command(CommandContext &c); /* CLIENT NO-EVICT and NO-TOUCH */
+void client_list_command(CommandContext &c);
+void client_kill_command(CommandContext &c);
 
 /* cmd_server.cpp */
 void help_command(CommandContext &c); /* CLIENT HELP, COMMAND HELP, CONFIG HELP */

@@ -35,6 +35,12 @@ constexpr CommandSpec kClientSubcommands[] = {
 	 "Returns the unique client ID of the connection.", "O(1)", client_id_command, nullptr, 0},
 	{"client|info", 2, kConnection, 0, 0, 0, "connection", "6.2.0",
 	 "Returns information about the connection.", "O(1)", client_info_command, nullptr, 0},
+	{"client|kill", -3, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "2.4.0",
+	 "Closes connections of the serving worker: by address, or by ID/ADDR/LADDR/USER/MAXAGE/SKIPME.",
+	 "O(N) where N is the number of client connections", client_kill_command, nullptr, 0},
+	{"client|list", -2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "2.4.0",
+	 "Lists the connections of the serving worker (each worker lists its own).",
+	 "O(N) where N is the number of client connections", client_list_command, nullptr, 0},
 	{"client|maint_notifications", -3, kConnection, 0, 0, 0, "connection", "8.0.0",
 	 "Accepts maintenance notifications settings; there are no maintenance events to announce.",
 	 "O(1)", client_maint_notifications_command, nullptr, 0},
@@ -453,7 +459,7 @@ void CommandProcessor::execute(const Request &request, Session &session, ReplyBu
 		reply.simple_string("QUEUED");
 		return;
 	}
-	CommandContext context{request, session, data_, reply, *scratch_, *command};
+	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_};
 	run_command(context);
 }
 

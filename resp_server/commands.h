@@ -104,10 +104,14 @@ public:
 	 * May set session.close_after_reply (QUIT). */
 	void execute(const Request &request, Session &session, ReplyBuffer &out);
 
+	/* The worker's connections, for CLIENT LIST and KILL; without it they see only the caller. */
+	void set_client_directory(ClientDirectory *clients) { clients_ = clients; }
+
 	struct Scratch;
 
 private:
 	DataSource &data_;
+	ClientDirectory *clients_ = nullptr;
 	std::unique_ptr<Scratch> scratch_;
 };
 

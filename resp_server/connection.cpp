@@ -378,4 +378,20 @@ void retry_blocked(Server *server)
 		uv_timer_stop(&server->retry_timer);
 }
 
+void WorkerClients::each_session(const std::function<void(const Session &)> &visit)
+{
+	for (Connection *c = server_->connections; c != nullptr; c = c->next)
+		visit(c->session);
+}
+
+void WorkerClients::close_session(uint64_t id)
+{
+	for (Connection *c = server_->connections; c != nullptr; c = c->next) {
+		if (c->session.id == id) {
+			close_connection(c);
+			return;
+		}
+	}
+}
+
 } // namespace local_cache::resp

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -198,6 +199,19 @@ struct InfoStats {
 	bool master_link_up = false;
 	std::string master_host;
 	int master_port = 0;
+};
+
+/*
+ * The connections of one worker, for CLIENT LIST and CLIENT KILL. Each worker is a process of
+ * its own and sees only its own connections (INFO's counters cover every worker).
+ */
+class ClientDirectory {
+public:
+	virtual ~ClientDirectory() = default;
+	/* Calls `visit` with the session of every open connection. */
+	virtual void each_session(const std::function<void(const Session &)> &visit) = 0;
+	/* Closes another connection at once; its unsent replies are dropped. */
+	virtual void close_session(uint64_t id) = 0;
 };
 
 /*

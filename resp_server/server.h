@@ -119,4 +119,15 @@ void close_connection(Connection *c);
 /* Runs the requests of blocked connections again (retry_timer). */
 void retry_blocked(Server *server);
 
+/* The worker's connections as CLIENT LIST and CLIENT KILL see them. */
+class WorkerClients final : public ClientDirectory {
+public:
+	explicit WorkerClients(Server *server) : server_(server) {}
+	void each_session(const std::function<void(const Session &)> &visit) override;
+	void close_session(uint64_t id) override;
+
+private:
+	Server *server_;
+};
+
 } // namespace local_cache::resp

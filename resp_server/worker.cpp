@@ -173,6 +173,8 @@ void run_server(int worker_number, WorkerCounters *counters)
 	size_for_open_files(&server);
 	PgDataSource data(worker_number);
 	CommandProcessor processor(data);
+	WorkerClients clients(&server);
+	processor.set_client_directory(&clients);
 	server.data = &data;
 	server.processor = &processor;
 

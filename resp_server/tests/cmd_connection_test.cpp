@@ -8,7 +8,10 @@
 
 #include "command_harness.h"
 
+#include <algorithm>
+#include <functional>
 #include <string>
+#include <vector>
 
 using namespace local_cache::resp;
 using resp_test::Connection;
@@ -240,6 +243,93 @@ BOOST_AUTO_TEST_CASE(reset_and_quit)
 
 	BOOST_TEST(c.run({"QUIT"}) == "+OK\r\n");
 	BOOST_TEST(c.session.close_after_reply);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(client_list_and_kill)
+
+/* Three more connections on the worker: two acting as the test session's role, one as another. */
+struct FakeClients final : ClientDirectory {
+	std::vector<Session> others;
+	const Session *me = nullptr;
+	std::vector<uint64_t> closed;
+
+	void each_session(const std::function<void(const Session &)> &visit) override
+	{
+		visit(*me);
+		for (const Session &s : others)
+			visit(s);
+	}
+	void close_session(uint64_t id) override { closed.push_back(id); }
+};
+
+struct Worker {
+	Connection c;
+	FakeClients clients;
+	Worker()
+	{
+		clients.me = &c.session;
+		for (uint64_t id : {7, 50, 60}) {
+			Session s;
+			s.id = id;
+			s.peer_address = "127.0.0.1:" + std::to_string(40000 + id);
+			s.local_address = "127.0.0.1:6380";
+			s.connected_at_ms = 4500 - int64_t(id) * 100; /* the harness's request came at 4500 */
+			s.last_request_at_ms = 4500;
+			s.role = id == 60 ? AuthenticatedRole{20, "alice"} : *c.session.role;
+			clients.others.push_back(s);
+		}
+		c.processor.set_client_directory(&clients);
+	}
+};
+
+BOOST_AUTO_TEST_CASE(client_list)
+{
+	Worker w;
+	Value list = w.c.value({"CLIENT", "LIST"});
+	std::string text = list.text;
+	/* in id order: 7, 42 (this session), 50, 60 */
+	size_t p7 = text.find("id=7 "), p42 = text.find("id=42 "), p50 = text.find("id=50 "), p60 = text.find("id=60 ");
+	BOOST_TEST((p7 < p42 && p42 < p50 && p50 < p60 && p60 != std::string::npos));
+	BOOST_TEST(text.find("id=42 addr=") != std::string::npos);
+	BOOST_TEST(text.find("cmd=client|list") != std::string::npos);
+	BOOST_TEST(text.find("user=alice") != std::string::npos);
+	BOOST_TEST(std::count(text.begin(), text.end(), '\n') == 4);
+	std::string some = w.c.value({"CLIENT", "LIST", "ID", "50", "7"}).text;
+	BOOST_TEST(some.find("id=42") == std::string::npos);
+	BOOST_TEST(std::count(some.begin(), some.end(), '\n') == 2);
+	BOOST_TEST(w.c.value({"CLIENT", "LIST", "TYPE", "pubsub"}).text.empty());
+	BOOST_TEST(w.c.run({"CLIENT", "LIST", "TYPE", "bogus"}) == "-ERR Unknown client type 'bogus'\r\n");
+	BOOST_TEST(w.c.run({"CLIENT", "LIST", "ID", "x"}) == "-ERR Invalid client ID\r\n");
+	BOOST_TEST(w.c.run({"CLIENT", "LIST", "FOO"}) == "-ERR syntax error\r\n");
+	/* Without a directory (a processor nobody gave one): only the caller. */
+	Connection alone;
+	std::string mine = alone.value({"CLIENT", "LIST"}).text;
+	BOOST_TEST(std::count(mine.begin(), mine.end(), '\n') == 1);
+}
+
+BOOST_AUTO_TEST_CASE(client_kill)
+{
+	Worker w;
+	/* Only connections of the caller's role; the caller itself skipped by default. */
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "USER", "cache_reader"}) == ":2\r\n");
+	BOOST_TEST((w.clients.closed == std::vector<uint64_t>{7, 50}));
+	w.clients.closed.clear();
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "ID", "60"}) == ":0\r\n"); /* another role's */
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "ID", "50"}) == ":1\r\n");
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "127.0.0.1:40007"}) == "+OK\r\n");
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "127.0.0.1:1"}) == "-ERR No such client\r\n");
+	BOOST_TEST((w.clients.closed == std::vector<uint64_t>{50, 7}));
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "MAXAGE", "4"}) == ":1\r\n"); /* older than 4 s: 50 (5 s), not 7 */
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "ID", "0"}) == "-ERR client-id should be greater than 0\r\n");
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "ID"}) == "-ERR No such client\r\n"); /* an address, as in Redis */
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "ID", "5", "USER"}) == "-ERR syntax error\r\n");
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "SKIPME", "maybe"}) == "-ERR syntax error\r\n");
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "TYPE", "master"}) == ":0\r\n");
+	BOOST_TEST(!w.c.session.close_after_reply);
+	BOOST_TEST(w.c.run({"CLIENT", "KILL", "ID", "42", "SKIPME", "no"}) == ":1\r\n");
+	BOOST_TEST(w.c.session.close_after_reply);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,6 @@
 # regress/resp/suites/connection.sh: the connection and server commands answer as Redis 7.2
 # does: PING, ECHO, HELLO (RESP2/RESP3), SELECT, DBSIZE, INFO, CONFIG GET, COMMAND (COUNT, INFO,
-# DOCS), CLIENT (SETNAME, GETNAME, SETINFO, ID, INFO), RESET, QUIT.
+# DOCS), CLIENT (SETNAME, GETNAME, SETINFO, ID, INFO, LIST, KILL), RESET, QUIT.
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh connection).
 
 section "connection commands"
@@ -76,6 +76,36 @@ client_info=$(raw 'send:CLIENT SETNAME nm1\r\nCLIENT SETINFO lib-name lib1\r\nCL
 check_re "CLIENT INFO (RESP2 bulk)" '^\+OK\\r\\n\+OK\\r\\n\+OK\\r\\n\$[0-9]+\\r\\nid=[0-9]+ addr=127\.0\.0\.1:[0-9]+ laddr=127\.0\.0\.1:'"$RESP_PORT"' fd=[0-9]+ name=nm1 .* user=regress_resp_reader .*resp=2 lib-name=lib1 lib-ver=9\.9\\n\\r\\n$' "$client_info"
 check_re "CLIENT INFO (RESP3 verbatim)" '^=[0-9]+\\r\\ntxt:id=[0-9]+ .*resp=3 ' \
     "$(raw 'send:HELLO 3\r\n' skip:1 'send:CLIENT INFO\r\n' read:1)"
+# CLIENT LIST and KILL see the connections of the worker serving the request: find a
+# connection on the same worker as a held one named "victim", then kill the victim by id.
+open_held
+victim_fd=${HELD[-1]}
+send_held "$victim_fd" $'CLIENT SETNAME victim\r\nCLIENT ID\r\n'
+IFS= read -r -t 10 -u "$victim_fd" line
+IFS= read -r -t 10 -u "$victim_fd" victim_id
+victim_id=${victim_id#:}
+victim_id=${victim_id%$'\r'}
+listing=""
+for i in $(seq 1 30); do
+    listing=$(cli --raw CLIENT LIST)
+    [[ "$listing" == *"name=victim "* ]] && break
+done
+check_re "CLIENT LIST (on the victim's worker): the victim's line, in Redis's format" \
+    "id=$victim_id addr=127\.0\.0\.1:[0-9]+ laddr=127\.0\.0\.1:$RESP_PORT fd=[0-9]+ name=victim age=[0-9]+ idle=[0-9]+ flags=N .* user=regress_resp_reader " "$listing"
+killed=0
+for i in $(seq 1 30); do
+    killed=$(cli --raw CLIENT KILL ID "$victim_id")
+    [[ "$killed" == 1 ]] && break
+done
+check "CLIENT KILL ID (on the victim's worker): one client closed" "1" "$killed"
+send_held "$victim_fd" $'PING\r\n'
+line=""
+IFS= read -r -t 5 -u "$victim_fd" line
+check "the victim's connection is closed (no PONG)" "" "$line"
+close_held
+raw_case "CLIENT KILL of an unknown address" '-ERR No such client\r\n' 'send:CLIENT KILL 127.0.0.1:1\r\n' read:1
+check_re "CLIENT KILL SKIPME no: the caller is closed after the reply" '^:[1-9][0-9]*\\r\\n<EOF>$' \
+    "$(raw 'send:CLIENT KILL USER regress_resp_reader SKIPME no\r\n' read:1 eof:5)"
 raw_case "RESET: back to RESP2, name cleared" '+RESET\r\n$-1\r\n$-1\r\n' \
     'send:HELLO 3\r\nCLIENT SETNAME before\r\n' skip:2 'send:RESET\r\nCLIENT GETNAME\r\nGET items:999\r\n' read:3
 raw_case "QUIT: +OK, then closed; later pipelined requests not run" '+OK\r\n<EOF>' \

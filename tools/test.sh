@@ -8,7 +8,8 @@
 #   unittest   `make unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make installcheck`; each test counts as one
 #   isolation  pg_isolation_regress part of `make installcheck`; each spec counts as one
-#   fuzz       the RESP parser's libFuzzer target for FUZZ_SECONDS (default 30); counts as one
+#   fuzz       the libFuzzer targets of the RESP parser and command layer, FUZZ_SECONDS in all
+#              (default 30, half each); each target counts as one
 #   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
 #   resp-cli   regress/resp/redis_cli.sh: redis-cli and raw-socket cases against the RESP server
 #              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one
@@ -220,14 +221,28 @@ step_unittest() {
 }
 
 step_fuzz() {
-    local rc=0
-    banner "fuzz: make fuzz FUZZ_SECONDS=$FUZZ_SECONDS"
+    local rc=0 target line failed=0
+    banner "fuzz: make -k fuzz FUZZ_SECONDS=$FUZZ_SECONDS"
+    # -k: a crash of the first target does not keep the second from running.
     run_logged "$LOGS/fuzz.log" "$(step_timeout $((FUZZ_SECONDS + 300)))" \
-        make fuzz FUZZ_SECONDS="$FUZZ_SECONDS" FUZZ_ARTIFACTS="$WORK/fuzz_artifacts" || rc=$?
-    if ((rc == 0)) && grep -q '^Done [0-9]* runs' "$LOGS/fuzz.log"; then
-        record fuzz PASSED 1 0 "$(grep -m1 '^Done [0-9]* runs' "$LOGS/fuzz.log")"
-    else
-        record fuzz FAILED 0 1 "exit $rc$(timed_out "$rc"); crash inputs in $WORK/fuzz_artifacts"
+        make -k fuzz FUZZ_SECONDS="$FUZZ_SECONDS" FUZZ_ARTIFACTS="$WORK/fuzz_artifacts" || rc=$?
+    # Each target's output follows its "fuzz target: NAME" line; it passed when that output has
+    # libFuzzer's "Done N runs" line and no sanitizer or crash report.
+    for target in parser commands; do
+        line=$(awk -v name="fuzz target: fuzz_$target" '
+            /^fuzz target: / { mine = ($0 == name) }
+            mine && (/^==[0-9]+==/ || /deadly signal/ || /^SUMMARY: /) { bad = 1 }
+            mine && /^Done [0-9]+ runs/ && !done { done = $0 }
+            END { if (done != "" && !bad) print done }' "$LOGS/fuzz.log")
+        if [[ -n "$line" ]]; then
+            record "fuzz-$target" PASSED 1 0 "$line"
+        else
+            failed=1
+            record "fuzz-$target" FAILED 0 1 "exit $rc$(timed_out "$rc"); crash inputs in $WORK/fuzz_artifacts"
+        fi
+    done
+    if ((rc != 0 && !failed)); then
+        record fuzz FAILED 0 1 "both targets finished, but make fuzz exited $rc"
     fi
 }
 

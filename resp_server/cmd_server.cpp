@@ -7,7 +7,6 @@
 #include "command_context.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -450,9 +449,7 @@ void config_set_command(CommandContext &c)
 /* TIME: the server's clock, as seconds and microseconds. */
 void time_command(CommandContext &c)
 {
-	int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(
-						 std::chrono::system_clock::now().time_since_epoch())
-						 .count();
+	int64_t micros = c.data.now_microseconds();
 	std::string &text = c.scratch.text;
 	c.reply.array(2);
 	text.clear();

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -277,6 +278,14 @@ public:
 	virtual uint64_t count_keys(const Session &session) = 0;
 
 	virtual void fill_info(InfoStats &stats) = 0;
+
+	/* TIME: the server's clock, in microseconds since the Unix epoch. */
+	virtual int64_t now_microseconds()
+	{
+		return std::chrono::duration_cast<std::chrono::microseconds>(
+				   std::chrono::system_clock::now().time_since_epoch())
+			.count();
+	}
 };
 
 } // namespace local_cache::resp

@@ -234,6 +234,9 @@ public:
 
 	void fill_info(InfoStats &stats) override { stats = info; }
 
+	int64_t now_microseconds() override { return clock_microseconds; }
+	int64_t clock_microseconds = 1764500000123456; /* 2025-11-30 10:53:20.123456 UTC */
+
 	int scan_calls = 0;
 	int batches = 0;
 	bool in_batch = false;

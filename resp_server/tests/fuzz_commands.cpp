@@ -249,7 +249,24 @@ public:
 		require_role(session);
 		return fake.count_keys(session);
 	}
+	LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
+						   std::string_view key_start, KeySink &sink) override
+	{
+		require_role(session);
+		return fake.scan_keys(session, position, count, key_start, sink);
+	}
+	uint64_t save_scan_position(const ScanPosition &position) override
+	{
+		return fake.save_scan_position(position);
+	}
+	bool load_scan_position(uint64_t cursor, ScanPosition *position) override
+	{
+		return fake.load_scan_position(cursor, position);
+	}
+	void begin_batch() override { fake.begin_batch(); }
+	void end_batch() override { fake.end_batch(); }
 	void fill_info(InfoStats &stats) override { fake.fill_info(stats); }
+	int64_t now_microseconds() override { return fake.now_microseconds(); }
 
 private:
 	/* Another transaction holds a lock on this table. */

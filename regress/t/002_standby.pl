@@ -97,6 +97,11 @@ $standby->poll_query_until('postgres', q{SELECT count(*) > 0 FROM pg_stat_activi
 for (1 .. 100) { last if `redis-cli -p $resp_port PING 2>&1` =~ /PONG/; select(undef, undef, undef, 0.1); }
 
 check_standby('initial');
+# INFO replication tells redis-cli and exporters that this is a replica, and of which server.
+my $replication = `redis-cli -p $resp_port INFO replication 2>&1`;
+like($replication, qr/^role:slave\r?$/m, 'INFO on the standby: role:slave');
+like($replication, qr/^master_port:${\ $primary->port}\r?$/m, 'INFO on the standby: master_port is the primary');
+like($replication, qr/^master_link_status:up\r?$/m, 'INFO on the standby: master_link_status:up while streaming');
 cmp_ok($standby->safe_psql('postgres', 'SELECT hits FROM local_cache.stats_global'), '>', 0,
 	'the standby serves hits from its own cache');
 
@@ -216,6 +221,7 @@ $standby->safe_psql('postgres', q{UPDATE items SET value = 'written after promot
 is($standby->safe_psql('postgres', q{SELECT local_cache.mget_json('items', '{8}')}),
 	'[{"id":8,"value":"written after promotion"}]', 'after promotion: own writes invalidate');
 check_standby('after promotion');
+like(`redis-cli -p $resp_port INFO replication 2>&1`, qr/^role:master\r?$/m, 'INFO after promotion: role:master');
 
 $standby->stop;
 $primary->stop;

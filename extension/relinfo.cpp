@@ -353,6 +353,14 @@ RelInfo *relinfo_open(Oid relid, Oid role)
 	return info;
 }
 
+RelInfo *relinfo_peek(Oid relid)
+{
+	if (relinfos == nullptr)
+		return nullptr;
+	RelInfo *info = static_cast<RelInfo *>(hash_search(relinfos, &relid, HASH_FIND, nullptr));
+	return info != nullptr && info->valid ? info : nullptr;
+}
+
 bool relinfo_readable(Oid relid, Oid role)
 {
 	HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));

@@ -51,6 +51,13 @@ RelInfo *relinfo_open(Oid relid, Oid role = InvalidOid);
 /* The same without the privilege check, for planning (privileges are checked at execution). */
 RelInfo *relinfo_lookup(Oid relid);
 
+/*
+ * What the session knows of the table already, without a lock, a catalog access or processing
+ * invalidations: nullptr unless built and not invalidated since. Only for callers that know by
+ * other means that the catalogs have not changed (the catalog epoch, store.h).
+ */
+RelInfo *relinfo_peek(Oid relid);
+
 /* Whether relinfo_open(relid, role) would pass the privilege and row-security checks, without
  * raising: for SCAN, which skips the tables a role may not read. */
 bool relinfo_readable(Oid relid, Oid role);

@@ -61,6 +61,7 @@ struct StoreControl {
 	uint64 attach_clock;    /* protected by slots_lock */
 	pg_atomic_uint64 retired[NUM_COUNTERS]; /* counters of slots since reassigned */
 	pg_atomic_uint64 global_capture;        /* capture changes of tables without a slot */
+	pg_atomic_uint64 catalog_epoch;         /* see store_catalog_epoch() */
 	TableSlot slots[MAX_TABLES];
 };
 
@@ -212,6 +213,7 @@ void store_startup_shmem(void)
 				pg_atomic_init_u64(&slot->counters[c], 0);
 		}
 		pg_atomic_init_u64(&control->global_capture, 0);
+		pg_atomic_init_u64(&control->catalog_epoch, 1);
 		for (int i = 0; i < NUM_SHARDS; i++)
 			if (Shard::create(store_shard(i), control->shard_bytes) == nullptr)
 				elog(FATAL, "local_cache: local_cache.memory is too small for %d shards", NUM_SHARDS);
@@ -363,6 +365,16 @@ void store_set_signature(Oid dbid, Oid relid, TableSlotRef table, uint64 signatu
 		slot->signature = signature;
 	}
 	LWLockRelease(control->slots_lock);
+}
+
+uint64 store_catalog_epoch(void)
+{
+	return pg_atomic_read_u64(&control->catalog_epoch);
+}
+
+void store_advance_catalog_epoch(void)
+{
+	pg_atomic_fetch_add_u64(&control->catalog_epoch, 1);
 }
 
 bool store_capture_unchanged(const TableSlotRef &table)

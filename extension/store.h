@@ -93,6 +93,16 @@ bool store_attach_table(Oid dbid, Oid relid, TableSlotRef *table);
 void store_set_signature(Oid dbid, Oid relid, TableSlotRef table, uint64 signature);
 /* Whether the table's capture words are still those the caller validated its triggers under. */
 bool store_capture_unchanged(const TableSlotRef &table);
+
+/*
+ * The catalog epoch: advanced when a transaction that ran DDL (any utility statement that can
+ * change catalogs: GRANT, REVOKE, ALTER, DROP, enable()'s triggers ...) commits, before its
+ * COMMIT returns. What a process learned from the catalogs while the epoch was E still holds
+ * while it is E, without processing invalidation messages: the RESP workers serve cache hits
+ * on that ground without a transaction (resp_server/pg_data_source.cpp).
+ */
+uint64 store_catalog_epoch(void);
+void store_advance_catalog_epoch(void);
 /*
  * At the pre-commit of transaction `xid`, which changes the table's capture, and at its end
  * (commit or abort; a prepared transaction's word is settled by the first reader after COMMIT

@@ -13,19 +13,25 @@
  *   refused: statement triggers fire only on the table a statement names, so writes through
  *   the parent would not be seen.
  * - CHECKPOINT writes the WAL switch record local_cache.wal_invalidations calls for first.
+ * - A transaction that ran a statement that can change catalogs advances the catalog epoch
+ *   (store.h) when it commits, after its invalidation messages are sent and before its COMMIT
+ *   returns; COMMIT PREPARED always does.
  */
 #include "utility.h"
 
 #include "boundary.h"
 #include "invalidation.h"
 #include "registry.h"
+#include "store.h"
 #include "wal.h"
 
 extern "C" {
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "nodes/parsenodes.h"
 #include "storage/lockdefs.h"
 #include "tcop/utility.h"
+#include "utils/resowner.h"
 }
 
 namespace local_cache {
@@ -33,6 +39,85 @@ namespace local_cache {
 namespace {
 
 ProcessUtility_hook_type prev_process_utility = nullptr;
+
+/* The current transaction ran a statement that can change catalogs; then, that it committed
+ * and the epoch is to advance once its invalidation messages are out. */
+bool changed_catalogs = false;
+bool committed_catalog_changes = false;
+
+/* Statements that change no catalog a cached read depends on (privileges, tables, types,
+ * roles, the registry); every other utility statement counts as a catalog change. */
+bool leaves_catalogs_alone(const Node *stmt)
+{
+	switch (nodeTag(stmt)) {
+	case T_TransactionStmt:
+	case T_VariableSetStmt:
+	case T_VariableShowStmt:
+	case T_ExplainStmt:
+	case T_PrepareStmt:
+	case T_ExecuteStmt:
+	case T_DeallocateStmt:
+	case T_DiscardStmt:
+	case T_NotifyStmt:
+	case T_ListenStmt:
+	case T_UnlistenStmt:
+	case T_CheckPointStmt:
+	case T_LockStmt:
+	case T_CopyStmt:
+	case T_DeclareCursorStmt:
+	case T_FetchStmt:
+	case T_ClosePortalStmt:
+	case T_VacuumStmt:
+	case T_ReindexStmt:
+	case T_ClusterStmt:
+	case T_LoadStmt:
+	case T_DoStmt:   /* the statements inside come through this hook themselves */
+	case T_CallStmt: /* likewise */
+	case T_ConstraintsSetStmt:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool is_commit_prepared(const Node *stmt)
+{
+	return IsA(stmt, TransactionStmt) &&
+		   reinterpret_cast<const TransactionStmt *>(stmt)->kind == TRANS_STMT_COMMIT_PREPARED;
+}
+
+void xact_event(XactEvent event, void *)
+{
+	switch (event) {
+	case XACT_EVENT_COMMIT:
+	case XACT_EVENT_PARALLEL_COMMIT:
+		committed_catalog_changes = changed_catalogs;
+		changed_catalogs = false;
+		break;
+	case XACT_EVENT_ABORT:
+	case XACT_EVENT_PARALLEL_ABORT:
+	case XACT_EVENT_PREPARE: /* COMMIT PREPARED advances the epoch, whoever runs it */
+		changed_catalogs = false;
+		committed_catalog_changes = false;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The commit's last steps: XACT_EVENT_COMMIT comes before the transaction sends its
+ * invalidation messages (AtEOXact_Inval), the release of its locks after. Advancing the epoch
+ * here, before COMMIT returns, means whoever sees the new epoch finds the messages queued.
+ */
+void resources_released(ResourceReleasePhase phase, bool is_commit, bool is_top_level, void *)
+{
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !is_top_level)
+		return;
+	if (is_commit && committed_catalog_changes && store_available())
+		store_advance_catalog_epoch();
+	committed_catalog_changes = false;
+}
 
 Oid cached_relation(const RangeVar *relation)
 {
@@ -128,11 +213,16 @@ void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_onl
 		wal_before_checkpoint();
 	else
 		check_inheritance(stmt);
+	if (!leaves_catalogs_alone(stmt))
+		changed_catalogs = true;
 	if (prev_process_utility)
 		prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
 	note_capture_changes(stmt);
+	/* Committed by now, and visible; the client has not been told yet. */
+	if (is_commit_prepared(stmt) && store_available())
+		store_advance_catalog_epoch();
 }
 
 } // namespace
@@ -141,6 +231,8 @@ void utility_install_hook(void)
 {
 	prev_process_utility = ProcessUtility_hook;
 	ProcessUtility_hook = process_utility;
+	RegisterXactCallback(xact_event, NULL);
+	RegisterResourceReleaseCallback(resources_released, NULL);
 }
 
 } // namespace local_cache

@@ -12,6 +12,12 @@
  * relinfo_open() has checked that the connection's role may read the table. Results are
  * copied into a memory context that outlives the transaction and handed to the command's
  * sink afterwards, so no C++ code runs inside the guarded region.
+ *
+ * The exception: GET, MGET and EXISTS whose keys are all cache hits are served without a
+ * transaction (serve_hits), from what earlier transactions learned — the prefix map, which
+ * role may read which table, the tables' facts — as long as the catalog epoch (store.h) they
+ * learned it at is current. Why that is exact: docs/TECHNICAL.md, "Cache hits without a
+ * transaction".
  */
 #include "../extension/pg.h"
 
@@ -19,6 +25,7 @@
 #include "../extension/fetch.h"
 #include "../extension/registry.h"
 #include "../extension/relinfo.h"
+#include "../extension/settings.h"
 #include "../extension/store.h"
 #include "pg_data_source.h"
 #include "shared_state.h"
@@ -228,7 +235,7 @@ void collect(void *context, int position, const FetchedRow &row)
 		*found = {copy_to_results(row.tuple, row.tuple_len), row.tuple_len, true};
 }
 
-/* Reads keys[i] for every i with relids[i] == relid, as `role`. In a transaction. */
+
 /* Locks the table for reading without waiting: another transaction's lock answers Busy. */
 void lock_table(Oid relid)
 {
@@ -371,6 +378,145 @@ struct ScannedKey {
 	int64 id;
 };
 
+/* ---- cache hits without a transaction ---- */
+
+/* The catalog epoch at which the last transaction confirmed the prefix map and `readers`. */
+uint64 learned_epoch = 0;
+
+/* Tables a role was found to be allowed to read (relinfo_open passed) at learned_epoch. */
+struct Reader {
+	Oid relid;
+	Oid role;
+};
+constexpr int kMaxReaders = 256;
+Reader readers[kMaxReaders];
+int nreaders = 0;
+int next_reader = 0; /* the slot a new reader replaces when all are taken */
+
+/* After a transaction begun at catalog epoch `epoch` read relids[0..count) as `role`. */
+void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count)
+{
+	if (epoch != learned_epoch) {
+		nreaders = 0;
+		learned_epoch = epoch;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (!OidIsValid(relids[i]))
+			continue;
+		bool known = false;
+		for (int r = 0; r < nreaders && !known; r++)
+			known = readers[r].relid == relids[i] && readers[r].role == role;
+		if (known)
+			continue;
+		if (nreaders < kMaxReaders) {
+			readers[nreaders++] = {relids[i], role};
+		} else {
+			readers[next_reader] = {relids[i], role};
+			next_reader = (next_reader + 1) % kMaxReaders;
+		}
+	}
+}
+
+bool known_reader(Oid relid, Oid role)
+{
+	for (int r = 0; r < nreaders; r++)
+		if (readers[r].relid == relid && readers[r].role == role)
+			return true;
+	return false;
+}
+
+/* Where hits are copied: memcpy only under the shard lock, so nothing there can fail. Grown
+ * between attempts; given back when it grew past a megabyte. */
+char *hit_bytes = nullptr;
+size_t hit_capacity = 0;
+
+/*
+ * Serves every key from the cache, without a transaction; false (nothing served) when a key
+ * is not a hit or needs something only a transaction can check. found[i] points into
+ * hit_bytes; tables[i] receives the key's table for the hit counters.
+ */
+bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables)
+{
+	if (batch.active || !local_cache_enabled || RecoveryInProgress() || !prefixes_valid ||
+		learned_epoch != store_catalog_epoch())
+		return false;
+	if (hit_capacity > (size_t(1) << 20)) {
+		free(hit_bytes);
+		hit_bytes = nullptr;
+		hit_capacity = 0;
+	}
+	TableSlotRef table{};
+	for (int attempt = 0; attempt < 2; attempt++) {
+		size_t used = 0;
+		bool short_of_room = false;
+		/* Keys of one table usually come together: look the table up once for them. */
+		std::string_view last_prefix;
+		Oid relid = InvalidOid;
+		bool first = true;
+		for (size_t i = 0; i < count; i++) {
+			found[i] = {nullptr, 0, false};
+			if (first || keys[i].prefix != last_prefix) {
+				first = false;
+				last_prefix = keys[i].prefix;
+				relid = relid_for_prefix(keys[i].prefix);
+				if (OidIsValid(relid)) {
+					if (!known_reader(relid, role))
+						return false;
+					RelInfo *info = relinfo_peek(relid);
+					if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
+						!store_capture_unchanged(info->table))
+						return false;
+					table = info->table;
+				}
+			}
+			if (!OidIsValid(relid))
+				continue; /* no such table: a missing key */
+			tables[i] = table;
+			bool hit = store_lookup(store_key(MyDatabaseId, relid, keys[i].id), [&](const EntryView &view) {
+				if (view.json == nullptr)
+					return false;
+				if (used + view.json_len <= hit_capacity)
+					memcpy(hit_bytes + used, view.json, view.json_len);
+				else
+					short_of_room = true;
+				found[i] = {hit_bytes + used, view.json_len, false};
+				used += view.json_len;
+				return true;
+			});
+			if (!hit)
+				return false;
+		}
+		if (!short_of_room)
+			return true;
+		if (used > size_t(local_cache_resp_output_buffer_limit))
+			return false; /* the slow path answers the error */
+		char *grown = static_cast<char *>(realloc(hit_bytes, used));
+		if (grown == nullptr)
+			return false;
+		hit_bytes = grown;
+		hit_capacity = used;
+	}
+	return false;
+}
+
+/* Counts the hits serve_hits found, one addition per run of keys of the same table. */
+void count_hits(const Found *found, const TableSlotRef *tables, size_t count)
+{
+	uint64 run = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (found[i].bytes == nullptr)
+			continue;
+		run++;
+		size_t next = i + 1;
+		while (next < count && found[next].bytes == nullptr)
+			next++;
+		if (next == count || tables[next].slot != tables[i].slot) {
+			store_count(tables[i], COUNTER_HITS, run);
+			run = 0;
+		}
+	}
+}
+
 } // namespace
 
 PgDataSource::PgDataSource(int worker_number) : worker_number_(worker_number)
@@ -387,12 +533,20 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 {
 	MemoryContextReset(results_context);
 	Found *found = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (count + 1)));
+	Oid *relids = static_cast<Oid *>(MemoryContextAllocZero(results_context, sizeof(Oid) * (count + 1)));
 	Oid role = Oid(session.role->id);
+	TableSlotRef *tables = static_cast<TableSlotRef *>(MemoryContextAlloc(results_context, sizeof(TableSlotRef) * (count + 1)));
+	if (serve_hits(role, keys, count, found, tables)) {
+		count_hits(found, tables, count);
+		deliver(found, count, sink);
+		return LookupResult::ok();
+	}
+	memset(found, 0, sizeof(Found) * count);
 	Budget budget = output_budget();
+	uint64 epoch = store_catalog_epoch(); /* before the transaction learns anything */
 	PgError error;
 	bool ok = in_transaction([&]() noexcept {
 		load_prefixes();
-		Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * (count + 1)));
 		for (size_t i = 0; i < count; i++)
 			relids[i] = relid_for_prefix(keys[i].prefix);
 		for (size_t i = 0; i < count; i++) {
@@ -407,6 +561,8 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 	}, &error);
 	if (!ok)
 		return failure(error);
+	if (!batch.active)
+		learn_readers(epoch, role, relids, count);
 	deliver(found, count, sink);
 	return LookupResult::ok();
 }

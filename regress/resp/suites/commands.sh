@@ -5,6 +5,7 @@
 #   hashes      HGET / HMGET / HGETALL in RESP2 and RESP3
 #   keyspace    TYPE, TTL/PTTL, STRLEN, HEXISTS/HSTRLEN/HKEYS/HVALS/HLEN, MEMORY USAGE, TIME, a NUL
 #               inside a key
+#   hits        cache hits cost no transaction
 #   freshness   read after commit: UPDATE, DELETE, INSERT, TRUNCATE, uncommitted writes,
 #               disabled and dropped tables
 #   MULTI       queued replies, EXEC's array, EXECABORT, a MULTI across tables as one snapshot
@@ -111,6 +112,17 @@ check_re "TIME: seconds and microseconds" '^\*2\\r\\n\$10\\r\\n[0-9]{10}\\r\\n\$
     "$(raw 'send:TIME\r\n' read:1)"
 raw_case "a NUL inside a key is part of the key (as in Redis): nil" '$-1\r\n$-1\r\n' \
     'send:*2\r\n$3\r\nGET\r\n$12\r\nitems:1\x00junk\r\n*2\r\n$3\r\nGET\r\n$12\r\nitems\x00junk:1\r\n' read:2
+
+section "cache hits are served without a transaction"
+raw 'send:MGET items:7 items:8\r\n' read:1 >/dev/null  # cached now, and the worker knows the table
+xacts() { sql "SELECT pg_stat_force_next_flush(); SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()" | tail -n 1; }
+sleep 1.2 # the workers report their statistics at most once a second
+before=$(xacts)
+hits=$(raw "send:$(for i in $(seq 1 300); do printf 'GET items:7\\r\\nMGET items:8 items:7\\r\\n'; done)" read:600 | grep -o 'value 7' | wc -l)
+sleep 1.2
+after=$(xacts)
+check "600 hit requests answered" "600" "$hits"
+check_re "... with no transaction each (fewer than 60 in all, counting other sessions')" '^[0-5]?[0-9]$' "$((after - before))"
 
 section "read after commit"
 raw 'send:MGET items:1 items:2 items:3 items:21\r\n' read:1 >/dev/null  # cached now

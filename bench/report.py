@@ -2,9 +2,12 @@
 """bench/report.py: Markdown report and charts from a bench/run JSON document.
 
     bench/report FILE.json > docs/BENCHMARKS.md     (charts: docs/benchmarks/*.svg)
+    bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
 
-Refuses partial documents. Charts go to --charts DIR (default: <repo>/docs/benchmarks) and are
-linked as <--link-prefix>NAME.svg (default: benchmarks/), i.e. relative to docs/.
+Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
+the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
+elsewhere (linked as <--link-prefix>NAME.svg). When standard output is not a file (a pipe, a
+terminal) and no --charts is given, no charts are drawn: nothing outside the output is written.
 """
 import argparse
 import json
@@ -12,7 +15,6 @@ import os
 import statistics
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATH_NAMES = {
     "sql": "prepared SQL",
     "mget": "SQL mget",
@@ -169,10 +171,20 @@ def make_charts(data, cfg, outdir, prefix):
     return links
 
 
+def charts_beside_output():
+    """<dir of the file standard output writes to>/benchmarks, or None when it is no file."""
+    try:
+        if not os.path.isfile(f"/proc/self/fd/{sys.stdout.fileno()}"):
+            return None
+        return os.path.join(os.path.dirname(os.path.realpath(f"/proc/self/fd/{sys.stdout.fileno()}")), "benchmarks")
+    except OSError:
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
-    ap.add_argument("--charts", default=os.path.join(ROOT, "docs", "benchmarks"))
+    ap.add_argument("--charts", help="directory for the SVG charts (default: beside the output file)")
     ap.add_argument("--link-prefix", default="benchmarks/")
     args = ap.parse_args()
     with open(args.file) as f:
@@ -183,7 +195,11 @@ def main():
         die(f"{args.file} has no samples")
     data = Data(doc)
     cfg = doc["config"]
-    links = make_charts(data, cfg, args.charts, args.link_prefix)
+    charts = args.charts or charts_beside_output()
+    links = make_charts(data, cfg, charts, args.link_prefix) if charts else []
+    if not charts:
+        print("bench/report: standard output is not a file and no --charts given: no charts drawn",
+              file=sys.stderr)
     out = []
     w = out.append
     src = os.path.basename(args.file)

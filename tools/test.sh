@@ -461,9 +461,18 @@ step_bench() {
         record bench-smoke FAILED 0 1 "bench/run exit $rc$(timed_out "$rc") (mismatch or error above)"
         return
     fi
+    # Without --charts the charts go beside the output file, never into docs/.
+    mkdir -p "$WORK/bench_report"
+    local docs_before
+    docs_before=$(cd "$ROOT" && find docs -type f -newer "$out" 2>/dev/null)
     if ! run_logged "$LOGS/bench_report.log" "$(step_timeout 300)" \
-        bash -c '"$0" "$1" --charts "$2" >"$3"' "$ROOT/bench/report" "$out" "$WORK/bench_charts" "$WORK/BENCHMARKS.md"; then
+        bash -c '"$0" "$1" >"$2"' "$ROOT/bench/report" "$out" "$WORK/bench_report/BENCHMARKS.md"; then
         record bench-smoke FAILED 0 1 "bench/report failed on the smoke result"
+        return
+    fi
+    if ! ls "$WORK/bench_report/benchmarks/"*.svg >/dev/null 2>&1 ||
+        [[ "$(cd "$ROOT" && find docs -type f -newer "$out" 2>/dev/null)" != "$docs_before" ]]; then
+        record bench-smoke FAILED 0 1 "bench/report did not put its charts beside its output (or wrote into docs/)"
         return
     fi
     record bench-smoke PASSED 1 0 "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["samples"]))' "$out") samples, checks of the native and node clients passed"

@@ -38,6 +38,8 @@ OBJS = \
 	resp_server/cmd_transactions.o \
 	resp_server/glob.o \
 	resp_server/password_check.o \
+	resp_server/pg_tables.o \
+	resp_server/pg_hits.o \
 	resp_server/pg_data_source.o \
 	resp_server/hba.o \
 	resp_server/auth.o \

@@ -1,5 +1,6 @@
 /*
- * pg_data_source.cpp — what the RESP commands read from PostgreSQL.
+ * pg_data_source.cpp — what the RESP commands read from PostgreSQL (what the calls share is in
+ * pg_tables.cpp, hits without a transaction in pg_hits.cpp).
  *
  * Every call runs in a short transaction of its own with a fresh snapshot (so a reply never
  * shows a row older than a COMMIT acknowledged before the request arrived), inside
@@ -28,6 +29,8 @@
 #include "../extension/settings.h"
 #include "../extension/store.h"
 #include "pg_data_source.h"
+#include "pg_hits.h"
+#include "pg_tables.h"
 #include "shared_state.h"
 #include "transaction.h"
 #include "settings.h"
@@ -57,171 +60,13 @@ extern "C" {
 
 namespace local_cache::resp {
 
-Batch batch = {false, false};
-
-void end_batch()
-{
-	if (batch.started) {
-		PgError error;
-		run_or_abort_transaction([]() noexcept {
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-		}, &error);
-	}
-	batch = Batch{false, false};
-}
-
 namespace {
-
-/* One call's results; reset at the start of the next call. */
-MemoryContext results_context = nullptr;
-
-/* resp_prefix → table, from local_cache.tables; reloaded after any relcache invalidation
- * (enable() and disable() create and drop triggers, which send one). */
-struct PrefixEntry {
-	const char *prefix;
-	size_t length;
-	Oid relid;
-};
-MemoryContext prefix_context = nullptr;
-PrefixEntry *prefixes = nullptr;
-int nprefixes = 0;
-bool prefixes_valid = false;
-
-void registry_changed(Datum, Oid)
-{
-	prefixes_valid = false;
-}
-
-
-void ensure_contexts()
-{
-	if (results_context != nullptr)
-		return;
-	results_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP results",
-											ALLOCSET_DEFAULT_SIZES);
-	prefix_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP prefixes",
-										   ALLOCSET_SMALL_SIZES);
-	CacheRegisterRelcacheCallback(registry_changed, (Datum) 0);
-}
-
-LookupResult failure(const PgError &error)
-{
-	if (error.sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE ||
-		error.sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED) /* row-level security */
-		return LookupResult::no_permission(error.message);
-	if (error.sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
-		return LookupResult::busy(error.message);
-	return LookupResult::failed(error.message);
-}
-
-/* Whether the extension was missing when last looked at: logged once per change. */
-bool extension_missing = false;
-
-/* In a transaction: the registry exists, or the command fails with a clear error. */
-void require_extension()
-{
-	bool missing = !OidIsValid(get_extension_oid("local_cache", true));
-	if (missing != extension_missing)
-		ereport(LOG, (errmsg(missing ? "local_cache RESP: extension local_cache is not installed in database \"%s\"; "
-									   "data commands fail until it is"
-									 : "local_cache RESP: extension local_cache is installed in database \"%s\"",
-							 local_cache_resp_database)));
-	extension_missing = missing;
-	if (missing)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("extension local_cache is not installed in database \"%s\"", local_cache_resp_database)));
-}
-
-/* In a transaction. */
-void load_prefixes()
-{
-	if (prefixes_valid)
-		return;
-	MemoryContextReset(prefix_context);
-	prefixes = nullptr;
-	nprefixes = 0;
-	require_extension();
-	int capacity = 16;
-	prefixes = static_cast<PrefixEntry *>(MemoryContextAlloc(prefix_context, sizeof(PrefixEntry) * capacity));
-	MemoryContext old = MemoryContextSwitchTo(prefix_context);
-	registry_scan([&](const RegistryEntry &entry) {
-		if (nprefixes == capacity) {
-			capacity *= 2;
-			prefixes = static_cast<PrefixEntry *>(repalloc(prefixes, sizeof(PrefixEntry) * capacity));
-		}
-		prefixes[nprefixes++] = {entry.resp_prefix, strlen(entry.resp_prefix), entry.relid};
-	});
-	MemoryContextSwitchTo(old);
-	prefixes_valid = true;
-}
-
-Oid relid_for_prefix(std::string_view prefix)
-{
-	for (int i = 0; i < nprefixes; i++)
-		if (prefixes[i].length == prefix.size() && memcmp(prefixes[i].prefix, prefix.data(), prefix.size()) == 0)
-			return prefixes[i].relid;
-	return InvalidOid;
-}
-
-/* A found row: its JSON (or, until rendered, its tuple), in results_context. */
-struct Found {
-	const char *bytes;
-	uint32 length;
-	bool is_tuple;
-};
-
-/*
- * The bytes of values one command may collect: local_cache.resp_output_buffer_limit. A reply
- * with more could not be sent anyway (the worker disconnects a client whose unsent replies
- * exceed the limit), and without a bound one request (MGET k k k ..., the same large row a
- * million times) makes the worker allocate the reply several times over, without limit.
- */
-struct Budget {
-	size_t left;
-	bool exceeded;
-};
-
-Budget output_budget()
-{
-	return Budget{size_t(local_cache_resp_output_buffer_limit), false};
-}
-
-/* Under a shard lock: only notes that the budget is exhausted. */
-bool budget_take(Budget *budget, size_t bytes)
-{
-	if (budget->exceeded || bytes > budget->left) {
-		budget->exceeded = true;
-		return false;
-	}
-	budget->left -= bytes;
-	return true;
-}
-
-/* Outside shard locks: the command fails with -ERR. */
-void budget_check(const Budget *budget)
-{
-	if (budget->exceeded)
-		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						errmsg("reply exceeds local_cache.resp_output_buffer_limit (%d bytes)",
-							   local_cache_resp_output_buffer_limit)));
-}
 
 struct Collector {
 	Found *found;
 	const int *positions; /* request position of each fetched key */
 	Budget *budget;
 };
-
-char *copy_to_results(const char *bytes, uint32 length)
-{
-	char *copy = static_cast<char *>(MemoryContextAlloc(results_context, length + 1));
-	memcpy(copy, bytes, length);
-	copy[length] = '\0';
-	return copy;
-}
-
 /* Under a shard lock for hits: only copy. */
 void collect(void *context, int position, const FetchedRow &row)
 {
@@ -233,24 +78,6 @@ void collect(void *context, int position, const FetchedRow &row)
 		*found = {copy_to_results(row.json, row.json_len), row.json_len, false};
 	else
 		*found = {copy_to_results(row.tuple, row.tuple_len), row.tuple_len, true};
-}
-
-
-/* Locks the table for reading without waiting: another transaction's lock answers Busy. */
-void lock_table(Oid relid)
-{
-	if (!ConditionalLockRelationOid(relid, AccessShareLock)) {
-		char *name = get_rel_name(relid);
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("table \"%s\" is locked by another transaction", name ? name : "?")));
-	}
-}
-
-RelInfo *open_table(Oid relid, Oid role)
-{
-	lock_table(relid);
-	return relinfo_open(relid, role);
 }
 
 void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, size_t count, Found *found,
@@ -345,15 +172,6 @@ int column_number(TupleDesc desc, std::string_view name)
 	}
 	return -1;
 }
-
-/* After the transaction: hand what was found to the command. */
-void deliver(const Found *found, size_t count, ValueSink &sink)
-{
-	for (size_t i = 0; i < count; i++)
-		if (found[i].bytes != nullptr)
-			sink.value(i, std::string_view(found[i].bytes, found[i].length));
-}
-
 /* SCAN visits tables by Oid, so a position survives tables enabled or disabled in between. */
 int compare_relids(const void *a, const void *b)
 {
@@ -377,146 +195,6 @@ struct ScannedKey {
 	size_t length;
 	int64 id;
 };
-
-/* ---- cache hits without a transaction ---- */
-
-/* The catalog epoch at which the last transaction confirmed the prefix map and `readers`. */
-uint64 learned_epoch = 0;
-
-/* Tables a role was found to be allowed to read (relinfo_open passed) at learned_epoch. */
-struct Reader {
-	Oid relid;
-	Oid role;
-};
-constexpr int kMaxReaders = 256;
-Reader readers[kMaxReaders];
-int nreaders = 0;
-int next_reader = 0; /* the slot a new reader replaces when all are taken */
-
-/* After a transaction begun at catalog epoch `epoch` read relids[0..count) as `role`. */
-void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count)
-{
-	if (epoch != learned_epoch) {
-		nreaders = 0;
-		learned_epoch = epoch;
-	}
-	for (size_t i = 0; i < count; i++) {
-		if (!OidIsValid(relids[i]))
-			continue;
-		bool known = false;
-		for (int r = 0; r < nreaders && !known; r++)
-			known = readers[r].relid == relids[i] && readers[r].role == role;
-		if (known)
-			continue;
-		if (nreaders < kMaxReaders) {
-			readers[nreaders++] = {relids[i], role};
-		} else {
-			readers[next_reader] = {relids[i], role};
-			next_reader = (next_reader + 1) % kMaxReaders;
-		}
-	}
-}
-
-bool known_reader(Oid relid, Oid role)
-{
-	for (int r = 0; r < nreaders; r++)
-		if (readers[r].relid == relid && readers[r].role == role)
-			return true;
-	return false;
-}
-
-/* Where hits are copied: memcpy only under the shard lock, so nothing there can fail. Grown
- * between attempts; given back when it grew past a megabyte. */
-char *hit_bytes = nullptr;
-size_t hit_capacity = 0;
-
-/*
- * Serves every key from the cache, without a transaction; false (nothing served) when a key
- * is not a hit or needs something only a transaction can check. found[i] points into
- * hit_bytes; tables[i] receives the key's table for the hit counters.
- */
-bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables)
-{
-	if (batch.active || !local_cache_enabled || RecoveryInProgress() || !prefixes_valid ||
-		learned_epoch != store_catalog_epoch())
-		return false;
-	if (hit_capacity > (size_t(1) << 20)) {
-		free(hit_bytes);
-		hit_bytes = nullptr;
-		hit_capacity = 0;
-	}
-	TableSlotRef table{};
-	for (int attempt = 0; attempt < 2; attempt++) {
-		size_t used = 0;
-		bool short_of_room = false;
-		/* Keys of one table usually come together: look the table up once for them. */
-		std::string_view last_prefix;
-		Oid relid = InvalidOid;
-		bool first = true;
-		for (size_t i = 0; i < count; i++) {
-			found[i] = {nullptr, 0, false};
-			if (first || keys[i].prefix != last_prefix) {
-				first = false;
-				last_prefix = keys[i].prefix;
-				relid = relid_for_prefix(keys[i].prefix);
-				if (OidIsValid(relid)) {
-					if (!known_reader(relid, role))
-						return false;
-					RelInfo *info = relinfo_peek(relid);
-					if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
-						!store_capture_unchanged(info->table))
-						return false;
-					table = info->table;
-				}
-			}
-			if (!OidIsValid(relid))
-				continue; /* no such table: a missing key */
-			tables[i] = table;
-			bool hit = store_lookup(store_key(MyDatabaseId, relid, keys[i].id), [&](const EntryView &view) {
-				if (view.json == nullptr)
-					return false;
-				if (used + view.json_len <= hit_capacity)
-					memcpy(hit_bytes + used, view.json, view.json_len);
-				else
-					short_of_room = true;
-				found[i] = {hit_bytes + used, view.json_len, false};
-				used += view.json_len;
-				return true;
-			});
-			if (!hit)
-				return false;
-		}
-		if (!short_of_room)
-			return true;
-		if (used > size_t(local_cache_resp_output_buffer_limit))
-			return false; /* the slow path answers the error */
-		char *grown = static_cast<char *>(realloc(hit_bytes, used));
-		if (grown == nullptr)
-			return false;
-		hit_bytes = grown;
-		hit_capacity = used;
-	}
-	return false;
-}
-
-/* Counts the hits serve_hits found, one addition per run of keys of the same table. */
-void count_hits(const Found *found, const TableSlotRef *tables, size_t count)
-{
-	uint64 run = 0;
-	for (size_t i = 0; i < count; i++) {
-		if (found[i].bytes == nullptr)
-			continue;
-		run++;
-		size_t next = i + 1;
-		while (next < count && found[next].bytes == nullptr)
-			next++;
-		if (next == count || tables[next].slot != tables[i].slot) {
-			store_count(tables[i], COUNTER_HITS, run);
-			run = 0;
-		}
-	}
-}
-
 } // namespace
 
 PgDataSource::PgDataSource(int worker_number) : worker_number_(worker_number)

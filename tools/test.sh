@@ -15,7 +15,8 @@
 #              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one
 #   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v6 and ioredis on a
 #              throwaway cluster (needs node >= 20 and npm); each test counts as one
-#   stress     tools/stress on a throwaway cluster (tools/cluster.sh); counts as one
+#   stress     tools/stress on a throwaway cluster (tools/cluster.sh) with the RESP server on;
+#              counts as one
 # The regress and isolation suites run as the `postgres` OS user when we are root (servers
 # refuse root), from a copy of the tree in a temporary directory that user can read. A
 # failed step counts as one failure, and so does every suite it kept from running.
@@ -425,15 +426,20 @@ step_stress() {
         return
     fi
     if ((IS_ROOT)); then chown postgres: "$WORK"; fi
+    # The RESP server too: tools/stress GETs and MGETs through it as stress_resp (a role it
+    # creates and grants SELECT on its table) in the database it uses (postgres).
+    local resp_port
+    resp_port=$("$ROOT/tools/cluster.sh" freeport)
     if ! run_logged "$LOGS/stress_cluster.log" "$(step_timeout 120)" \
-        "$ROOT/tools/cluster.sh" start "$STRESS_DIR" auto; then
+        "$ROOT/tools/cluster.sh" start "$STRESS_DIR" auto "local_cache.resp_port = $resp_port" \
+            "local_cache.resp_role = 'stress_resp'" "local_cache.resp_database = 'postgres'"; then
         record stress "NOT RUN" 0 1 "the throwaway cluster did not start (log above)"
         return
     fi
     conninfo=$("$ROOT/tools/cluster.sh" conninfo "$STRESS_DIR")
-    echo "conninfo: $conninfo"
+    echo "conninfo: $conninfo, RESP port $resp_port"
     run_logged "$LOGS/stress.log" "$(step_timeout $((secs + 150)))" \
-        "$ROOT/tools/stress" "$conninfo" --seconds "$secs" || rc=$?
+        "$ROOT/tools/stress" "$conninfo" --seconds "$secs" --resp-port "$resp_port" || rc=$?
     if ((rc == 0)); then
         record stress PASSED 1 0 "$(grep -m1 '^stress: cache hits' "$LOGS/stress.log" | sed 's/^stress: //')"
     else

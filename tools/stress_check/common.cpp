@@ -1,14 +1,23 @@
 // tools/stress_check/common.cpp: owns the shared pieces declared in common.h: the run's state
 // and failure recording, the libpq wrapper Conn, the SQL that compares local_cache (mget,
 // mget_json, the foreign table) with plain SQL in one snapshot and the failure reports it
-// prints, and the key pickers.
+// prints, the RESP2 client and the comparison of RESP replies with plain SQL, and the key
+// pickers.
 
 #include "common.h"
 
+#include <arpa/inet.h>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <stdexcept>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 
 namespace stress {
 
@@ -22,6 +31,8 @@ std::string g_failure;
 std::atomic<uint64_t> n_rr_checks{0}, n_rc_checks{0}, n_commit_checks{0}, n_txn_checks{0},
     n_fdw_checks{0}, n_commits{0}, n_rollbacks{0}, n_conflicts{0}, n_rr_txns{0}, n_toggles{0},
     n_uncaptured_writes{0};
+std::atomic<uint64_t> n_resp_commit_checks{0}, n_resp_read_checks{0}, n_resp_skipped{0},
+    n_resp_errors{0}, n_resp_busy_retries{0}, n_resp_absent_checks{0}, n_resp_own_checks{0};
 std::atomic<int> n_threads_done{0};
 
 void say(const char *fmt, ...) {
@@ -247,6 +258,350 @@ bool compare_fdw(Conn &c, const Keys &keys, const std::string &where) {
     fail("MISMATCH between the foreign table stress_cache and plain SQL in the same snapshot (" +
          where + ")\n  keys: " + lit + "\n" + report +
          "  visible heap tuples (seq scan, same snapshot):\n" + heap + "\n");
+    return false;
+}
+
+// ---------------------------------------------------------------------------- RESP
+
+std::string RespReply::describe() const {
+    switch (type) {
+    case '$':
+        return nil ? "nil" : "\"" + clip(str, 3000) + "\"";
+    case '*': {
+        if (nil) return "nil array";
+        std::string s = "[";
+        for (size_t i = 0; i < elems.size(); i++) s += (i ? ", " : "") + elems[i].describe();
+        return s + "]";
+    }
+    case '-':
+        return "-" + str;
+    case ':':
+        return ":" + str;
+    case '+':
+        return "+" + str;
+    default:
+        return "<no reply>";
+    }
+}
+
+RespClient::~RespClient() { close_now(); }
+
+void RespClient::close_now() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+    buf_.clear();
+    pos_ = 0;
+}
+
+void RespClient::connect_now() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd_ < 0) throw std::runtime_error(std::string("RESP: socket: ") + strerror(errno));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port_);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, (sockaddr *)&a, sizeof a) != 0) {
+        std::string m = strerror(errno);
+        close_now();
+        throw std::runtime_error("RESP: connect to 127.0.0.1:" + std::to_string(port_) + ": " + m);
+    }
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // A blocked write must not hang the run either (a request is tiny, so it never should).
+    timeval tv{kRespTimeoutMs / 1000, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+void RespClient::fill(Clock::time_point deadline) {
+    if (pos_ > 0 && pos_ == buf_.size()) {
+        buf_.clear();
+        pos_ = 0;
+    }
+    for (;;) {
+        long left = (long)std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0)
+            throw std::runtime_error("RESP: no complete reply within " +
+                                     std::to_string(kRespTimeoutMs) + " ms (got so far: " +
+                                     clip(buf_.substr(pos_), 200) + ")");
+        pollfd p{fd_, POLLIN, 0};
+        int n = poll(&p, 1, (int)left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw std::runtime_error(std::string("RESP: poll: ") + strerror(errno));
+        if (n == 0) continue;  // the deadline check above throws
+        char tmp[16384];
+        ssize_t got = recv(fd_, tmp, sizeof tmp, 0);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (got < 0) throw std::runtime_error(std::string("RESP: recv: ") + strerror(errno));
+        if (got == 0) throw std::runtime_error("RESP: the server closed the connection");
+        buf_.append(tmp, (size_t)got);
+        return;
+    }
+}
+
+std::string RespClient::line(Clock::time_point deadline) {
+    for (;;) {
+        size_t e = buf_.find("\r\n", pos_);
+        if (e != std::string::npos) {
+            std::string l = buf_.substr(pos_, e - pos_);
+            pos_ = e + 2;
+            return l;
+        }
+        fill(deadline);
+    }
+}
+
+RespReply RespClient::parse(Clock::time_point deadline, int depth) {
+    if (depth > 4) throw std::runtime_error("RESP: reply nested too deeply");
+    std::string l = line(deadline);
+    if (l.empty()) throw std::runtime_error("RESP: empty reply line");
+    RespReply r;
+    r.type = l[0];
+    std::string rest = l.substr(1);
+    auto number = [&](const std::string &t) {
+        char *end = nullptr;
+        errno = 0;
+        long long v = strtoll(t.c_str(), &end, 10);
+        if (t.empty() || errno || *end) throw std::runtime_error("RESP: bad length in reply line '" + clip(l, 100) + "'");
+        return v;
+    };
+    switch (r.type) {
+    case '+':
+    case '-':
+    case ':':
+        r.str = rest;
+        return r;
+    case '$': {
+        long long n = number(rest);
+        if (n == -1) {
+            r.nil = true;
+            return r;
+        }
+        if (n < 0 || n > (64LL << 20)) throw std::runtime_error("RESP: bad bulk length " + rest);
+        while (buf_.size() - pos_ < (size_t)n + 2) fill(deadline);
+        if (buf_.compare(pos_ + (size_t)n, 2, "\r\n") != 0)
+            throw std::runtime_error("RESP: bulk string not followed by CRLF");
+        r.str = buf_.substr(pos_, (size_t)n);
+        pos_ += (size_t)n + 2;
+        return r;
+    }
+    case '*': {
+        long long n = number(rest);
+        if (n == -1) {
+            r.nil = true;
+            return r;
+        }
+        if (n < 0 || n > 100000) throw std::runtime_error("RESP: bad array length " + rest);
+        for (long long i = 0; i < n; i++) r.elems.push_back(parse(deadline, depth + 1));
+        return r;
+    }
+    default:
+        throw std::runtime_error("RESP: unexpected reply line '" + clip(l, 100) + "' (not RESP2)");
+    }
+}
+
+RespReply RespClient::call(const std::vector<std::string> &args) {
+    try {
+        if (fd_ < 0) connect_now();
+        std::string req = "*" + std::to_string(args.size()) + "\r\n";
+        for (const std::string &a : args) req += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+        size_t off = 0;
+        while (off < req.size()) {
+            ssize_t w = send(fd_, req.data() + off, req.size() - off, MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR) continue;
+            if (w < 0) throw std::runtime_error(std::string("RESP: send: ") + strerror(errno));
+            off += (size_t)w;
+        }
+        RespReply r = parse(Clock::now() + std::chrono::milliseconds(kRespTimeoutMs), 0);
+        if (pos_ != buf_.size())
+            throw std::runtime_error("RESP: " + std::to_string(buf_.size() - pos_) +
+                                     " unexpected bytes after the reply: " + clip(buf_.substr(pos_), 200));
+        return r;
+    } catch (...) {
+        close_now();  // the stream is out of step; a later call starts afresh
+        throw;
+    }
+}
+
+namespace {
+
+const char *kSqlRowsSql =
+    "SELECT t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text"
+    "  FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord)"
+    "  LEFT JOIN stress_items t ON t.id = u.id ORDER BY u.ord";
+
+bool sql_rows(Conn &c, const std::string &lit, size_t n, std::vector<SqlRow> *out) {
+    Res r = c.must(kSqlRowsSql, {lit.c_str()});
+    if (!r) return false;
+    if ((size_t)PQntuples(r.get()) != n) {
+        fail(c.name() + ": RESP check: plain SQL returned " + std::to_string(PQntuples(r.get())) +
+             " rows for " + std::to_string(n) + " keys " + lit);
+        return false;
+    }
+    out->assign(n, SqlRow{});
+    for (size_t i = 0; i < n; i++) {
+        if (PQgetisnull(r.get(), (int)i, 0)) continue;
+        (*out)[i].present = true;
+        (*out)[i].version_id = PQgetvalue(r.get(), (int)i, 0);
+        (*out)[i].json = PQgetvalue(r.get(), (int)i, 1);
+    }
+    return true;
+}
+
+std::string describe_sql_row(const SqlRow &r) {
+    if (!r.present) return "absent";
+    return "\"" + clip(r.json, 3000) + "\" (xmin ctid " + r.version_id + ")";
+}
+
+bool starts_with(const std::string &s, const char *p) { return s.compare(0, strlen(p), p) == 0; }
+
+long ms_between(Clock::time_point a, Clock::time_point b) {
+    return (long)std::chrono::duration_cast<std::chrono::microseconds>(b - a).count() / 1000;
+}
+
+}  // namespace
+
+// Race-freedom. RESP runs outside any SQL snapshot, and keys are shared: every writer picks
+// random hot and cold keys, and the toggler updates random hot keys. So a reply is compared
+// with the key's state read by plain SQL in two statements, S1 right before the request is
+// sent and S2 right after the reply arrived (fresh READ COMMITTED snapshots on the same
+// connection), and only when they prove that the key did not change in between. (A writer
+// passes its own commit as S1 instead, known_before: see writer.cpp, note_own().)
+//
+//  * present in S1 and S2 with the same version identity (xmin and ctid): that tuple was
+//    visible, committed and undeleted at S1 and still at S2; a deleted tuple never becomes
+//    visible again, and while it is live no other version of the key can be (primary key).
+//    So the key's row was that tuple throughout, and the reply must be its row_to_json text.
+//    (Comparing the JSON alone would not do: A -> B -> A is possible in principle.)
+//  * absent in S1 and S2: absent -> present -> absent in between cannot be ruled out by the
+//    key alone, so only when it is proven impossible, and then the reply must be nil:
+//    - keys from kMissingBase on: nobody ever inserts them;
+//    - a hot or cold key k whose partner k + kMoveOffset holds the same tuple (xmin, ctid) in
+//      S1 and S2, so it was live all along: k becomes absent only by moving to
+//      k + kMoveOffset (the writers' DELETE re-inserts k in the same transaction; nothing
+//      else deletes it), which the primary key refuses while that tuple is there, so k,
+//      once re-inserted, could not have gone away again before S2;
+//    - a moved-away key k + kMoveOffset whose partner k holds the same tuple in S1 and S2:
+//      k + kMoveOffset becomes present only by moving k there, which replaces k's tuple.
+//    (These rest on what the sessions of this program write: writer.cpp, toggler.cpp.)
+//  * anything else (the key changed, or an absence not proven constant) is not compared and
+//    is counted in n_resp_skipped.
+//
+// That is exactly the promise: a writer's invalidation runs at pre-commit, before its commit
+// becomes visible to any snapshot and before its COMMIT returns, so a state that S1 and S2
+// both show is the only state a request between them may answer; an older row (in
+// particular the one a COMMIT acknowledged before S1 replaced) is a mismatch.
+bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, bool use_get,
+                  const std::string &where, std::atomic<uint64_t> &checked,
+                  const std::vector<SqlRow> *known_before) {
+    // The SQL reads cover the keys, then each key's partner (k <-> k + kMoveOffset; a missing
+    // key is its own and needs none).
+    std::vector<long long> sql_ids = ids;
+    for (long long id : ids)
+        sql_ids.push_back(id >= kMissingBase ? id : id > kMoveOffset ? id - kMoveOffset : id + kMoveOffset);
+    std::string lit = "{";
+    for (size_t i = 0; i < sql_ids.size(); i++) lit += (i ? "," : "") + std::to_string(sql_ids[i]);
+    lit += "}";
+    std::vector<std::string> args{use_get ? "GET" : "MGET"};
+    for (long long id : ids) args.push_back(opt.resp_prefix + ":" + std::to_string(id));
+    std::string request = args[0];
+    for (size_t i = 1; i < args.size(); i++) request += " " + args[i];
+
+    std::vector<SqlRow> before, after;
+    auto t0 = Clock::now();
+    if (known_before && known_before->size() == sql_ids.size()) before = *known_before;
+    else if (!sql_rows(c, lit, sql_ids.size(), &before)) return false;
+    const char *before_name = known_before ? "as the writer committed it:  " : "plain SQL before the request: ";
+    auto t1 = Clock::now();
+    RespReply rep;
+    int busy = 0;
+    try {
+        for (;;) {
+            rep = resp.call(args);
+            if (rep.type == '-' && starts_with(rep.str, "BUSY") && busy < 5) {
+                busy++;
+                n_resp_busy_retries++;
+                sleep_ms(20);
+                continue;
+            }
+            break;
+        }
+    } catch (const std::exception &e) {
+        fail(where + ": " + request + ": " + e.what());
+        return false;
+    }
+    auto t2 = Clock::now();
+    if (rep.type == '-') {
+        if (starts_with(rep.str, "ERR") || starts_with(rep.str, "BUSY")) {
+            // Not a mismatch (nothing was answered), but counted and shown.
+            uint64_t n = ++n_resp_errors;
+            if (n <= 5) say("stress: RESP error reply (%s): %s -> -%s", where.c_str(), request.c_str(), rep.str.c_str());
+            return true;
+        }
+        fail("RESP: unexpected error reply (" + where + ")\n  request: " + request + "\n  reply: " +
+             rep.describe() + "\n  (the role local_cache.resp_role has SELECT on stress_items)\n");
+        return false;
+    }
+    std::vector<const RespReply *> got;
+    if (use_get && rep.type == '$') got.push_back(&rep);
+    if (!use_get && rep.type == '*' && !rep.nil && rep.elems.size() == ids.size()) {
+        for (const RespReply &e : rep.elems)
+            if (e.type == '$') got.push_back(&e);
+    }
+    if (got.size() != ids.size()) {
+        fail("RESP: malformed reply (" + where + ")\n  request: " + request + "\n  reply: " +
+             rep.describe() + "\n");
+        return false;
+    }
+    if (!sql_rows(c, lit, sql_ids.size(), &after)) return false;
+    auto t3 = Clock::now();
+
+    auto same_tuple = [&](size_t j) {
+        return before[j].present && after[j].present && before[j].version_id == after[j].version_id;
+    };
+    std::string report;
+    for (size_t i = 0; i < ids.size(); i++) {
+        const SqlRow &b = before[i], &a = after[i];
+        bool same_version = same_tuple(i);
+        bool stayed_absent = !b.present && !a.present &&
+                             (ids[i] >= kMissingBase || same_tuple(ids.size() + i));
+        if (!same_version && !stayed_absent) {
+            n_resp_skipped++;
+            continue;
+        }
+        checked++;
+        if (stayed_absent) n_resp_absent_checks++;
+        if (known_before) n_resp_own_checks++;
+        const RespReply &g = *got[i];
+        bool ok = same_version ? (!g.nil && g.str == b.json) : g.nil;
+        if (ok) continue;
+        report += "   key " + args[i + 1] + " (position " + std::to_string(i + 1) + "):\n" +
+                  "    " + before_name + describe_sql_row(b) + "\n" +
+                  "    RESP reply:                    " + g.describe() + "\n" +
+                  "    plain SQL after the reply:     " + describe_sql_row(a) + "\n";
+        if (stayed_absent && ids[i] < kMissingBase)
+            report += "    (absent all along: key " + std::to_string(sql_ids[ids.size() + i]) +
+                      " held the same tuple before and after: " +
+                      describe_sql_row(before[ids.size() + i]) + ")\n";
+    }
+    if (report.empty()) return true;
+
+    // What the server says now, and the visible heap tuples, for the report.
+    std::string again;
+    try {
+        again = resp.call(args).describe();
+    } catch (const std::exception &e) {
+        again = e.what();
+    }
+    std::string heap = "    (diagnostic query failed)";
+    Conn::Outcome d = c.run(kDiagnoseSql, {lit.c_str()});
+    if (d.ok) heap = get(d.res, 0, 0);
+    fail("MISMATCH between RESP and plain SQL (" + where + ")\n  request: " + request + "\n" +
+         report + "  timing: " +
+         (known_before ? std::string() : "SQL before took " + std::to_string(ms_between(t0, t1)) + " ms, ") +
+         "the request until its reply " + std::to_string(ms_between(t1, t2)) + " ms" +
+         (busy ? " (" + std::to_string(busy) + " -BUSY retries)" : "") + ", SQL after " +
+         std::to_string(ms_between(t2, t3)) + " ms\n  the same request again now: " +
+         clip(again, 3000) + "\n  visible heap tuples now (seq scan):\n" + heap + "\n");
     return false;
 }
 

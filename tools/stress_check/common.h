@@ -1,8 +1,9 @@
 // tools/stress_check/common.h: owns what every part of the stress check shares (see main.cpp
 // for what the check does): the options, the run's stop flag, first failure and counters, the
-// libpq wrapper Conn/Res, the comparisons of local_cache with plain SQL, the random number
-// source Rng and the key pickers, and the entry points of the three kinds of session
-// (writer.cpp, reader.cpp, toggler.cpp).
+// libpq wrapper Conn/Res, the comparisons of local_cache with plain SQL, the tiny RESP2 client
+// and the race-free comparison of RESP replies with plain SQL, the random number source Rng and
+// the key pickers, and the entry points of the three kinds of session (writer.cpp, reader.cpp,
+// toggler.cpp).
 
 #pragma once
 
@@ -33,6 +34,8 @@ struct Options {
     int readers = 3;
     int keys = 64;
     int toggle_seconds = 3;
+    int resp_port = 0;          // 0: no RESP checks
+    std::string resp_prefix;    // stress_items' resp_prefix (read from local_cache.tables)
 };
 extern Options opt;
 
@@ -44,6 +47,12 @@ extern std::string g_failure;
 extern std::atomic<uint64_t> n_rr_checks, n_rc_checks, n_commit_checks, n_txn_checks,
     n_fdw_checks, n_commits, n_rollbacks, n_conflicts, n_rr_txns, n_toggles,
     n_uncaptured_writes;
+// RESP: keys compared after a writer's COMMIT/ROLLBACK (GET) and in readers' MGETs, of these
+// the absent keys (nil) and those compared with the writer's own commit, keys not comparable
+// because they changed around the request (or a change could not be ruled out), error replies
+// (-ERR, -BUSY after the retries) and -BUSY replies retried.
+extern std::atomic<uint64_t> n_resp_commit_checks, n_resp_read_checks, n_resp_skipped,
+    n_resp_errors, n_resp_busy_retries, n_resp_absent_checks, n_resp_own_checks;
 extern std::atomic<int> n_threads_done;
 
 // printf to stdout as one line, under g_mutex.
@@ -113,6 +122,60 @@ bool compare(Conn &c, const Keys &keys, const std::string &where, std::string *c
 // Compares the foreign table stress_cache with stress_items for `keys` in one statement on
 // `c`. Returns false (after fail()) on a difference or an error.
 bool compare_fdw(Conn &c, const Keys &keys, const std::string &where);
+
+// One RESP2 reply: '+' simple string, '-' error, ':' integer, '$' bulk string, '*' array;
+// `nil` for $-1 and *-1.
+struct RespReply {
+    char type = 0;
+    bool nil = false;
+    std::string str;                // simple string, error text, integer digits, bulk bytes
+    std::vector<RespReply> elems;   // array elements
+    std::string describe() const;   // for reports: nil, "json...", -ERR ..., [..]
+};
+
+// A tiny blocking RESP2 client on 127.0.0.1:port: one request, one reply. Connects on first
+// use. Throws std::runtime_error on a connection error, a malformed reply, or when a reply
+// does not arrive completely within kRespTimeoutMs.
+class RespClient {
+  public:
+    static constexpr int kRespTimeoutMs = 5000;
+    explicit RespClient(int port) : port_(port) {}
+    ~RespClient();
+    RespClient(const RespClient &) = delete;
+    RespClient &operator=(const RespClient &) = delete;
+
+    RespReply call(const std::vector<std::string> &args);
+
+  private:
+    void connect_now();
+    void close_now();
+    void fill(Clock::time_point deadline);   // reads more bytes into buf_
+    std::string line(Clock::time_point deadline);
+    RespReply parse(Clock::time_point deadline, int depth);
+
+    int port_;
+    int fd_ = -1;
+    std::string buf_;
+    size_t pos_ = 0;
+};
+
+// One key as plain SQL sees it: absent, or the visible version's row_to_json text (what RESP
+// must answer, byte for byte) and identity "xmin ctid".
+struct SqlRow {
+    bool present = false;
+    std::string version_id, json;
+};
+
+// Reads `ids` (hot, cold, moved-away or missing keys) through RESP (GET for one key when
+// `use_get`, else MGET) and compares the reply with plain SQL read just before and just after
+// it on `c` (not inside a transaction), key by key, where that is race-free (see the comment
+// in common.cpp). `known_before`, if given, replaces the read before: the state of the keys
+// and then of their partners (k <-> k + kMoveOffset) at a moment before the request, as the
+// caller knows it (writer.cpp: its own commit). `checked` counts the compared keys. Returns
+// false (after fail()) on a mismatch or an error.
+bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, bool use_get,
+                  const std::string &where, std::atomic<uint64_t> &checked,
+                  const std::vector<SqlRow> *known_before = nullptr);
 
 class Rng {
   public:

@@ -14,6 +14,10 @@
 // A toggler session switches the capture trigger off and on every few seconds (in one
 // transaction or across several) and writes while it is off, so readers check every path
 // while writes go uncaptured. Setup checks that a partitioned layout is refused.
+// With --resp-port N the RESP server on 127.0.0.1:N is checked too: right after each COMMIT or
+// ROLLBACK returns, a writer GETs the key through RESP, and readers MGET key lists; each reply
+// is compared with plain SQL read just before and just after it, for the keys those two reads
+// prove unchanged in between (compare_resp in common.cpp explains why that is race-free).
 // Any difference prints the keys, both results and local_cache.stats, and exits 1. Exits 1
 // too if the cache served no hit at all (the run would prove nothing).
 //
@@ -21,9 +25,13 @@
 //   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress_check/*.cpp -o tools/stress -lpq
 // Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]
 //                             [--toggle-seconds N]   (0: no toggler)
+//                             [--resp-port N]        (0: no RESP checks)
 //        (the server must have shared_preload_libraries = 'local_cache'; the program
 //        creates the extension if needed and (re)creates table stress_items and the
-//        foreign table stress_cache)
+//        foreign table stress_cache. For --resp-port the server's local_cache.resp_port must
+//        be N, local_cache.resp_database the database of CONNINFO, and local_cache.resp_role
+//        set: the program creates that role if it does not exist (NOLOGIN) and grants it
+//        SELECT on stress_items.)
 
 #include "common.h"
 
@@ -43,10 +51,81 @@ namespace {
 void usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]\n"
-            "       [--toggle-seconds N]\n"
-            "  defaults: --seconds 30 --writers 3 --readers 3 --keys 64 --toggle-seconds 3\n",
+            "       [--toggle-seconds N] [--resp-port N]\n"
+            "  defaults: --seconds 30 --writers 3 --readers 3 --keys 64 --toggle-seconds 3\n"
+            "            --resp-port 0 (no RESP checks)\n",
             argv0);
     exit(2);
+}
+
+// --resp-port: the server's RESP settings must fit, the role RESP clients act as gets SELECT
+// on stress_items (created first if needed), and the table's key prefix is read back.
+bool setup_resp(Conn &c) {
+    Res r = c.must("SELECT current_setting('local_cache.resp_port'), "
+                   "current_setting('local_cache.resp_role'), "
+                   "current_setting('local_cache.resp_database'), current_database()");
+    if (!r) return false;
+    std::string port = get(r, 0, 0), role = get(r, 0, 1), db = get(r, 0, 2), cur = get(r, 0, 3);
+    if (port != std::to_string(opt.resp_port)) {
+        fail("setup: --resp-port " + std::to_string(opt.resp_port) +
+             " but the server's local_cache.resp_port is " + port);
+        return false;
+    }
+    if (db != cur) {
+        fail("setup: local_cache.resp_database is \"" + db + "\", not this database \"" + cur +
+             "\": RESP would not serve stress_items");
+        return false;
+    }
+    if (role.empty()) {
+        fail("setup: local_cache.resp_role is empty: set it to the role RESP clients act as "
+             "without AUTH (created if missing, and granted SELECT on stress_items)");
+        return false;
+    }
+    if (!c.must("DO $$ BEGIN "
+                "IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = current_setting('local_cache.resp_role')) "
+                "THEN EXECUTE format('CREATE ROLE %I', current_setting('local_cache.resp_role')); END IF; "
+                "EXECUTE format('GRANT SELECT ON stress_items TO %I', current_setting('local_cache.resp_role')); "
+                "END $$"))
+        return false;
+    r = c.must("SELECT resp_prefix FROM local_cache.tables WHERE relid = 'public.stress_items'::regclass");
+    if (!r) return false;
+    opt.resp_prefix = get(r, 0, 0);
+    return true;
+}
+
+// --resp-port: waits (up to 60 s) until the RESP server answers PING (its workers start after
+// the server), then checks that GET of one row answers what SQL shows (settings, role).
+bool wait_for_resp() {
+    auto deadline = Clock::now() + std::chrono::seconds(60);
+    std::string last;
+    for (;;) {
+        try {
+            RespClient r(opt.resp_port);
+            RespReply pong = r.call({"PING"});
+            if (pong.type == '+' && pong.str == "PONG") {
+                Conn c("setup");
+                Res row = c.must("SELECT row_to_json(t)::text FROM stress_items t WHERE id = 1");
+                if (!row) return false;
+                std::string key = opt.resp_prefix + ":1";
+                RespReply got = r.call({"GET", key});
+                if (got.type != '$' || got.nil || got.str != get(row, 0, 0)) {
+                    fail("setup: RESP GET " + key + " answered " + got.describe() + ", SQL shows " +
+                         get(row, 0, 0) + " (check local_cache.resp_role and resp_database)");
+                    return false;
+                }
+                return true;
+            }
+            last = "PING answered " + pong.describe();
+        } catch (const std::exception &e) {
+            last = e.what();
+        }
+        if (Clock::now() >= deadline) {
+            fail("setup: the RESP server on 127.0.0.1:" + std::to_string(opt.resp_port) +
+                 " did not answer PING within 60 s: " + last);
+            return false;
+        }
+        sleep_ms(200);
+    }
 }
 
 bool setup() {
@@ -93,6 +172,7 @@ bool setup() {
                 "SERVER local_cache OPTIONS (table 'public.stress_items')"))
         return false;
     if (!c.must("ANALYZE stress_items")) return false;
+    if (opt.resp_port > 0 && !setup_resp(c)) return false;
     return true;
 }
 
@@ -136,18 +216,22 @@ int main(int argc, char **argv) {
         else if (a == "--readers") opt.readers = v;
         else if (a == "--keys") opt.keys = v;
         else if (a == "--toggle-seconds") opt.toggle_seconds = v;
+        else if (a == "--resp-port") opt.resp_port = v;
         else usage(argv[0]);
     }
     if (opt.seconds < 1 || opt.writers < 0 || opt.readers < 0 || opt.keys < 1 || opt.toggle_seconds < 0 ||
+        opt.resp_port < 0 || opt.resp_port > 65535 ||
         opt.keys >= kColdBase || opt.writers + opt.readers == 0) {
         fprintf(stderr, "stress: bad arguments (keys must be 1..%lld)\n", kColdBase - 1);
         return 2;
     }
-    printf("stress: %d s, %d writers, %d readers, %d hot keys\n", opt.seconds, opt.writers,
+    printf("stress: %d s, %d writers, %d readers, %d hot keys", opt.seconds, opt.writers,
            opt.readers, opt.keys);
+    if (opt.resp_port > 0) printf(", RESP on 127.0.0.1:%d", opt.resp_port);
+    printf("\n");
 
     try {
-        if (!setup()) {
+        if (!setup() || (opt.resp_port > 0 && !wait_for_resp())) {
             printf("stress: FAILED during setup: %s\n", g_failure.c_str());
             return 1;
         }
@@ -184,7 +268,7 @@ int main(int argc, char **argv) {
             say("stress: %3lds  reads checked %" PRIu64 ", commits %" PRIu64 ", rollbacks %" PRIu64,
                 (long)std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count(),
                 (uint64_t)(n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks +
-                           n_fdw_checks),
+                           n_fdw_checks + n_resp_commit_checks + n_resp_read_checks),
                 (uint64_t)n_commits, (uint64_t)n_rollbacks);
         }
     }
@@ -204,12 +288,23 @@ int main(int argc, char **argv) {
     }
     for (auto &t : threads) t.join();
 
-    uint64_t reads = n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks + n_fdw_checks;
+    uint64_t resp_checks = n_resp_commit_checks + n_resp_read_checks;
+    uint64_t reads = n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks + n_fdw_checks +
+                     resp_checks;
     printf("stress: reads checked %" PRIu64 " (repeatable read %" PRIu64 " in %" PRIu64
            " transactions, read committed %" PRIu64 ", after commit/rollback %" PRIu64
-           ", inside writing transactions %" PRIu64 ", foreign table %" PRIu64 ")\n",
+           ", inside writing transactions %" PRIu64 ", foreign table %" PRIu64 ", RESP %" PRIu64 ")\n",
            reads, (uint64_t)n_rr_checks, (uint64_t)n_rr_txns, (uint64_t)n_rc_checks,
-           (uint64_t)n_commit_checks, (uint64_t)n_txn_checks, (uint64_t)n_fdw_checks);
+           (uint64_t)n_commit_checks, (uint64_t)n_txn_checks, (uint64_t)n_fdw_checks, resp_checks);
+    if (opt.resp_port > 0)
+        printf("stress: RESP keys checked %" PRIu64 " (GET after commit/rollback %" PRIu64
+               " of which %" PRIu64 " against the writer's own commit, reader MGET keys %" PRIu64
+               "; absent keys answered nil %" PRIu64 "), not comparable (changed around the "
+               "request, or absence not provably constant) %" PRIu64 ", error replies %" PRIu64
+               ", -BUSY retries %" PRIu64 "\n",
+               resp_checks, (uint64_t)n_resp_commit_checks, (uint64_t)n_resp_own_checks,
+               (uint64_t)n_resp_read_checks, (uint64_t)n_resp_absent_checks,
+               (uint64_t)n_resp_skipped, (uint64_t)n_resp_errors, (uint64_t)n_resp_busy_retries);
     printf("stress: commits %" PRIu64 ", rollbacks %" PRIu64 ", conflicts rolled back %" PRIu64
            ", capture trigger switched off %" PRIu64 " times, uncaptured writes %" PRIu64 "\n",
            (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts, (uint64_t)n_toggles,
@@ -251,6 +346,8 @@ int main(int argc, char **argv) {
     }
     if (reads == 0 || (opt.writers > 0 && n_commits == 0) ||
         (opt.readers > 0 && n_fdw_checks == 0) ||
+        (opt.resp_port > 0 && opt.writers > 0 && n_resp_commit_checks == 0) ||
+        (opt.resp_port > 0 && opt.readers > 0 && n_resp_read_checks == 0) ||
         (opt.toggle_seconds > 0 && opt.seconds > 2 * opt.toggle_seconds && n_uncaptured_writes == 0)) {
         printf("stress: FAILED: nothing was checked\n");
         return 1;

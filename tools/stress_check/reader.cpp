@@ -2,7 +2,8 @@
 // and local_cache.mget_json with the same rows read by plain SQL in the same snapshot, in
 // REPEATABLE READ transactions whose snapshots get old (re-reading earlier key lists, which
 // must not change) and in READ COMMITTED statements, and compares the foreign table
-// stress_cache with the same queries on stress_items.
+// stress_cache with the same queries on stress_items. With --resp-port it also reads key lists
+// through RESP MGET and compares them with plain SQL read before and after (compare_resp).
 
 #include "common.h"
 
@@ -18,16 +19,47 @@ class Reader {
   public:
     explicit Reader(int id)
         : id_(id), rng_(0xfeed0000ULL + id * 104729ULL + (uint64_t)getpid()),
-          c_("reader " + std::to_string(id)) {}
+          c_("reader " + std::to_string(id)) {
+        if (opt.resp_port > 0) resp_.reset(new RespClient(opt.resp_port));
+    }
 
     void run() {
         while (!g_stop) {
-            bool ok = rng_.chance(60) ? repeatable_read() : read_committed();
+            bool ok;
+            if (resp_ && rng_.chance(25)) ok = resp_mget();
+            else ok = rng_.chance(60) ? repeatable_read() : read_committed();
             if (!ok) return;
         }
     }
 
   private:
+    // RESP MGET of a key list (no NULLs: a RESP key is a string), compared key by key with
+    // plain SQL read right before and right after (compare_resp: only keys whose row was the
+    // same version in both reads, or proven absent all along, are compared). Half of the lists
+    // are a few hot keys first read through mget, which fills the cache, so the MGET is
+    // usually answered from cache hits without a transaction; the others are random_keys
+    // lists, whose missing and cold keys make the MGET take a transaction and fill.
+    bool resp_mget() {
+        std::vector<long long> ids;
+        std::string where = c_.name() + ": RESP MGET";
+        if (rng_.chance(50)) {
+            Keys keys;
+            int n = 1 + rng_.below(8);
+            for (int i = 0; i < n; i++) keys.items.push_back(std::to_string(hot_key(rng_)));
+            n_rc_checks++;
+            if (!compare(c_, keys, c_.name() + ": READ COMMITTED statement before a RESP MGET"))
+                return false;
+            for (const std::string &k : keys.items) ids.push_back(std::stoll(k));
+            where += " of hot keys just read through mget";
+        } else {
+            for (const std::string &k : random_keys(rng_).items)
+                if (k != "NULL") ids.push_back(std::stoll(k));
+            if (ids.empty()) ids.push_back(hot_key(rng_));
+            where += " of random keys";
+        }
+        return compare_resp(c_, *resp_, ids, false, where, n_resp_read_checks);
+    }
+
     bool read_committed() {
         n_rc_checks++;
         Keys keys = random_keys(rng_);
@@ -85,6 +117,7 @@ class Reader {
     int id_;
     Rng rng_;
     Conn c_;
+    std::unique_ptr<RespClient> resp_;   // with --resp-port
 };
 
 }  // namespace

@@ -2,7 +2,8 @@
 // cold) rows of stress_items in every way that must invalidate the cache (UPDATE, DELETE +
 // re-INSERT, INSERT ON CONFLICT DO UPDATE, primary key moves, ROLLBACK), sometimes checks its
 // own writes inside the transaction, and right after each COMMIT or ROLLBACK returns checks on
-// a second connection that local_cache shows what plain SQL shows.
+// a second connection that local_cache shows what plain SQL shows, and (with --resp-port) that
+// a RESP GET of the key answers what plain SQL shows.
 
 #include "common.h"
 
@@ -30,7 +31,9 @@ class Writer {
   public:
     explicit Writer(int id)
         : id_(id), rng_(0x5eed0000ULL + id * 7919ULL + (uint64_t)getpid()),
-          w_("writer " + std::to_string(id)), check_("writer " + std::to_string(id) + " check") {}
+          w_("writer " + std::to_string(id)), check_("writer " + std::to_string(id) + " check") {
+        if (opt.resp_port > 0) resp_.reset(new RespClient(opt.resp_port));
+    }
 
     void run() {
         while (!g_stop) {
@@ -89,14 +92,61 @@ class Writer {
         return keys;
     }
 
+    // With --resp-port, right before COMMIT: the versions of k and of its partner
+    // k + kMoveOffset that this transaction wrote (xmin = its xid), as the state its commit
+    // leaves, for the RESP check after COMMIT (compare_resp's known_before). Race-free: from
+    // this read until the commit no other session can change what it finds. A row of k we
+    // wrote stays locked by us (as updated, deleted or inserted, an uncommitted unique entry),
+    // and a row we moved to k + kMoveOffset means that k has no live row until our commit
+    // (we deleted it; an INSERT of k waits for us, an UPDATE finds nothing). If this
+    // transaction wrote neither (an UPDATE of an absent key, a ROLLBACK), own_known_ stays
+    // false and compare_resp reads plain SQL before the GET instead.
+    bool note_own(long long k) {
+        own_known_ = false;
+        if (!resp_) return true;
+        std::string key = std::to_string(k);
+        Res r = w_.must("SELECT t.id, t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text"
+                        "  FROM stress_items t WHERE t.id IN ($1::bigint, $1::bigint + 1000000)"
+                        "   AND t.xmin = pg_current_xact_id_if_assigned()::xid",
+                        {key.c_str()});
+        if (!r) return false;
+        own_.assign(2, SqlRow{});
+        for (int i = 0; i < PQntuples(r.get()); i++) {
+            SqlRow &row = own_[atoll(PQgetvalue(r.get(), i, 0)) == k ? 0 : 1];
+            row.present = true;
+            row.version_id = PQgetvalue(r.get(), i, 1);
+            row.json = PQgetvalue(r.get(), i, 2);
+        }
+        own_known_ = own_[0].present || own_[1].present;
+        return true;
+    }
+
     // After COMMIT (or ROLLBACK) returned: a fresh snapshot on the other connection must
-    // show through the cache exactly what the heap shows.
+    // show through the cache exactly what the heap shows. With --resp-port, a RESP GET of the
+    // key must answer what plain SQL shows too: sometimes first thing after COMMIT returned
+    // (the key was just invalidated, so usually a miss and a fill through RESP), sometimes
+    // after the mget check (which usually filled the cache, so a hit served without a
+    // transaction). Keys are shared with the other writers and the toggler: compare_resp
+    // compares only what is proven unchanged from our commit (note_own) or from a plain SQL
+    // read before the GET until a plain SQL read after it.
     bool check_after(long long k, const std::string &what, bool committed) {
         n_commit_checks++;
-        return compare(check_, keys_for(k),
-                       w_.name() + ": read-after-" + (committed ? "commit" : "rollback") +
-                           " of " + what + " on key " + std::to_string(k) +
-                           ", checked on the writer's second connection");
+        std::string where = w_.name() + ": read-after-" + (committed ? "commit" : "rollback") +
+                            " of " + what + " on key " + std::to_string(k);
+        const std::vector<SqlRow> *known = committed && own_known_ ? &own_ : nullptr;
+        own_known_ = false;
+        bool resp_first = resp_ && rng_.chance(50);
+        if (resp_first &&
+            !compare_resp(check_, *resp_, {k}, true, where + ", RESP GET first thing after it returned",
+                          n_resp_commit_checks, known))
+            return false;
+        if (!compare(check_, keys_for(k), where + ", checked on the writer's second connection"))
+            return false;
+        if (resp_ && !resp_first &&
+            !compare_resp(check_, *resp_, {k}, true, where + ", RESP GET after the mget check",
+                          n_resp_commit_checks, known))
+            return false;
+        return true;
     }
 
     bool dml_txn(long long k, const std::string &what) {
@@ -137,6 +187,7 @@ class Writer {
             if (!compare(w_, keys_for(k), w_.name() + ": inside its own transaction after " + what))
                 return false;
         }
+        if (!rollback && !note_own(k)) return false;
         bool committed;
         if (!finish(rollback, &committed)) return false;
         return check_after(k, what, committed);
@@ -166,10 +217,12 @@ class Writer {
             r = step(back, {key.c_str()});
             if (r < 0) return false;
             if (r == 0) return check_after(k, "key move and back (conflict)", false);
+            if (!rollback && !note_own(k)) return false;
             bool committed;
             if (!finish(rollback, &committed)) return false;
             return check_after(k, "key move and back in one transaction", committed);
         }
+        if (!rollback && !note_own(k)) return false;
         bool committed;
         if (!finish(rollback, &committed)) return false;
         if (!check_after(k, "key move", committed)) return false;
@@ -184,6 +237,7 @@ class Writer {
             if (step("DELETE FROM stress_items WHERE id = $1::bigint + 1000000", {key.c_str()}) < 0)
                 return false;
         }
+        if (!note_own(k)) return false;
         if (!finish(false, &committed)) return false;
         return check_after(k, r == 0 ? "delete of moved row" : "key move back", committed);
     }
@@ -191,6 +245,9 @@ class Writer {
     int id_;
     Rng rng_;
     Conn w_, check_;
+    std::unique_ptr<RespClient> resp_;   // with --resp-port
+    std::vector<SqlRow> own_;            // note_own(): k, then k + kMoveOffset
+    bool own_known_ = false;
     uint64_t seq_ = 0;
 };
 

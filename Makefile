@@ -41,6 +41,7 @@ OBJS = \
 	resp_server/pg_tables.o \
 	resp_server/pg_hits.o \
 	resp_server/pg_data_source.o \
+	resp_server/pg_writes.o \
 	resp_server/hba.o \
 	resp_server/auth.o \
 	resp_server/settings.o \
@@ -107,7 +108,7 @@ RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_te
 	resp_server/tests/cmd_strings_test.cpp resp_server/tests/cmd_hashes_test.cpp \
 	resp_server/tests/cmd_connection_test.cpp resp_server/tests/cmd_server_test.cpp \
 	resp_server/tests/glob_test.cpp resp_server/tests/password_check_test.cpp \
-	resp_server/tests/cmd_keyspace_test.cpp resp_server/tests/cmd_transactions_test.cpp
+	resp_server/tests/cmd_keyspace_test.cpp resp_server/tests/cmd_transactions_test.cpp resp_server/tests/cmd_writes_test.cpp
 RESP_TEST_HEADERS = resp_server/tests/parse_harness.h resp_server/tests/resp_reader.h \
 	resp_server/tests/fake_data_source.h resp_server/tests/command_harness.h
 

@@ -197,6 +197,7 @@ void reset_command(CommandContext &c)
 	c.reply.set_protocol(2);
 	c.session.name.clear();
 	c.session.multi.clear();
+	c.session.watched.clear();
 	c.session.role = c.data.default_role(c.session);
 	c.reply.simple_string("RESET");
 }

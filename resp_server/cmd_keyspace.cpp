@@ -1,6 +1,6 @@
 /*
  * cmd_keyspace.cpp — commands about keys rather than their values, as Redis's db.c, expire.c
- * and object.c: SCAN, KEYS, TYPE, TTL, PTTL and MEMORY USAGE. A key that names a row is a
+ * and object.c: SCAN, KEYS, DEL, UNLINK, TYPE, TTL, PTTL and MEMORY USAGE. A key that names a row is a
  * string (GET answers its JSON; the hash commands read the same row by column), never expires,
  * and is only ever removed by the table's writes. The keyspace is every row of the enabled
  * tables the connection's role may read.
@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 namespace local_cache::resp {
 
@@ -156,6 +158,19 @@ void keys_command(CommandContext &c)
 		return;
 	}
 	reply_scanned_keys(c);
+}
+
+/* DEL and UNLINK: deletes the rows; keys that name no row count for nothing, as in Redis. */
+void del_command(CommandContext &c)
+{
+	std::vector<RowKey> &keys = c.scratch.keys;
+	keys.clear();
+	for (size_t i = 1; i < c.argc(); i++)
+		if (std::optional<RowKey> key = parse_row_key(c.arg(i)))
+			keys.push_back(*key);
+	int64_t deleted = 0;
+	if (keys.empty() || lookup_succeeded(c, c.data.delete_rows(c.session, keys.data(), keys.size(), &deleted)))
+		c.reply.integer(deleted);
 }
 
 void type_command(CommandContext &c)

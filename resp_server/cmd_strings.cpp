@@ -1,6 +1,7 @@
 /*
  * cmd_strings.cpp — the string commands, as Redis's t_string.c: GET, MGET and STRLEN, with
- * EXISTS and DBSIZE, which ask about the same keys. A key <prefix>:<id> names one row, whose value is the
+ * EXISTS and DBSIZE, which ask about the same keys; SET, SETNX, GETSET, MSET and MSETNX, which
+ * write the rows as JSON objects through SQL. A key <prefix>:<id> names one row, whose value is the
  * row's JSON. Also what every data command shares: the key format (parse_row_key) and the
  * answers to a lookup.
  */
@@ -39,6 +40,9 @@ bool lookup_succeeded(CommandContext &c, const LookupResult &result)
 		return false;
 	case LookupResult::Status::Failed:
 		c.reply.error(result.message);
+		return false;
+	case LookupResult::Status::ReadOnly:
+		c.reply.error_with_code("READONLY", result.message);
 		return false;
 	}
 	return false;
@@ -100,6 +104,123 @@ void exists_command(CommandContext &c)
 	for (size_t i = 0; i < count; i++)
 		existing += c.scratch.values.found(i) ? 1 : 0;
 	c.reply.integer(existing);
+}
+
+bool parse_write_key(CommandContext &c, std::string_view text, RowKey *key)
+{
+	if (std::optional<RowKey> parsed = parse_row_key(text)) {
+		*key = *parsed;
+		return true;
+	}
+	c.scratch.text.assign("invalid key '").append(c_string_prefix(text, 128));
+	c.scratch.text.append("': a row's key is <prefix>:<id>");
+	c.reply.error(c.scratch.text);
+	return false;
+}
+
+namespace {
+
+/* Writes the rows; false when the command must stop (reply written). */
+bool write_rows(CommandContext &c, const std::string_view *pairs, size_t count, const SetOptions &options,
+				SetOutcome &outcome)
+{
+	std::vector<RowKey> &keys = c.scratch.keys;
+	std::vector<std::string_view> values;
+	keys.clear();
+	for (size_t i = 0; i < count; i++) {
+		RowKey key;
+		if (!parse_write_key(c, pairs[2 * i], &key))
+			return false;
+		keys.push_back(key);
+		values.push_back(pairs[2 * i + 1]);
+	}
+	return lookup_succeeded(c, c.data.set_rows(c.session, keys.data(), values.data(), count, options, outcome));
+}
+
+} // namespace
+
+/* SET key json [NX|XX] [GET]; EX, PX, EXAT, PXAT and KEEPTTL are refused: rows do not expire. */
+void set_command(CommandContext &c)
+{
+	SetOptions options;
+	for (size_t i = 3; i < c.argc(); i++) {
+		std::string_view option = c.arg(i);
+		bool nx = equals_ignore_case(option, "nx"), xx = equals_ignore_case(option, "xx");
+		if ((nx || xx) && options.condition == SetOptions::Condition::Always) {
+			options.condition = nx ? SetOptions::Condition::IfAbsent : SetOptions::Condition::IfPresent;
+		} else if (equals_ignore_case(option, "get") && !options.get_old) {
+			options.get_old = true;
+		} else if (equals_ignore_case(option, "keepttl") ||
+				   ((equals_ignore_case(option, "ex") || equals_ignore_case(option, "px") ||
+					 equals_ignore_case(option, "exat") || equals_ignore_case(option, "pxat")) &&
+					i + 1 < c.argc())) {
+			c.scratch.text.assign("rows do not expire: ");
+			for (char ch : c_string_prefix(option, 16))
+				c.scratch.text += ascii_upper(ch);
+			c.scratch.text.append(" is not supported");
+			c.reply.error(c.scratch.text);
+			return;
+		} else {
+			c.reply.error("syntax error");
+			return;
+		}
+	}
+	SetOutcome outcome;
+	if (!write_rows(c, &c.request.argv[1], 1, options, outcome))
+		return;
+	if (options.get_old) {
+		if (outcome.old_value)
+			c.reply.bulk(*outcome.old_value);
+		else
+			c.reply.null();
+	} else if (outcome.written) {
+		c.reply.ok();
+	} else {
+		c.reply.null();
+	}
+}
+
+void setnx_command(CommandContext &c)
+{
+	SetOptions options;
+	options.condition = SetOptions::Condition::IfAbsent;
+	SetOutcome outcome;
+	if (write_rows(c, &c.request.argv[1], 1, options, outcome))
+		c.reply.integer(outcome.written ? 1 : 0);
+}
+
+void getset_command(CommandContext &c)
+{
+	SetOptions options;
+	options.get_old = true;
+	SetOutcome outcome;
+	if (!write_rows(c, &c.request.argv[1], 1, options, outcome))
+		return;
+	if (outcome.old_value)
+		c.reply.bulk(*outcome.old_value);
+	else
+		c.reply.null();
+}
+
+/* MSET and MSETNX: every row in one transaction, all or nothing. */
+void mset_command(CommandContext &c)
+{
+	if (c.argc() % 2 == 0) {
+		c.scratch.text.assign("wrong number of arguments for '").append(c.command.full_name).append("' command");
+		c.reply.error(c.scratch.text);
+		return;
+	}
+	bool nx = c.command.full_name == "msetnx";
+	SetOptions options;
+	if (nx)
+		options.condition = SetOptions::Condition::IfAbsent;
+	SetOutcome outcome;
+	if (!write_rows(c, &c.request.argv[1], (c.argc() - 1) / 2, options, outcome))
+		return;
+	if (nx)
+		c.reply.integer(outcome.written ? 1 : 0);
+	else
+		c.reply.ok();
 }
 
 void dbsize_command(CommandContext &c)

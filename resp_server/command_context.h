@@ -236,6 +236,9 @@ bool lookup_succeeded(CommandContext &c, const LookupResult &result);
  * reply is written). */
 bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count);
 
+/* A key a write names; answers the error and returns false when it is not <prefix>:<id>. */
+bool parse_write_key(CommandContext &c, std::string_view text, RowKey *key);
+
 /* Replies the value collected at `position`, or nil when none was found. */
 void reply_collected_value(CommandContext &c, size_t position);
 
@@ -247,10 +250,15 @@ void mget_command(CommandContext &c);
 void strlen_command(CommandContext &c);
 void exists_command(CommandContext &c);
 void dbsize_command(CommandContext &c);
+void set_command(CommandContext &c);
+void setnx_command(CommandContext &c);
+void getset_command(CommandContext &c);
+void mset_command(CommandContext &c); /* MSET and MSETNX */
 
 /* cmd_keyspace.cpp */
 void scan_command(CommandContext &c);
 void keys_command(CommandContext &c);
+void del_command(CommandContext &c); /* DEL and UNLINK */
 void type_command(CommandContext &c);
 void ttl_command(CommandContext &c); /* TTL and PTTL */
 void memory_usage_command(CommandContext &c);
@@ -264,6 +272,9 @@ void hstrlen_command(CommandContext &c);
 void hkeys_command(CommandContext &c);
 void hvals_command(CommandContext &c);
 void hlen_command(CommandContext &c);
+void hset_command(CommandContext &c);    /* HSET and HMSET */
+void hdel_command(CommandContext &c);
+void hincrby_command(CommandContext &c); /* HINCRBY and HINCRBYFLOAT */
 
 /* cmd_transactions.cpp */
 void multi_command(CommandContext &c);

@@ -13,10 +13,10 @@ namespace local_cache::resp {
 
 namespace {
 
-/* Every command flagged CMD_WRITE: the cache is filled from the tables, never written. */
+/* Every command flagged CMD_UNSUPPORTED. */
 void refuse_write_command(CommandContext &c)
 {
-	c.reply.error(kReadOnlyError);
+	c.reply.error(kUnsupportedWriteError);
 }
 
 /* ---- the table ---- */
@@ -99,13 +99,13 @@ constexpr size_t count_of(const T (&)[N])
 	return N;
 }
 
-/* A write command's row: every write is refused, with the same handler and summary. */
+/* An unsupported write command's row: refused, with the same handler and summary. */
 constexpr CommandSpec refused_write(std::string_view name, int arity, int first_key, int last_key,
 									int key_step, std::string_view group, std::string_view since,
 									std::string_view complexity)
 {
-	return CommandSpec{name, arity, CMD_WRITE, first_key, last_key, key_step, group, since,
-					   "Refused: write through SQL.", complexity, refuse_write_command, nullptr, 0};
+	return CommandSpec{name, arity, CMD_WRITE | CMD_UNSUPPORTED, first_key, last_key, key_step, group, since,
+					   "Refused: no meaning for rows.", complexity, refuse_write_command, nullptr, 0};
 }
 
 constexpr CommandSpec kCommands[] = {
@@ -165,16 +165,16 @@ constexpr CommandSpec kCommands[] = {
 	 "Starts a transaction: the next requests are queued until EXEC.", "O(1)", multi_command,
 	 nullptr, 0},
 	{"exec", 1, CMD_LOADING | CMD_STALE | CMD_NOT_QUEUED, 0, 0, 0, "transactions", "1.2.0",
-	 "Runs the queued requests; their reads see one snapshot.",
+	 "Runs the queued requests in one transaction with one snapshot.",
 	 "Depends on commands in the transaction", exec_command, nullptr, 0},
 	{"discard", 1, kConnection | CMD_NOT_QUEUED, 0, 0, 0, "transactions", "2.0.0",
 	 "Discards the queued requests.", "O(N), when N is the number of queued commands",
 	 discard_command, nullptr, 0},
 	{"watch", -2, kConnection | CMD_NOT_QUEUED, 1, -1, 1, "transactions", "2.2.0",
-	 "Refused: keys change only through SQL writes, which RESP cannot watch.", "O(1)",
-	 watch_command, nullptr, 0},
+	 "Remembers the rows' versions: EXEC runs nothing if one changed.",
+	 "O(1) for every key.", watch_command, nullptr, 0},
 	{"unwatch", 1, kConnection, 0, 0, 0, "transactions", "2.2.0",
-	 "Forgets watched keys; there are none.", "O(1)", unwatch_command, nullptr, 0},
+	 "Forgets the watched rows.", "O(1)", unwatch_command, nullptr, 0},
 
 	/* connection */
 	{"ping", -1, CMD_FAST, 0, 0, 0, "connection", "1.0.0",
@@ -212,13 +212,41 @@ constexpr CommandSpec kCommands[] = {
 	{"info", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "1.0.0",
 	 "Returns information and statistics about the server.", "O(1)", info_command, nullptr, 0},
 
-	/* writes: refused, so that clients get a clear answer instead of "unknown command"
-	 * (name, arity, first key, last key, key step, group, since, complexity) */
-	refused_write("set", -3, 1, 1, 1, "string", "1.0.0", "O(1)"),
-	refused_write("setnx", 3, 1, 1, 1, "string", "1.0.0", "O(1)"),
+	/* writes through SQL, as the connection's role; see pg_writes.cpp */
+	{"set", -3, CMD_WRITE, 1, 1, 1, "string", "1.0.0",
+	 "Makes the row exactly the JSON object (INSERT ... ON CONFLICT DO UPDATE); NX, XX, GET.",
+	 "O(1)", set_command, nullptr, 0},
+	{"setnx", 3, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "1.0.0",
+	 "Inserts the row from the JSON object unless it exists.", "O(1)", setnx_command, nullptr, 0},
+	{"getset", 3, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "1.0.0",
+	 "Makes the row the JSON object and returns the old row.", "O(1)", getset_command, nullptr, 0},
+	{"mset", -3, CMD_WRITE, 1, -1, 2, "string", "1.0.1",
+	 "Makes several rows the JSON objects, in one transaction.",
+	 "O(N) where N is the number of keys to set.", mset_command, nullptr, 0},
+	{"msetnx", -3, CMD_WRITE, 1, -1, 2, "string", "1.0.1",
+	 "Inserts several rows in one transaction, only if none exists.",
+	 "O(N) where N is the number of keys to set.", mset_command, nullptr, 0},
+	{"del", -2, CMD_WRITE, 1, -1, 1, "generic", "1.0.0", "Deletes the rows.",
+	 "O(N) where N is the number of keys that will be removed.", del_command, nullptr, 0},
+	{"unlink", -2, CMD_WRITE | CMD_FAST, 1, -1, 1, "generic", "4.0.0", "Deletes the rows.",
+	 "O(N) where N is the number of keys that will be removed.", del_command, nullptr, 0},
+	{"hset", -4, CMD_WRITE | CMD_FAST, 1, 1, 1, "hash", "2.0.0",
+	 "Sets columns from their text; inserts the row if missing.",
+	 "O(N) where N is the number of field/value pairs being set.", hset_command, nullptr, 0},
+	{"hmset", -4, CMD_WRITE | CMD_FAST, 1, 1, 1, "hash", "2.0.0",
+	 "Sets columns from their text; inserts the row if missing.",
+	 "O(N) where N is the number of field/value pairs being set.", hset_command, nullptr, 0},
+	{"hdel", -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "hash", "2.0.0", "Sets columns to NULL.",
+	 "O(N) where N is the number of fields to be removed.", hdel_command, nullptr, 0},
+	{"hincrby", 4, CMD_WRITE | CMD_FAST, 1, 1, 1, "hash", "2.0.0",
+	 "Adds an integer to a number column.", "O(1)", hincrby_command, nullptr, 0},
+	{"hincrbyfloat", 4, CMD_WRITE | CMD_FAST, 1, 1, 1, "hash", "2.6.0",
+	 "Adds a number to a number column.", "O(1)", hincrby_command, nullptr, 0},
+
+	/* writes with no meaning for rows: refused, so that clients get a clear answer instead
+	 * of "unknown command" (name, arity, first key, last key, key step, group, since, complexity) */
 	refused_write("setex", 4, 1, 1, 1, "string", "2.0.0", "O(1)"),
 	refused_write("psetex", 4, 1, 1, 1, "string", "2.6.0", "O(1)"),
-	refused_write("getset", 3, 1, 1, 1, "string", "1.0.0", "O(1)"),
 	refused_write("getdel", 2, 1, 1, 1, "string", "6.2.0", "O(1)"),
 	refused_write("getex", -2, 1, 1, 1, "string", "6.2.0", "O(1)"),
 	refused_write("append", 3, 1, 1, 1, "string", "2.0.0", "O(1)"),
@@ -228,10 +256,6 @@ constexpr CommandSpec kCommands[] = {
 	refused_write("incrbyfloat", 3, 1, 1, 1, "string", "2.6.0", "O(1)"),
 	refused_write("decr", 2, 1, 1, 1, "string", "1.0.0", "O(1)"),
 	refused_write("decrby", 3, 1, 1, 1, "string", "1.0.0", "O(1)"),
-	refused_write("mset", -3, 1, -1, 2, "string", "1.0.1", "O(N)"),
-	refused_write("msetnx", -3, 1, -1, 2, "string", "1.0.1", "O(N)"),
-	refused_write("del", -2, 1, -1, 1, "generic", "1.0.0", "O(N)"),
-	refused_write("unlink", -2, 1, -1, 1, "generic", "4.0.0", "O(N)"),
 	refused_write("expire", -3, 1, 1, 1, "generic", "1.0.0", "O(1)"),
 	refused_write("pexpire", -3, 1, 1, 1, "generic", "2.6.0", "O(1)"),
 	refused_write("expireat", -3, 1, 1, 1, "generic", "1.2.0", "O(1)"),
@@ -241,12 +265,7 @@ constexpr CommandSpec kCommands[] = {
 	refused_write("renamenx", 3, 1, 2, 1, "generic", "1.0.0", "O(1)"),
 	refused_write("copy", -3, 1, 2, 1, "generic", "6.2.0", "O(N)"),
 	refused_write("move", 3, 1, 1, 1, "generic", "1.0.0", "O(1)"),
-	refused_write("hset", -4, 1, 1, 1, "hash", "2.0.0", "O(1)"),
 	refused_write("hsetnx", 4, 1, 1, 1, "hash", "2.0.0", "O(1)"),
-	refused_write("hmset", -4, 1, 1, 1, "hash", "2.0.0", "O(N)"),
-	refused_write("hdel", -3, 1, 1, 1, "hash", "2.0.0", "O(N)"),
-	refused_write("hincrby", 4, 1, 1, 1, "hash", "2.0.0", "O(1)"),
-	refused_write("hincrbyfloat", 4, 1, 1, 1, "hash", "2.6.0", "O(1)"),
 	refused_write("lpush", -3, 1, 1, 1, "list", "1.0.0", "O(1)"),
 	refused_write("rpush", -3, 1, 1, 1, "list", "1.0.0", "O(1)"),
 	refused_write("sadd", -3, 1, 1, 1, "set", "1.0.0", "O(1)"),
@@ -370,9 +389,9 @@ const CommandSpec *checked_command(const Request &request, const Session &sessio
 		reply.error_with_code("NOAUTH", "Authentication required.");
 		return nullptr;
 	}
-	/* Writes are refused when queued, not at EXEC, so that EXEC fails as a whole. */
-	if (session.multi.active && (command->flags & CMD_WRITE)) {
-		reply.error(kReadOnlyError);
+	/* Unsupported writes are refused when queued, not at EXEC, so that EXEC fails as a whole. */
+	if (session.multi.active && (command->flags & CMD_UNSUPPORTED)) {
+		reply.error(kUnsupportedWriteError);
 		return nullptr;
 	}
 	return command;

@@ -5,8 +5,8 @@
  *
  * CommandProcessor::execute checks, in Redis's order: unknown command or subcommand, arity,
  * authentication (NOAUTH unless the row is flagged no_auth), then inside MULTI queues the
- * request (refusing writes at once, which makes EXEC fail as Redis does), else runs the row's
- * handler (write commands' handler refuses them: the tables are written through SQL). Each request
+ * request (refusing unsupported writes at once, which makes EXEC fail as Redis does), else
+ * runs the row's handler. Each request
  * appends exactly one reply to the output buffer, except one that finds a table locked while
  * it may still wait (Session::retry_later): it appends nothing and is run again later.
  */
@@ -26,11 +26,12 @@ namespace local_cache::resp {
 /* The version HELLO and INFO report: the Redis release whose protocol and commands we follow. */
 constexpr std::string_view kRedisCompatibleVersion = "7.2.0";
 
-/* Why every write command fails. */
-constexpr std::string_view kReadOnlyError = "local_cache is read-only: write to the table through SQL";
+/* Why the write commands that have no meaning for rows (INCR, EXPIRE, LPUSH ...) fail. */
+constexpr std::string_view kUnsupportedWriteError =
+	"not supported by local_cache: write rows with SET, MSET, DEL, HSET, HDEL, HINCRBY or SQL";
 
 enum CommandFlag : uint32_t {
-	CMD_WRITE = 1u << 0,    /* would modify data: always refused */
+	CMD_WRITE = 1u << 0,    /* modifies data */
 	CMD_READONLY = 1u << 1, /* reads keys */
 	CMD_FAST = 1u << 2,     /* O(1) or O(log N) */
 	CMD_NO_AUTH = 1u << 3,  /* allowed before authentication */
@@ -38,6 +39,7 @@ enum CommandFlag : uint32_t {
 	CMD_STALE = 1u << 5,    /* allowed on a stale replica (likewise) */
 	CMD_ADMIN = 1u << 6,    /* administrative */
 	CMD_NOT_QUEUED = 1u << 7, /* runs at once inside MULTI too (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET) */
+	CMD_UNSUPPORTED = 1u << 8, /* a Redis write with no meaning for rows: always refused */
 };
 
 struct CommandContext;

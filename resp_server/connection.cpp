@@ -41,7 +41,7 @@ void flush(Connection *c);
 /* Keeps Server::client_memory the sum of every connection's buffer capacity. */
 void account(Connection *c)
 {
-	size_t now = c->input.capacity() + c->pending.capacity() + c->writing.capacity() + c->session.multi.memory();
+	size_t now = c->input.capacity() + c->pending.capacity() + c->writing.capacity() + c->session.kept_memory();
 	c->server->client_memory = c->server->client_memory - c->accounted_memory + now;
 	c->accounted_memory = now;
 }

@@ -60,6 +60,8 @@ struct Session {
 	 * At accept (and on RESET) the server sets it to DataSource::default_role(session). */
 	std::optional<AuthenticatedRole> role;
 	QueuedRequests multi;
+	/* WATCH: keys and the row versions seen, until EXEC, DISCARD, UNWATCH or RESET. */
+	std::vector<std::pair<std::string, std::string>> watched;
 	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
 	bool close_after_reply = false;
 	/* Set by the server before each request: the request has waited for a locked table as
@@ -77,6 +79,14 @@ struct Session {
 	int64_t last_request_at_ms = 0; /* when the request being executed arrived */
 
 	bool authenticated() const { return role.has_value(); }
+	/* What MULTI and WATCH keep, for the connection's share of local_cache.resp_client_memory. */
+	size_t kept_memory() const
+	{
+		size_t bytes = multi.memory() + watched.capacity() * sizeof(watched[0]);
+		for (const auto &[key, version] : watched)
+			bytes += key.capacity() + version.capacity();
+		return bytes;
+	}
 };
 
 /*
@@ -136,6 +146,7 @@ struct LookupResult {
 		NoPermission, /* the role lacks SELECT on a table: -NOPERM <message> */
 		Busy,         /* another transaction holds a lock on a table: retry, or -BUSY <message> */
 		Failed,       /* anything else that went wrong: -ERR <message> */
+		ReadOnly,     /* a write on a hot standby: -READONLY */
 	};
 	Status status = Status::Ok;
 	std::string message;
@@ -147,6 +158,21 @@ struct LookupResult {
 	}
 	static LookupResult busy(std::string text) { return LookupResult{Status::Busy, std::move(text)}; }
 	static LookupResult failed(std::string text) { return LookupResult{Status::Failed, std::move(text)}; }
+	static LookupResult read_only()
+	{
+		return LookupResult{Status::ReadOnly, "You can't write against a read only replica."};
+	}
+};
+
+/* SET's conditions and what it answers. */
+struct SetOptions {
+	enum class Condition { Always, IfAbsent /* NX */, IfPresent /* XX */ };
+	Condition condition = Condition::Always;
+	bool get_old = false; /* GET: answer the row as it was */
+};
+struct SetOutcome {
+	bool written = false;
+	std::optional<std::string> old_value; /* with get_old: the old row's JSON, if there was one */
 };
 
 /* What a login answers. */
@@ -269,10 +295,45 @@ public:
 	virtual uint64_t save_scan_position(const ScanPosition &position) = 0;
 	virtual bool load_scan_position(uint64_t cursor, ScanPosition *position) = 0;
 
-	/* EXEC: the calls between begin_batch() and end_batch() read from one snapshot, so the
-	 * queued reads of a MULTI are one consistent read. */
+	/*
+	 * Writes, each a transaction of its own (or part of EXEC's batch) as the session's role,
+	 * through the table's constraints and triggers, so the cache is invalidated the ordinary
+	 * way; the call returns after COMMIT. Keys that name no enabled table are errors. A hot
+	 * standby answers ReadOnly; a row or table lock held by another transaction answers Busy.
+	 */
+	/* SET / MSET: the rows become exactly the JSON objects values[i] (absent columns take
+	 * their DEFAULT). With more than one key, all or nothing; with IfAbsent, none is written
+	 * unless all are absent (MSETNX). */
+	virtual LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values,
+								  size_t count, const SetOptions &options, SetOutcome &outcome) = 0;
+	/* DEL: deletes the rows; *deleted counts the rows that existed. */
+	virtual LookupResult delete_rows(const Session &session, const RowKey *keys, size_t count,
+									 int64_t *deleted) = 0;
+	/* HSET: sets columns from their text; a missing row is inserted (other columns DEFAULT) and
+	 * *added is then the number of columns set, else 0. */
+	virtual LookupResult set_columns(const Session &session, const RowKey &key, const std::string_view *columns,
+									 const std::string_view *values, size_t count, int64_t *added) = 0;
+	/* HDEL: sets the columns to NULL; *removed counts those that were not NULL. */
+	virtual LookupResult clear_columns(const Session &session, const RowKey &key, const std::string_view *columns,
+									   size_t count, int64_t *removed) = 0;
+	/* HINCRBY / HINCRBYFLOAT: adds `increment` (a number's text) to a numeric column (a missing
+	 * row is inserted with the column at the increment); *result is the new value as text. */
+	virtual LookupResult increment_column(const Session &session, const RowKey &key, std::string_view column,
+										  std::string_view increment, std::string *result) = 0;
+
+	/* WATCH: a token that changes whenever the row is written, deleted or inserted. */
+	virtual LookupResult row_version(const Session &session, const RowKey &key, std::string *version) = 0;
+
+	/* EXEC: the calls between begin_batch() and end_batch() are one transaction with one
+	 * snapshot, so the queued reads of a MULTI are one consistent read and its writes commit
+	 * together. end_batch(true) commits; end_batch(false) rolls everything back. Before the
+	 * calls, check_versions() answers whether the watched rows are all still at the versions
+	 * WATCH saw, in the batch's snapshot — locking them when the batch will write them (`lock`);
+	 * false: the caller ends the batch without committing. */
 	virtual void begin_batch() = 0;
-	virtual void end_batch() = 0;
+	virtual LookupResult end_batch(bool commit) = 0;
+	virtual LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
+										size_t count, bool lock, bool *unchanged) = 0;
 
 	/* DBSIZE and INFO keyspace: the number of keys the session's role can see. */
 	virtual uint64_t count_keys(const Session &session) = 0;

@@ -385,9 +385,12 @@ void PgDataSource::begin_batch()
 	batch = Batch{true, false};
 }
 
-void PgDataSource::end_batch()
+LookupResult PgDataSource::end_batch(bool commit)
 {
-	resp::end_batch();
+	PgError error;
+	if (!resp::end_batch(commit, &error))
+		return failure(error);
+	return LookupResult::ok();
 }
 
 uint64_t PgDataSource::save_scan_position(const ScanPosition &position)

@@ -1,6 +1,7 @@
 /*
  * pg_data_source.h — the RESP commands' DataSource, implemented on PostgreSQL: rows through
- * the shared lookup/fill path, privileges, passwords, counters. Used by the RESP workers.
+ * the shared lookup/fill path, privileges, passwords, counters (pg_data_source.cpp), and
+ * writes through SQL (pg_writes.cpp). Used by the RESP workers.
  */
 #pragma once
 
@@ -28,8 +29,20 @@ public:
 						   std::string_view key_start, KeySink &sink) override;
 	uint64_t save_scan_position(const ScanPosition &position) override;
 	bool load_scan_position(uint64_t cursor, ScanPosition *position) override;
+	LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values, size_t count,
+						  const SetOptions &options, SetOutcome &outcome) override;
+	LookupResult delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted) override;
+	LookupResult set_columns(const Session &session, const RowKey &key, const std::string_view *columns,
+							 const std::string_view *values, size_t count, int64_t *added) override;
+	LookupResult clear_columns(const Session &session, const RowKey &key, const std::string_view *columns,
+							   size_t count, int64_t *removed) override;
+	LookupResult increment_column(const Session &session, const RowKey &key, std::string_view column,
+								  std::string_view increment, std::string *result) override;
+	LookupResult row_version(const Session &session, const RowKey &key, std::string *version) override;
 	void begin_batch() override;
-	void end_batch() override;
+	LookupResult end_batch(bool commit) override;
+	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
+								size_t count, bool lock, bool *unchanged) override;
 	uint64_t count_keys(const Session &session) override;
 	void fill_info(InfoStats &stats) override;
 

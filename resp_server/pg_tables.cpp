@@ -15,22 +15,26 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "access/xact.h"
 }
 
 namespace local_cache::resp {
 
 Batch batch = {false, false};
 
-void end_batch()
+bool end_batch(bool commit, PgError *error)
 {
-	if (batch.started) {
-		PgError error;
-		run_or_abort_transaction([]() noexcept {
+	bool ok = true;
+	if (batch.started && commit) {
+		ok = run_or_abort_transaction([]() noexcept {
 			PopActiveSnapshot();
 			CommitTransactionCommand();
-		}, &error);
+		}, error);
+	} else if (batch.started) {
+		AbortCurrentTransaction();
 	}
 	batch = Batch{false, false};
+	return ok;
 }
 
 namespace {

@@ -43,7 +43,7 @@ struct Connection {
 	bool write_in_flight = false;
 	bool closing = false;
 	int64_t last_active_ms = 0;
-	/* Capacity of input, pending, writing and queued MULTI requests as last added to
+	/* Capacity of input, pending, writing and what MULTI/WATCH keep, as last added to
 	 * Server::client_memory. */
 	size_t accounted_memory = 0;
 	/* When the request at input_start first found its table locked; 0: it did not. */

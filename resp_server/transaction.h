@@ -21,8 +21,8 @@ namespace local_cache::resp {
 
 /*
  * EXEC's batch (DataSource::begin_batch): while it is active, the bodies share one REPEATABLE
- * READ transaction, so they read from one snapshot; the first body starts it, end_batch()
- * commits it. Each body runs in a subtransaction of it: an error (NOPERM on one table) fails
+ * READ transaction, so they read from one snapshot and their writes commit together; the
+ * first body starts it, end_batch() commits or rolls it back. Each body runs in a subtransaction of it: an error (NOPERM on one table) fails
  * that command only, and the later ones still read from the same snapshot.
  */
 struct Batch {
@@ -53,10 +53,17 @@ template <typename Body> bool in_transaction(Body &&body, PgError *error)
 			return false;
 		batch.started = true;
 	}
-	return run_in_subtransaction(body, error);
+	return run_in_subtransaction([&]() noexcept {
+		/* Earlier commands' writes are visible to this one, as to the next statement of a
+		 * SQL transaction. */
+		CommandCounterIncrement();
+		UpdateActiveSnapshotCommandId();
+		body();
+	}, error);
 }
 
-/* Ends the batch: commits its transaction, if it started one. */
-void end_batch();
+/* Ends the batch: commits its transaction (false and the error if the commit failed), or
+ * with !commit rolls it back. */
+bool end_batch(bool commit, PgError *error);
 
 } // namespace local_cache::resp

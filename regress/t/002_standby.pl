@@ -102,6 +102,12 @@ my $replication = `redis-cli -p $resp_port INFO replication 2>&1`;
 like($replication, qr/^role:slave\r?$/m, 'INFO on the standby: role:slave');
 like($replication, qr/^master_port:${\ $primary->port}\r?$/m, 'INFO on the standby: master_port is the primary');
 like($replication, qr/^master_link_status:up\r?$/m, 'INFO on the standby: master_link_status:up while streaming');
+# Writes on a standby: Redis's READONLY error, for every write command.
+for my $write ("SET items:1 {}", "DEL items:1", "HSET items:1 value x", "HINCRBY items:1 id 1", "MSET items:1 {}")
+{
+	like(`redis-cli -p $resp_port $write 2>&1`, qr/^READONLY You can't write against a read only replica\.$/m,
+		"standby: $write answers READONLY");
+}
 cmp_ok($standby->safe_psql('postgres', 'SELECT hits FROM local_cache.stats_global'), '>', 0,
 	'the standby serves hits from its own cache');
 

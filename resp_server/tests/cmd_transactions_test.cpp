@@ -48,17 +48,18 @@ BOOST_AUTO_TEST_CASE(errors)
 	BOOST_TEST(c.run({"DISCARD"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "-ERR EXEC without MULTI\r\n");
 
-	/* A request refused while queueing (unknown, arity, a write) aborts the transaction. */
+	/* A request refused while queueing (unknown, arity, an unsupported write) aborts the
+	 * transaction. */
 	for (resp_test::Args refused : {resp_test::Args{"NOSUCH"}, resp_test::Args{"GET"},
-									resp_test::Args{"SET", "items:1", "x"}}) {
+									resp_test::Args{"INCR", "items:1"}}) {
 		BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 		BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
 		BOOST_TEST(c.run(refused).rfind("-ERR ", 0) == 0);
 		BOOST_TEST(c.run({"EXEC"}) == "-EXECABORT Transaction discarded because of previous errors.\r\n");
 	}
-	BOOST_TEST(c.run({"SET", "items:1", "x"}).rfind("-ERR local_cache is read-only", 0) == 0);
-	BOOST_TEST(c.run({"WATCH", "items:1"}).rfind("-ERR WATCH is not supported", 0) == 0);
+	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"UNWATCH"}) == "+OK\r\n");
+	BOOST_TEST(c.session.watched.empty());
 
 	/* RESET ends a transaction; QUIT runs at once. */
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
@@ -111,6 +112,53 @@ BOOST_AUTO_TEST_CASE(exec_finding_a_table_locked)
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"EXISTS", "items:1"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n:1\r\n");
+}
+
+/* A transaction with a write is all or nothing: the first error rolls everything back. */
+BOOST_AUTO_TEST_CASE(exec_with_writes)
+{
+	Connection c;
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SET", "items:5", "{\"id\":5}"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"GET", "items:5"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*2\r\n+OK\r\n$8\r\n{\"id\":5}\r\n");
+	BOOST_TEST(c.data.rollbacks == 0);
+
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"DEL", "items:5"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"GET", "secret:1"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "-EXECABORT Transaction rolled back: NOPERM permission denied for table secret\r\n");
+	BOOST_TEST(c.data.rollbacks == 1);
+	BOOST_TEST(c.run({"EXISTS", "items:5"}) == ":1\r\n"); /* the DEL was rolled back */
+	BOOST_TEST(!c.session.multi.active);
+}
+
+/* WATCH: EXEC runs nothing (nil) if a watched row changed since; the watch ends with EXEC. */
+BOOST_AUTO_TEST_CASE(watch)
+{
+	Connection c;
+	BOOST_TEST(c.run({"WATCH", "items:1", "items:3", "not-a-key"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SET", "items:3", "{}"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n+OK\r\n");
+	BOOST_TEST(c.session.watched.empty());
+
+	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
+	c.data.tables["items"][1].json = "changed by someone else";
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SET", "items:1", "{}"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*-1\r\n");
+	BOOST_TEST(c.data.tables["items"][1].json == "changed by someone else");
+	c.session.protocol = 3;
+	BOOST_TEST(c.run({"WATCH", "items:3"}) == "+OK\r\n");
+	c.data.tables["items"].erase(3);
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "_\r\n");
+	/* DISCARD and RESET end the watch too. */
+	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"DISCARD"}) == "+OK\r\n");
+	BOOST_TEST(c.session.watched.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

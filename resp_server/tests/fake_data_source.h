@@ -25,6 +25,8 @@ using local_cache::resp::FieldSink;
 using local_cache::resp::InfoStats;
 using local_cache::resp::KeySink;
 using local_cache::resp::ScanPosition;
+using local_cache::resp::SetOptions;
+using local_cache::resp::SetOutcome;
 using local_cache::resp::LookupResult;
 using local_cache::resp::RowKey;
 using local_cache::resp::Session;
@@ -223,12 +225,138 @@ public:
 		return true;
 	}
 
+	/* Writes: on the in-memory tables; a value is stored as the row's JSON as given. */
+	LookupResult set_rows(const Session &, const RowKey *keys, const std::string_view *values, size_t count,
+						  const SetOptions &options, SetOutcome &outcome) override
+	{
+		outcome = SetOutcome();
+		for (size_t i = 0; i < count; i++) {
+			if (LookupResult refused = check_write(keys[i].prefix); refused.status != LookupResult::Status::Ok)
+				return refused;
+		}
+		bool all_absent = true;
+		for (size_t i = 0; i < count; i++)
+			all_absent = all_absent && find(keys[i]) == nullptr;
+		if (count > 1 && options.condition == SetOptions::Condition::IfAbsent && !all_absent)
+			return LookupResult::ok();
+		outcome.written = true;
+		for (size_t i = 0; i < count; i++) {
+			const Row *old = find(keys[i]);
+			if (options.get_old && old != nullptr)
+				outcome.old_value = old->json;
+			if ((options.condition == SetOptions::Condition::IfAbsent && old != nullptr) ||
+				(options.condition == SetOptions::Condition::IfPresent && old == nullptr)) {
+				outcome.written = false;
+				continue;
+			}
+			tables[std::string(keys[i].prefix)][keys[i].id] = Row{std::string(values[i]), {}};
+			writes++;
+		}
+		return LookupResult::ok();
+	}
+
+	LookupResult delete_rows(const Session &, const RowKey *keys, size_t count, int64_t *deleted) override
+	{
+		*deleted = 0;
+		for (size_t i = 0; i < count; i++) {
+			auto table = tables.find(keys[i].prefix);
+			if (table != tables.end())
+				*deleted += int64_t(table->second.erase(keys[i].id));
+		}
+		writes++;
+		return LookupResult::ok();
+	}
+
+	LookupResult set_columns(const Session &, const RowKey &key, const std::string_view *columns,
+							 const std::string_view *values, size_t count, int64_t *added) override
+	{
+		if (LookupResult refused = check_write(key.prefix); refused.status != LookupResult::Status::Ok)
+			return refused;
+		auto &rows = tables[std::string(key.prefix)];
+		bool inserted = rows.find(key.id) == rows.end();
+		Row &row = rows[key.id];
+		for (size_t i = 0; i < count; i++)
+			set_column(row, columns[i], std::string(values[i]));
+		*added = inserted ? int64_t(count) : 0;
+		writes++;
+		return LookupResult::ok();
+	}
+
+	LookupResult clear_columns(const Session &, const RowKey &key, const std::string_view *columns, size_t count,
+							   int64_t *removed) override
+	{
+		if (LookupResult refused = check_write(key.prefix); refused.status != LookupResult::Status::Ok)
+			return refused;
+		*removed = 0;
+		auto table = tables.find(key.prefix);
+		if (table == tables.end() || table->second.find(key.id) == table->second.end())
+			return LookupResult::ok();
+		for (auto &column : table->second[key.id].columns) {
+			for (size_t i = 0; i < count; i++) {
+				if (column.first == columns[i] && column.second) {
+					column.second.reset();
+					++*removed;
+				}
+			}
+		}
+		writes++;
+		return LookupResult::ok();
+	}
+
+	LookupResult increment_column(const Session &, const RowKey &key, std::string_view column,
+								  std::string_view increment, std::string *result) override
+	{
+		if (LookupResult refused = check_write(key.prefix); refused.status != LookupResult::Status::Ok)
+			return refused;
+		Row &row = tables[std::string(key.prefix)][key.id];
+		double value = 0;
+		for (const auto &c : row.columns)
+			if (c.first == column && c.second)
+				value = std::stod(*c.second);
+		value += std::stod(std::string(increment));
+		char text[64];
+		snprintf(text, sizeof(text), "%.17g", value);
+		set_column(row, column, text);
+		*result = text;
+		writes++;
+		return LookupResult::ok();
+	}
+
+	LookupResult row_version(const Session &, const RowKey &key, std::string *version) override
+	{
+		const Row *row = find(key);
+		*version = row == nullptr ? "absent" : row->json + "|" + std::to_string(row->columns.size());
+		return LookupResult::ok();
+	}
+
 	void begin_batch() override
 	{
 		batches++;
 		in_batch = true;
+		writes_before_batch = writes;
+		tables_before_batch = tables;
 	}
-	void end_batch() override { in_batch = false; }
+	LookupResult end_batch(bool commit) override
+	{
+		in_batch = false;
+		if (!commit) {
+			tables = tables_before_batch;
+			writes = writes_before_batch;
+			rollbacks++;
+		}
+		return LookupResult::ok();
+	}
+	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
+								size_t count, bool, bool *unchanged) override
+	{
+		*unchanged = true;
+		for (size_t i = 0; i < count; i++) {
+			std::string now;
+			row_version(session, keys[i], &now);
+			*unchanged = *unchanged && now == versions[i];
+		}
+		return LookupResult::ok();
+	}
 
 	uint64_t count_keys(const Session &) override { return key_count; }
 
@@ -240,10 +368,35 @@ public:
 	int scan_calls = 0;
 	int batches = 0;
 	bool in_batch = false;
+	int writes = 0;
+	int rollbacks = 0;
+	bool replica = false; /* writes answer ReadOnly */
+	int writes_before_batch = 0;
+	std::map<std::string, std::map<int64_t, Row>, std::less<>> tables_before_batch;
 	std::map<uint64_t, ScanPosition> cursors;
 	uint64_t last_cursor = 1000;
 
 private:
+	LookupResult check_write(std::string_view prefix) const
+	{
+		if (replica)
+			return LookupResult::read_only();
+		if (tables.find(prefix) == tables.end())
+			return LookupResult::failed("no enabled table has the RESP prefix \"" + std::string(prefix) + "\"");
+		return check(prefix);
+	}
+
+	static void set_column(Row &row, std::string_view column, std::string value)
+	{
+		for (auto &c : row.columns) {
+			if (c.first == column) {
+				c.second = std::move(value);
+				return;
+			}
+		}
+		row.columns.emplace_back(std::string(column), std::move(value));
+	}
+
 	bool refuses(std::string_view prefix) const
 	{
 		return throwing_prefixes.count(prefix) || forbidden_prefixes.count(prefix) || failing_prefixes.count(prefix) ||

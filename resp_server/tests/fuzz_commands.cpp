@@ -263,8 +263,48 @@ public:
 	{
 		return fake.load_scan_position(cursor, position);
 	}
+	LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values, size_t count,
+						  const SetOptions &options, SetOutcome &outcome) override
+	{
+		require_role(session);
+		return fake.set_rows(session, keys, values, count, options, outcome);
+	}
+	LookupResult delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted) override
+	{
+		require_role(session);
+		return fake.delete_rows(session, keys, count, deleted);
+	}
+	LookupResult set_columns(const Session &session, const RowKey &key, const std::string_view *columns,
+							 const std::string_view *values, size_t count, int64_t *added) override
+	{
+		require_role(session);
+		return fake.set_columns(session, key, columns, values, count, added);
+	}
+	LookupResult clear_columns(const Session &session, const RowKey &key, const std::string_view *columns,
+							   size_t count, int64_t *removed) override
+	{
+		require_role(session);
+		return fake.clear_columns(session, key, columns, count, removed);
+	}
+	LookupResult increment_column(const Session &session, const RowKey &key, std::string_view column,
+								  std::string_view increment, std::string *result) override
+	{
+		require_role(session);
+		return fake.increment_column(session, key, column, increment, result);
+	}
+	LookupResult row_version(const Session &session, const RowKey &key, std::string *version) override
+	{
+		require_role(session);
+		return fake.row_version(session, key, version);
+	}
 	void begin_batch() override { fake.begin_batch(); }
-	void end_batch() override { fake.end_batch(); }
+	LookupResult end_batch(bool commit) override { return fake.end_batch(commit); }
+	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
+								size_t count, bool lock, bool *unchanged) override
+	{
+		require_role(session);
+		return fake.check_versions(session, keys, versions, count, lock, unchanged);
+	}
 	void fill_info(InfoStats &stats) override { fake.fill_info(stats); }
 	int64_t now_microseconds() override { return fake.now_microseconds(); }
 
@@ -405,8 +445,8 @@ private:
 		if (check_reply(out.view()) != '-') {
 			if (command == nullptr)
 				fail("an unknown command answered other than an error", out.view());
-			if (command->flags & CMD_WRITE)
-				fail("a write command answered other than an error", out.view());
+			if (command->flags & CMD_UNSUPPORTED)
+				fail("an unsupported write answered other than an error", out.view());
 			if (!was_authenticated && !(command->flags & CMD_NO_AUTH))
 				fail("a command ran without authentication", out.view());
 		}

@@ -10,7 +10,8 @@
 #               disabled and dropped tables
 #   MULTI       queued replies, EXEC's array, EXECABORT, a MULTI across tables as one snapshot
 #               while SQL writes both tables, a locked table making EXEC wait
-#   refusals    unknown commands and subcommands, wrong arity, write commands (read-only)
+#   refusals    unknown commands and subcommands, wrong arity, writes with no meaning for rows,
+#               writes without the privilege
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh commands). Leaves the
 # items rows as they were at the start, except items:5 and items:6 (changed values); drops dropme.
 
@@ -181,18 +182,18 @@ raw 'send:GET dropme:1\r\n' read:1 >/dev/null
 sql "DROP TABLE dropme" >/dev/null
 raw_case "dropped table: keys missing, server fine" '$-1\r\n+PONG\r\n' 'send:GET dropme:1\r\nPING\r\n' read:2
 
+UNSUPPORTED='not supported by local_cache: write rows with SET, MSET, DEL, HSET, HDEL, HINCRBY or SQL'
 section "MULTI / EXEC: one snapshot for the queued reads"
 raw_case "MULTI, two GETs, EXEC" "+OK\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n*2\\r\\n$(bulk "$J1")\$-1\\r\\n" \
     'send:MULTI\r\nGET items:1\r\nGET items:999999\r\nEXEC\r\n' read:4
 raw_case "an error inside EXEC fails that command only; the later ones are answered" \
     "+OK\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n*3\\r\\n-NOPERM table \"secret\" has row-level security enabled\\r\\n$(bulk "$J1"):1\\r\\n" \
     'send:MULTI\r\nGET secret:1\r\nGET items:1\r\nEXISTS items:2\r\nEXEC\r\n' read:5
-raw_case "a write in MULTI: refused, EXEC aborts" \
-    '+OK\r\n-ERR local_cache is read-only: write to the table through SQL\r\n-EXECABORT Transaction discarded because of previous errors.\r\n' \
-    'send:MULTI\r\nSET items:1 x\r\nEXEC\r\n' read:3
-raw_case "DISCARD; WATCH refused" \
-    '+OK\r\n+QUEUED\r\n+OK\r\n-ERR WATCH is not supported: keys change only through SQL writes, which RESP cannot watch; a MULTI of reads is one consistent read without it\r\n' \
-    'send:MULTI\r\nGET items:1\r\nDISCARD\r\nWATCH items:1\r\n' read:4
+raw_case "an unsupported write in MULTI: refused, EXEC aborts" \
+    "+OK\\r\\n-ERR $UNSUPPORTED\\r\\n-EXECABORT Transaction discarded because of previous errors.\\r\\n" \
+    'send:MULTI\r\nINCR items:1\r\nEXEC\r\n' read:3
+raw_case "DISCARD" '+OK\r\n+QUEUED\r\n+OK\r\n-ERR EXEC without MULTI\r\n' \
+    'send:MULTI\r\nGET items:1\r\nDISCARD\r\nEXEC\r\n' read:4
 # One SQL transaction per step sets items:11 and small:0 to the same step number; every EXEC of
 # the two GETs must show the same number for both (separate snapshots would show mixes).
 sql "UPDATE small SET v = 'step 0' WHERE id = 0; UPDATE items SET value = 'step 0' WHERE id = 11" >/dev/null
@@ -231,8 +232,11 @@ raw_case "wrong arity" \
     "-ERR wrong number of arguments for 'get' command\\r\\n-ERR wrong number of arguments for 'mget' command\\r\\n-ERR wrong number of arguments for 'hget' command\\r\\n-ERR wrong number of arguments for 'client|setname' command\\r\\n-ERR wrong number of arguments for 'echo' command\\r\\n-ERR wrong number of arguments for 'get' command\\r\\n" \
     'send:GET\r\nMGET\r\nHGET items:1\r\nCLIENT SETNAME\r\nECHO\r\nGET a b\r\n' read:6
 cli_case "redis-cli shows the error" "(error) ERR wrong number of arguments for 'get' command" GET
-ro='-ERR local_cache is read-only: write to the table through SQL\r\n'
-raw_case "write commands refused" "$ro$ro$ro$ro$ro$ro$ro$ro$ro" \
-    'send:SET items:1 x\r\nDEL items:1\r\nHSET items:1 value x\r\nEXPIRE items:1 10\r\nINCR items:1\r\nMSET a 1 b 2\r\nFLUSHALL\r\nFLUSHDB\r\nGETDEL items:1\r\n' read:9
+ro="-ERR $UNSUPPORTED\\r\\n"
+raw_case "writes with no meaning for rows are refused" "$ro$ro$ro$ro$ro$ro" \
+    'send:EXPIRE items:1 10\r\nINCR items:1\r\nFLUSHALL\r\nFLUSHDB\r\nGETDEL items:1\r\nLPUSH items:1 x\r\n' read:6
+raw_case "writes without the privilege (the reader has SELECT only): NOPERM" \
+    '-NOPERM permission denied for table items\r\n-NOPERM permission denied for table items\r\n-NOPERM permission denied for table items\r\n' \
+    'send:SET items:1 {}\r\nDEL items:1\r\nHSET items:1 value x\r\n' read:3
 raw_case "the row is untouched after refused writes" "$(bulk "$J1")" 'send:GET items:1\r\n' read:1
 raw_case "wrong arity of a write command: arity first" "-ERR wrong number of arguments for 'set' command\\r\\n" 'send:SET x\r\n' read:1

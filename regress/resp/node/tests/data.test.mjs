@@ -8,6 +8,7 @@ after(closeAll);
 
 const ids = Array.from({ length: 100 }, (_, i) => i + 1);
 const EXPECTED = jsonRows('items', ids);
+const UNSUPPORTED = /^ERR not supported by local_cache: write rows with SET, MSET, DEL, HSET, HDEL, HINCRBY or SQL$/;
 
 for (const { name, connect } of CLIENTS) {
   test(`${name}: MGET, GET, EXISTS, HGET, HMGET, HGETALL equal SQL`, async () => {
@@ -66,8 +67,14 @@ for (const { name, connect } of CLIENTS) {
   test(`${name}: errors surface as rejections; the connection stays usable`, async () => {
     const client = await connect();
     try {
-      const write = await rejection(client.set('items:1', 'x'));
-      assert.match(String(write.message), /^local_cache is read-only: write to the table through SQL$|^ERR local_cache is read-only/, String(write));
+      // a write Redis has but local_cache does not (INCR); a write the role may not do (SELECT
+      // only: NOPERM); a value that is no JSON object
+      const unsupported = await rejection(client.incr('items:1'));
+      assert.match(String(unsupported.message), UNSUPPORTED, String(unsupported));
+      const noperm = await rejection(client.set('items:1', '{"value":"x"}'));
+      assert.match(String(noperm.message), /^NOPERM permission denied for table items$/, String(noperm));
+      const notJson = await rejection(client.set('items:1', 'x'));
+      assert.match(String(notJson.message), /^ERR invalid input syntax for type json \(SQLSTATE 22P02\)$/, String(notJson));
       const unknown = await rejection(send(client, ['NOSUCHCOMMAND', 'a']));
       assert.match(String(unknown.message), /^ERR unknown command 'NOSUCHCOMMAND', with args beginning with: 'a'/, String(unknown));
       const arity = await rejection(send(client, ['GET']));
@@ -76,16 +83,19 @@ for (const { name, connect } of CLIENTS) {
       assert.match(String(select.message), /^ERR DB index is out of range/, String(select));
       assert.equal(await client.get('items:1'), EXPECTED.get(1), 'row unchanged, connection usable');
       if (client instanceof Redis) {
-        const results = await client.pipeline().get('items:1').set('items:1', 'y').get('items:2').exec();
+        const results = await client.pipeline().get('items:1').incr('items:1').set('items:1', '{}').get('items:2').exec();
         assert.equal(results[0][1], EXPECTED.get(1));
-        assert.match(String(results[1][0]?.message), /read-only/);
-        assert.equal(results[2][1], EXPECTED.get(2));
+        assert.match(String(results[1][0]?.message), UNSUPPORTED);
+        assert.match(String(results[2][0]?.message), /^NOPERM /);
+        assert.equal(results[3][1], EXPECTED.get(2));
       } else {
-        const results = await Promise.allSettled([client.get('items:1'), client.set('items:1', 'y'), client.get('items:2')]);
+        const results = await Promise.allSettled([client.get('items:1'), client.incr('items:1'), client.set('items:1', '{}'), client.get('items:2')]);
         assert.equal(results[0].value, EXPECTED.get(1));
         assert.equal(results[1].status, 'rejected');
-        assert.match(String(results[1].reason?.message), /read-only/);
-        assert.equal(results[2].value, EXPECTED.get(2));
+        assert.match(String(results[1].reason?.message), UNSUPPORTED);
+        assert.equal(results[2].status, 'rejected');
+        assert.match(String(results[2].reason?.message), /^NOPERM /);
+        assert.equal(results[3].value, EXPECTED.get(2));
       }
     } finally {
       await close(client);

@@ -1,0 +1,140 @@
+# regress/resp/suites/writes.sh: SET, MSET, DEL, HSET, HDEL, HINCRBY and MULTI/EXEC/WATCH write
+# rows through SQL, as the connection's role, with PostgreSQL's guarantees.
+#   SET         the row becomes exactly the object (absent columns DEFAULT); NX, XX, GET; the
+#               key column must match; unknown columns, non-objects and EX refused
+#   errors      constraint violations and type errors with their SQLSTATE; NOPERM without the
+#               privilege; a row locked by SQL waits (the worker serves others), then -BUSY
+#   freshness   SQL and other RESP connections see a write once its reply arrived; the cache
+#               is invalidated by the table's capture triggers, which fire like user triggers
+#   hashes      HSET inserts or updates, HDEL sets NULL, HINCRBY / HINCRBYFLOAT add
+#   MULTI       writes commit together or not at all; WATCH makes EXEC answer nil after a change
+# Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh writes). Creates and
+# drops its own table (wtab, prefix w) and role (regress_resp_writer).
+
+PW_WRITER='wrt-Pw-4Jr8-xyzzy'
+sql "CREATE ROLE regress_resp_writer LOGIN PASSWORD '$PW_WRITER';
+CREATE TABLE wtab (id integer PRIMARY KEY, v text NOT NULL DEFAULT 'dflt', n integer, f float8,
+                   at date DEFAULT '2024-01-01');
+CREATE TABLE wtab_audit (id integer, op text);
+CREATE FUNCTION wtab_audit() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN INSERT INTO wtab_audit VALUES (COALESCE(NEW.id, OLD.id), TG_OP); RETURN NULL; END \$\$;
+CREATE TRIGGER wtab_audit AFTER INSERT OR UPDATE OR DELETE ON wtab FOR EACH ROW EXECUTE FUNCTION wtab_audit();
+INSERT INTO wtab VALUES (1, 'one', 10, 1.5);
+SELECT local_cache.enable('wtab', resp_prefix => 'w');
+GRANT SELECT, INSERT, UPDATE, DELETE ON wtab TO regress_resp_writer;
+GRANT INSERT ON wtab_audit TO regress_resp_writer;
+GRANT SELECT ON wtab TO regress_resp_reader" >/dev/null
+wcli() { cli --no-auth-warning --user regress_resp_writer --pass "$PW_WRITER" --raw "$@"; }
+row() { sql "SELECT row_to_json(t)::text FROM wtab t WHERE id = $1"; }
+AUTH_WRITER="send:AUTH regress_resp_writer $PW_WRITER\\r\\n"
+# cmd ARG...: one request as a RESP array of bulk strings (JSON has quotes inline requests mangle)
+cmd() { local out="*$#\\r\\n" arg; for arg; do out+=$(bulk "$arg"); done; printf '%s' "$out"; }
+
+section "SET: the row becomes exactly the JSON object"
+check "SET of a new row" "OK" "$(wcli SET w:2 '{"v":"two","n":2}')"
+check "... SQL has it, the absent columns at their DEFAULT" '{"id":2,"v":"two","n":2,"f":null,"at":"2024-01-01"}' "$(row 2)"
+wcli GET w:1 >/dev/null # cached now
+check "SET of an existing row: absent columns back to DEFAULT" "OK" "$(wcli SET w:1 '{"id":1,"v":"uno"}')"
+check "... SQL has the new row" '{"id":1,"v":"uno","n":null,"f":null,"at":"2024-01-01"}' "$(row 1)"
+check "... and GET (cached before the write) shows it" '{"id":1,"v":"uno","n":null,"f":null,"at":"2024-01-01"}' "$(wcli GET w:1)"
+check "... as another RESP connection does" '{"id":1,"v":"uno","n":null,"f":null,"at":"2024-01-01"}' "$(cli --raw GET w:1)"
+check "the table's own triggers fired, once per write" "1:INSERT 1:UPDATE 2:INSERT" \
+    "$(sql "SELECT string_agg(id || ':' || op, ' ' ORDER BY id, op) FROM wtab_audit")"
+raw_case "SET NX on an existing row: nil, nothing written; on a new one: OK" '+OK\r\n$-1\r\n+OK\r\n' \
+    "$AUTH_WRITER" "send:$(cmd SET w:1 '{"v":"nx"}' NX)$(cmd SET w:3 '{"v":"three"}' NX)" read:3
+raw_case "SET XX on a missing row: nil; on an existing one: OK" '+OK\r\n$-1\r\n+OK\r\n' \
+    "$AUTH_WRITER" "send:$(cmd SET w:4 '{"v":"x"}' XX)$(cmd SET w:3 '{"v":"drei"}' XX)" read:3
+check "... XX wrote the existing row" '{"id":3,"v":"drei","n":null,"f":null,"at":"2024-01-01"}' "$(row 3)"
+check "SET ... GET answers the old row" '{"id":3,"v":"drei","n":null,"f":null,"at":"2024-01-01"}' "$(wcli SET w:3 '{"v":"trois"}' GET)"
+check "SET of a key column that differs from the key" "ERR the object's key column id differs from the key (SQLSTATE 22023)" \
+    "$(wcli SET w:5 '{"id":6,"v":"x"}')"
+check "SET with a member that is no column" 'ERR column "nope" of table "wtab" does not exist (SQLSTATE 42703)' \
+    "$(wcli SET w:5 '{"nope":1}')"
+check "SET of something else than an object" "ERR cannot call json_object_keys on an array (SQLSTATE 22023)" "$(wcli SET w:5 '[1]')"
+check "SET ... EX: rows do not expire" "ERR rows do not expire: EX is not supported" "$(wcli SET w:5 '{}' EX 10)"
+check "SET of a prefix no table has" 'ERR no enabled table has the RESP prefix "nosuch" (SQLSTATE 42P01)' "$(wcli SET nosuch:1 '{}')"
+check "nothing was written by the refused SETs" "" "$(row 5)$(row 6)"
+
+section "errors: constraints, types, privileges, locks"
+check "NOT NULL violation, with its SQLSTATE" \
+    'ERR null value in column "v" of relation "wtab" violates not-null constraint (SQLSTATE 23502)' \
+    "$(wcli SET w:1 '{"v":null}')"
+check "a value of the wrong type" 'ERR invalid input syntax for type integer: "many" (SQLSTATE 22P02)' \
+    "$(wcli SET w:1 '{"v":"x","n":"many"}')"
+check "the row is unchanged after the failed writes" '{"id":1,"v":"uno","n":null,"f":null,"at":"2024-01-01"}' "$(row 1)"
+check "a role without INSERT/UPDATE: NOPERM" "NOPERM permission denied for table wtab" "$(cli --raw SET w:1 '{"v":"reader"}')"
+check "... and without DELETE" "NOPERM permission denied for table wtab" "$(cli --raw DEL w:1)"
+# A row locked by a SQL transaction: the write waits without blocking the worker, and goes
+# through once the lock is gone; held past resp_lock_timeout (1 s), it answers -BUSY.
+timeout 30 "$CLUSTER_SH" psql "$DIR" -Atq -c "BEGIN" -c "SELECT 1 FROM wtab WHERE id = 3 FOR UPDATE" \
+    -c "SELECT pg_sleep(0.6)" -c "COMMIT" >/dev/null 2>&1 &
+locker=$!
+row_locked() { [[ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(0.6)'")" == 1 ]]; }
+wait_for "the row lock" 10 row_locked
+started=$(date +%s%N)
+check "a write to a row locked for 0.6 s goes through once it is free" "OK" "$(wcli SET w:3 '{"v":"after the lock"}')"
+waited=$(( ($(date +%s%N) - started) / 1000000 ))
+check "... after waiting for it" "yes" "$( ((waited >= 200)) && echo yes || echo "no: $waited ms")"
+wait "$locker"
+timeout 30 "$CLUSTER_SH" psql "$DIR" -Atq -c "BEGIN" -c "SELECT 1 FROM wtab WHERE id = 3 FOR UPDATE" \
+    -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>&1 &
+locker=$!
+row_locked3() { [[ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3)'")" == 1 ]]; }
+wait_for "the row lock" 10 row_locked3
+check_re "a write to a row locked for 3 s: -BUSY after resp_lock_timeout" '^BUSY ' "$(wcli SET w:3 '{"v":"never"}')"
+check "... while the worker served others" "PONG" "$(cli PING)"
+wait "$locker"
+check "... and nothing was written" '{"id":3,"v":"after the lock","n":null,"f":null,"at":"2024-01-01"}' "$(row 3)"
+
+section "MSET, DEL"
+check "MSET of two rows" "OK" "$(wcli MSET w:10 '{"v":"ten"}' w:11 '{"v":"eleven"}')"
+check "MSET whose second row violates a constraint writes neither" \
+    'ERR null value in column "v" of relation "wtab" violates not-null constraint (SQLSTATE 23502)' \
+    "$(wcli MSET w:12 '{"v":"twelve"}' w:10 '{"v":null}')"
+check "... w:12 was not written, w:10 unchanged" '{"id":10,"v":"ten","n":null,"f":null,"at":"2024-01-01"}' "$(row 12)$(row 10)"
+check "MSETNX with one existing key: 0, nothing written" "0" "$(wcli MSETNX w:13 '{"v":"x"}' w:10 '{"v":"y"}')"
+check "MSETNX of new keys: 1" "1" "$(wcli MSETNX w:13 '{"v":"x"}' w:14 '{"v":"y"}')"
+check "DEL counts the rows deleted (duplicates and missing keys count nothing)" "2" "$(wcli DEL w:13 w:13 w:14 w:999 nosuch:1)"
+check "... they are gone for SQL and RESP" "0" "$(sql "SELECT count(*) FROM wtab WHERE id IN (13, 14)")$(wcli EXISTS w:13 w:14 | tr -d '\n' | sed 's/^0$//')"
+
+section "HSET, HDEL, HINCRBY"
+check "HSET of an existing row: 0 new fields" "0" "$(wcli HSET w:10 v diez n 7)"
+check "... the columns from their text" '{"id":10,"v":"diez","n":7,"f":null,"at":"2024-01-01"}' "$(row 10)"
+check "HSET of a missing row inserts it: 2 new fields" "2" "$(wcli HSET w:20 v twenty at 2025-02-03)"
+check "... the other columns at their DEFAULT" '{"id":20,"v":"twenty","n":null,"f":null,"at":"2025-02-03"}' "$(row 20)"
+check "HSET of the key column" 'ERR column "id" is the key: it is set by the key itself (SQLSTATE 42P10)' "$(wcli HSET w:20 id 21)"
+check "HSET of a date that does not parse" 'ERR invalid input syntax for type date: "soon" (SQLSTATE 22007)' "$(wcli HSET w:20 at soon)"
+check "HDEL sets NULL: counts the non-NULL ones" "1" "$(wcli HDEL w:10 n f nosuch)"
+check "HDEL of a NOT NULL column" 'ERR null value in column "v" of relation "wtab" violates not-null constraint (SQLSTATE 23502)' "$(wcli HDEL w:10 v)"
+check "HINCRBY of a NULL column starts from 0" "5" "$(wcli HINCRBY w:10 n 5)"
+check "HINCRBY adds" "3" "$(wcli HINCRBY w:10 n -2)"
+check "HINCRBY of a missing row inserts it" "4" "$(wcli HINCRBY w:21 n 4)"
+check "HINCRBYFLOAT" "2.75" "$(wcli HINCRBYFLOAT w:1 f 2.75)"
+check "HINCRBY of a text column" 'ERR column "v" is not a number column (SQLSTATE 42804)' "$(wcli HINCRBY w:1 v 1)"
+
+section "MULTI / EXEC / WATCH with writes"
+raw_case "MULTI of a SET and a GET: the GET sees the SET, both commit" \
+    '+OK\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n$58\r\n{"id":30,"v":"thirty","n":null,"f":null,"at":"2024-01-01"}\r\n' \
+    "$AUTH_WRITER" "send:MULTI\\r\\n$(cmd SET w:30 '{"v":"thirty"}')GET w:30\\r\\nEXEC\\r\\n" read:5
+raw_case "MULTI whose second write fails: rolled back whole, EXECABORT with the error" \
+    '+OK\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n-EXECABORT Transaction rolled back: ERR null value in column "v" of relation "wtab" violates not-null constraint (SQLSTATE 23502)\r\n' \
+    "$AUTH_WRITER" "send:MULTI\\r\\n$(cmd SET w:31 '{"v":"x"}')$(cmd HDEL w:30 v)EXEC\\r\\n" read:5
+check "... w:31 was not written" "" "$(row 31)"
+wopen() { exec {wconn}<>"/dev/tcp/127.0.0.1/$RESP_PORT"; }
+wsend() { printf '%s' "$1" >&"$wconn"; }
+wread() { local line; IFS= read -r -t 10 -u "$wconn" line; printf '%s' "${line%$'\r'}"; }
+wopen
+wsend "AUTH regress_resp_writer $PW_WRITER"$'\r\n'"WATCH w:30"$'\r\n'; wread >/dev/null; wread >/dev/null
+sql "UPDATE wtab SET n = 99 WHERE id = 30" >/dev/null
+wsend $'MULTI\r\n*3\r\n$3\r\nSET\r\n$4\r\nw:30\r\n$15\r\n{"v":"watched"}\r\nEXEC\r\n'; wread >/dev/null; wread >/dev/null
+check "WATCH, the row changed by SQL, MULTI ... EXEC: nil, nothing written" "*-1" "$(wread)"
+check "... the row keeps SQL's write" "99" "$(sql "SELECT n FROM wtab WHERE id = 30")"
+wsend $'WATCH w:30\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$4\r\nw:30\r\n$15\r\n{"v":"watched"}\r\nEXEC\r\n'; wread >/dev/null; wread >/dev/null; wread >/dev/null
+check "WATCH, no change, MULTI ... EXEC: written" "*1" "$(wread)"
+exec {wconn}>&-
+check "... the row is the new one" "watched" "$(sql "SELECT v FROM wtab WHERE id = 30")"
+
+raw_case "WATCH by a role with SELECT only guards a MULTI of reads (no lock needed)" \
+    "+OK\\r\\n+OK\\r\\n+QUEUED\\r\\n*1\\r\\n:1\\r\\n" 'send:WATCH w:30\r\nMULTI\r\nEXISTS w:30\r\nEXEC\r\n' read:4
+
+sql "DROP TABLE wtab_audit; DROP TABLE wtab; DROP FUNCTION wtab_audit(); DROP ROLE regress_resp_writer" >/dev/null

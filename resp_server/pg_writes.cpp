@@ -1,0 +1,532 @@
+/*
+ * pg_writes.cpp — what the RESP write commands do in PostgreSQL: SET, MSET, DEL, HSET, HDEL,
+ * HINCRBY and WATCH's row versions, as SQL statements run through SPI as the connection's role.
+ *
+ * A write is an ordinary statement on the table: the role's INSERT/UPDATE/DELETE privileges,
+ * the table's constraints and triggers apply, and the capture triggers invalidate the cache at
+ * pre-commit as for any SQL write; the reply goes out after COMMIT returned. Each call is a
+ * transaction of its own, or part of EXEC's batch (transaction.h). A row or table lock held by
+ * another transaction makes the statement fail after lock_timeout (1 ms in the workers): the
+ * command answers Busy, and the server runs it again until local_cache.resp_lock_timeout.
+ */
+#include "pg_data_source.h"
+#include "pg_tables.h"
+#include "transaction.h"
+
+#include "../extension/keys.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/xlog.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+}
+
+namespace local_cache::resp {
+
+namespace {
+
+/* Set when MSETNX found a key present: the transaction is rolled back, the reply is 0. */
+bool set_refused_present = false;
+
+/* A write's error: the message and its SQLSTATE, as the write commands answer it. */
+LookupResult write_failure(const PgError &error)
+{
+	LookupResult result = failure(error);
+	if (result.status == LookupResult::Status::Failed)
+		result.message += std::string(" (SQLSTATE ") + unpack_sql_state(error.sqlerrcode) + ")";
+	return result;
+}
+
+/* The table a key names, for writing: locked (conditionally), an enabled table without
+ * row-level security, with its key column's name. In a transaction. */
+struct Target {
+	RelInfo *info;
+	const char *table;  /* quoted, schema-qualified */
+	const char *key_column; /* quoted */
+	Datum key;
+};
+
+Target write_target(const RowKey &key)
+{
+	load_prefixes();
+	Oid relid = relid_for_prefix(key.prefix);
+	if (!OidIsValid(relid))
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+						errmsg("no enabled table has the RESP prefix \"%.*s\"", int(key.prefix.size()),
+							   key.prefix.data())));
+	lock_table(relid);
+	RelInfo *info = relinfo_lookup(relid);
+	if (!key_fits(key.id, info->key.type))
+		ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						errmsg("key %lld is out of range for the key column of table \"%s\"",
+							   (long long) key.id, NameStr(info->relname))));
+	Target target;
+	target.info = info;
+	target.table = quote_qualified_identifier(get_namespace_name(info->relnamespace), NameStr(info->relname));
+	target.key_column = quote_identifier(get_attname(relid, info->key.attnum, false));
+	target.key = key_to_datum(key.id, info->key.type);
+	return target;
+}
+
+/* The table's writable columns other than the key: not dropped, not generated. */
+struct Columns {
+	int count;
+	const char **names; /* unquoted */
+	Oid *types;
+};
+
+Columns other_columns(const Target &target)
+{
+	Relation rel = relation_open(target.info->relid, NoLock);
+	TupleDesc desc = RelationGetDescr(rel);
+	Columns columns = {0, static_cast<const char **>(palloc(sizeof(char *) * (desc->natts + 1))),
+					   static_cast<Oid *>(palloc(sizeof(Oid) * (desc->natts + 1)))};
+	for (int i = 0; i < desc->natts; i++) {
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		if (att->attisdropped || att->attgenerated || att->attnum == target.info->key.attnum)
+			continue;
+		columns.names[columns.count] = pstrdup(NameStr(att->attname));
+		columns.types[columns.count] = att->atttypid;
+		columns.count++;
+	}
+	relation_close(rel, NoLock);
+	return columns;
+}
+
+/* The index of `name` in columns, -1 if none; errors for the key column. */
+int column_index(const Target &target, const Columns &columns, std::string_view name)
+{
+	if (name == get_attname(target.info->relid, target.info->key.attnum, false))
+		ereport(ERROR, (errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+						errmsg("column \"%.*s\" is the key: it is set by the key itself", int(name.size()),
+							   name.data())));
+	for (int i = 0; i < columns.count; i++)
+		if (strlen(columns.names[i]) == name.size() && memcmp(columns.names[i], name.data(), name.size()) == 0)
+			return i;
+	return -1;
+}
+
+[[noreturn]] void no_such_column(const Target &target, std::string_view name)
+{
+	ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+					errmsg("column \"%.*s\" of table \"%s\" does not exist", int(name.size()), name.data(),
+						   NameStr(target.info->relname))));
+}
+
+/* Runs `body` connected to SPI, as `role`. */
+template <typename Body> void as_role(Oid role, Body &&body)
+{
+	Oid saved_user;
+	int saved_context;
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(role, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	body();
+	SPI_finish();
+	SetUserIdAndSecContext(saved_user, saved_context);
+}
+
+/* Runs `sql` with the arguments; the number of rows it processed. */
+uint64 run(const char *sql, int nargs, Oid *types, Datum *values)
+{
+	int rc = SPI_execute_with_args(sql, nargs, types, values, nullptr, false, 0);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	return SPI_processed;
+}
+
+/* The text of column 1 of row `row` of the last result, in results_context; nullptr if NULL. */
+char *result_text(uint64 row)
+{
+	char *text = SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1);
+	return text != nullptr ? copy_to_results(text, uint32(strlen(text))) : nullptr;
+}
+
+/* One SET: the row `key` becomes the JSON object `value`. Returns whether it was written. */
+bool set_one(const RowKey &key, std::string_view value, const SetOptions &options, char **old_value)
+{
+	Target target = write_target(key);
+	Columns columns = other_columns(target);
+	Datum json = PointerGetDatum(cstring_to_text_with_len(value.data(), int(value.size())));
+	Oid types[2] = {TEXTOID, target.info->key.type};
+	Datum values[2] = {json, target.key};
+
+	/* The object's members must be columns; the key column, if there, must be the key. */
+	bool *present = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
+	uint64 members = run("SELECT json_object_keys($1::json)", 1, types, values);
+	for (uint64 i = 0; i < members; i++) {
+		char *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		if (strcmp(name, get_attname(target.info->relid, target.info->key.attnum, false)) == 0)
+			continue;
+		int column = column_index(target, columns, name);
+		if (column < 0)
+			no_such_column(target, name);
+		present[column] = true;
+	}
+	StringInfoData sql;
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT r.%s IS DISTINCT FROM $2 FROM json_populate_record(NULL::%s, $1::json) r "
+						   "WHERE $1::json ->> %s IS NOT NULL",
+					 target.key_column, target.table,
+					 quote_literal_cstr(get_attname(target.info->relid, target.info->key.attnum, false)));
+	if (run(sql.data, 2, types, values) == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("the object's key column %s differs from the key", target.key_column)));
+
+	if (options.get_old) {
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT row_to_json(t)::text FROM %s t WHERE t.%s = $2 FOR UPDATE", target.table,
+						 target.key_column);
+		*old_value = run(sql.data, 2, types, values) == 1 ? result_text(0) : nullptr;
+	}
+
+	resetStringInfo(&sql);
+	if (options.condition == SetOptions::Condition::IfPresent) {
+		/* XX: only an existing row; absent columns go back to their DEFAULT. */
+		appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
+		for (int i = 0; i < columns.count; i++)
+			appendStringInfo(&sql, "%s%s = %s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]),
+							 present[i] ? "r." : "DEFAULT", present[i] ? quote_identifier(columns.names[i]) : "");
+		if (columns.count == 0)
+			appendStringInfo(&sql, "%s = t.%s", target.key_column, target.key_column);
+		appendStringInfo(&sql, " FROM json_populate_record(NULL::%s, $1::json) r WHERE t.%s = $2", target.table,
+						 target.key_column);
+		return run(sql.data, 2, types, values) == 1;
+	}
+	/* An INSERT of the present columns (the others take their DEFAULT), which on a conflict
+	 * becomes an UPDATE to exactly that new row — unless NX. */
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s", target.table, target.key_column);
+	for (int i = 0; i < columns.count; i++)
+		if (present[i])
+			appendStringInfo(&sql, ", %s", quote_identifier(columns.names[i]));
+	appendStringInfoString(&sql, ") SELECT $2");
+	for (int i = 0; i < columns.count; i++)
+		if (present[i])
+			appendStringInfo(&sql, ", r.%s", quote_identifier(columns.names[i]));
+	appendStringInfo(&sql, " FROM json_populate_record(NULL::%s, $1::json) r ON CONFLICT (%s) DO ", target.table,
+					 target.key_column);
+	if (options.condition == SetOptions::Condition::IfAbsent || columns.count == 0) {
+		appendStringInfoString(&sql, "NOTHING");
+	} else {
+		appendStringInfoString(&sql, "UPDATE SET (");
+		for (int i = 0; i < columns.count; i++)
+			appendStringInfo(&sql, "%s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
+		appendStringInfoString(&sql, ") = ROW(");
+		for (int i = 0; i < columns.count; i++)
+			appendStringInfo(&sql, "%sEXCLUDED.%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
+		appendStringInfoString(&sql, ")");
+	}
+	return run(sql.data, 2, types, values) == 1 || options.condition == SetOptions::Condition::Always;
+}
+
+/* The key of each RowKey as a Datum of the table's key type, for = ANY($1). */
+Datum key_array(const Target &target, const RowKey *keys, const Oid *relids, size_t count)
+{
+	Datum *elements = static_cast<Datum *>(palloc(sizeof(Datum) * (count + 1)));
+	int n = 0;
+	for (size_t i = 0; i < count; i++)
+		if (relids[i] == target.info->relid && key_fits(keys[i].id, target.info->key.type))
+			elements[n++] = key_to_datum(keys[i].id, target.info->key.type);
+	int16 typlen;
+	bool typbyval;
+	char typalign;
+	get_typlenbyvalalign(target.info->key.type, &typlen, &typbyval, &typalign);
+	return PointerGetDatum(construct_array(elements, n, target.info->key.type, typlen, typbyval, typalign));
+}
+
+} // namespace
+
+LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, const std::string_view *values,
+									size_t count, const SetOptions &options, SetOutcome &outcome)
+{
+	if (RecoveryInProgress())
+		return LookupResult::read_only();
+	MemoryContextReset(results_context);
+	outcome = SetOutcome();
+	char *old_value = nullptr;
+	bool written = true;
+	set_refused_present = false;
+	PgError error;
+	bool ok = in_transaction([&]() noexcept {
+		as_role(Oid(session.role->id), [&]() {
+			for (size_t i = 0; i < count; i++) {
+				if (set_one(keys[i], values[i], options, count == 1 ? &old_value : nullptr))
+					continue;
+				written = false;
+				if (count > 1) { /* MSETNX: all or none */
+					set_refused_present = true;
+					ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION), errmsg("a key exists")));
+				}
+			}
+		});
+	}, &error);
+	if (!ok && set_refused_present) {
+		outcome.written = false;
+		return LookupResult::ok();
+	}
+	if (!ok)
+		return write_failure(error);
+	outcome.written = written;
+	if (old_value != nullptr)
+		outcome.old_value = std::string(old_value);
+	return LookupResult::ok();
+}
+
+LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted)
+{
+	if (RecoveryInProgress())
+		return LookupResult::read_only();
+	MemoryContextReset(results_context);
+	Oid *relids = static_cast<Oid *>(MemoryContextAllocZero(results_context, sizeof(Oid) * (count + 1)));
+	uint64 total = 0;
+	PgError error;
+	bool ok = in_transaction([&]() noexcept {
+		load_prefixes();
+		for (size_t i = 0; i < count; i++)
+			relids[i] = relid_for_prefix(keys[i].prefix);
+		as_role(Oid(session.role->id), [&]() {
+			for (size_t i = 0; i < count; i++) {
+				bool first = OidIsValid(relids[i]);
+				for (size_t j = 0; j < i && first; j++)
+					first = relids[j] != relids[i];
+				if (!first)
+					continue;
+				Target target = write_target(keys[i]);
+				StringInfoData sql;
+				initStringInfo(&sql);
+				appendStringInfo(&sql, "DELETE FROM %s WHERE %s = ANY($1)", target.table, target.key_column);
+				Oid type = get_array_type(target.info->key.type);
+				Datum array = key_array(target, keys, relids, count);
+				total += run(sql.data, 1, &type, &array);
+			}
+		});
+	}, &error);
+	if (!ok)
+		return write_failure(error);
+	*deleted = int64_t(total);
+	return LookupResult::ok();
+}
+
+LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key, const std::string_view *names,
+									   const std::string_view *texts, size_t count, int64_t *added)
+{
+	if (RecoveryInProgress())
+		return LookupResult::read_only();
+	MemoryContextReset(results_context);
+	bool inserted = false;
+	int distinct = 0;
+	PgError error;
+	bool ok = in_transaction([&]() noexcept {
+		as_role(Oid(session.role->id), [&]() {
+			Target target = write_target(key);
+			Columns columns = other_columns(target);
+			/* The last value of each column wins, as in Redis. */
+			int *value_of = static_cast<int *>(palloc(sizeof(int) * (columns.count + 1)));
+			for (int c = 0; c < columns.count; c++)
+				value_of[c] = -1;
+			for (size_t i = 0; i < count; i++) {
+				int column = column_index(target, columns, names[i]);
+				if (column < 0)
+					no_such_column(target, names[i]);
+				value_of[column] = int(i);
+			}
+			Oid *types = static_cast<Oid *>(palloc(sizeof(Oid) * (columns.count + 2)));
+			Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (columns.count + 2)));
+			types[0] = target.info->key.type;
+			values[0] = target.key;
+			StringInfoData list, args, updates;
+			initStringInfo(&list);
+			initStringInfo(&args);
+			initStringInfo(&updates);
+			int n = 1;
+			for (int c = 0; c < columns.count; c++) {
+				if (value_of[c] < 0)
+					continue;
+				const std::string_view &text = texts[value_of[c]];
+				types[n] = TEXTOID;
+				values[n] = PointerGetDatum(cstring_to_text_with_len(text.data(), int(text.size())));
+				n++;
+				const char *name = quote_identifier(columns.names[c]);
+				appendStringInfo(&list, ", %s", name);
+				appendStringInfo(&args, ", CAST($%d AS %s)", n, format_type_be_qualified(columns.types[c]));
+				appendStringInfo(&updates, "%s%s = EXCLUDED.%s", updates.len > 0 ? ", " : "", name, name);
+			}
+			distinct = n - 1;
+			StringInfoData sql;
+			initStringInfo(&sql);
+			appendStringInfo(&sql, "INSERT INTO %s AS t (%s%s) VALUES ($1%s) ON CONFLICT (%s) DO UPDATE SET %s "
+								   "RETURNING (t.xmax = 0)",
+							 target.table, target.key_column, list.data, args.data, target.key_column, updates.data);
+			run(sql.data, n, types, values);
+			inserted = SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0;
+		});
+	}, &error);
+	if (!ok)
+		return write_failure(error);
+	*added = inserted ? distinct : 0;
+	return LookupResult::ok();
+}
+
+LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &key, const std::string_view *names,
+										 size_t count, int64_t *removed)
+{
+	if (RecoveryInProgress())
+		return LookupResult::read_only();
+	MemoryContextReset(results_context);
+	uint64 cleared = 0;
+	PgError error;
+	bool ok = in_transaction([&]() noexcept {
+		as_role(Oid(session.role->id), [&]() {
+			Target target = write_target(key);
+			Columns columns = other_columns(target);
+			bool *listed = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
+			for (size_t i = 0; i < count; i++) {
+				int column = column_index(target, columns, names[i]);
+				if (column >= 0) /* an unknown field is simply not there, as in Redis */
+					listed[column] = true;
+			}
+			StringInfoData counted, sets;
+			initStringInfo(&counted);
+			initStringInfo(&sets);
+			for (int c = 0; c < columns.count; c++) {
+				if (!listed[c])
+					continue;
+				const char *name = quote_identifier(columns.names[c]);
+				appendStringInfo(&counted, " + (%s IS NOT NULL)::int", name);
+				appendStringInfo(&sets, "%s%s = NULL", sets.len > 0 ? ", " : "", name);
+			}
+			if (sets.len == 0)
+				return;
+			StringInfoData sql;
+			initStringInfo(&sql);
+			appendStringInfo(&sql, "SELECT 0%s FROM %s WHERE %s = $1 FOR UPDATE", counted.data, target.table,
+							 target.key_column);
+			Oid type = target.info->key.type;
+			Datum value = target.key;
+			if (run(sql.data, 1, &type, &value) == 0)
+				return;
+			cleared = uint64(atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)));
+			resetStringInfo(&sql);
+			appendStringInfo(&sql, "UPDATE %s SET %s WHERE %s = $1", target.table, sets.data, target.key_column);
+			run(sql.data, 1, &type, &value);
+		});
+	}, &error);
+	if (!ok)
+		return write_failure(error);
+	*removed = int64_t(cleared);
+	return LookupResult::ok();
+}
+
+LookupResult PgDataSource::increment_column(const Session &session, const RowKey &key, std::string_view name,
+											std::string_view increment, std::string *result)
+{
+	if (RecoveryInProgress())
+		return LookupResult::read_only();
+	MemoryContextReset(results_context);
+	char *text = nullptr;
+	PgError error;
+	bool ok = in_transaction([&]() noexcept {
+		as_role(Oid(session.role->id), [&]() {
+			Target target = write_target(key);
+			Columns columns = other_columns(target);
+			int column = column_index(target, columns, name);
+			if (column < 0)
+				no_such_column(target, name);
+			switch (columns.types[column]) {
+			case INT2OID: case INT4OID: case INT8OID: case NUMERICOID: case FLOAT4OID: case FLOAT8OID:
+				break;
+			default:
+				ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+								errmsg("column \"%s\" is not a number column", columns.names[column])));
+			}
+			const char *quoted = quote_identifier(columns.names[column]);
+			const char *type = format_type_be_qualified(columns.types[column]);
+			StringInfoData sql;
+			initStringInfo(&sql);
+			appendStringInfo(&sql, "INSERT INTO %s AS t (%s, %s) VALUES ($1, CAST($2 AS %s)) ON CONFLICT (%s) DO "
+								   "UPDATE SET %s = COALESCE(t.%s, 0) + EXCLUDED.%s RETURNING t.%s::text",
+							 target.table, target.key_column, quoted, type, target.key_column, quoted, quoted, quoted,
+							 quoted);
+			Oid types[2] = {target.info->key.type, TEXTOID};
+			Datum values[2] = {target.key, PointerGetDatum(cstring_to_text_with_len(increment.data(), int(increment.size())))};
+			run(sql.data, 2, types, values);
+			text = result_text(0);
+		});
+	}, &error);
+	if (!ok)
+		return write_failure(error);
+	result->assign(text != nullptr ? text : "");
+	return LookupResult::ok();
+}
+
+namespace {
+
+/* The row's version for WATCH: "xmin:ctid", "absent", or "no table"; with `lock`, the row is
+ * locked FOR UPDATE (EXEC's check). */
+LookupResult version_of(const Session &session, const RowKey &key, bool lock, std::string *version)
+{
+	MemoryContextReset(results_context);
+	const char *text = "absent";
+	PgError error;
+	bool ok = in_transaction([&]() noexcept {
+		load_prefixes();
+		if (!OidIsValid(relid_for_prefix(key.prefix))) {
+			text = "no table";
+			return;
+		}
+		as_role(Oid(session.role->id), [&]() {
+			Target target = write_target(key);
+			StringInfoData sql;
+			initStringInfo(&sql);
+			appendStringInfo(&sql, "SELECT t.xmin::text || ':' || t.ctid::text FROM %s t WHERE t.%s = $1%s",
+							 target.table, target.key_column, lock ? " FOR UPDATE" : "");
+			Oid type = target.info->key.type;
+			Datum value = target.key;
+			if (run(sql.data, 1, &type, &value) == 1)
+				text = result_text(0);
+		});
+	}, &error);
+	if (!ok)
+		return write_failure(error);
+	version->assign(text);
+	return LookupResult::ok();
+}
+
+} // namespace
+
+LookupResult PgDataSource::row_version(const Session &session, const RowKey &key, std::string *version)
+{
+	return version_of(session, key, false, version);
+}
+
+LookupResult PgDataSource::check_versions(const Session &session, const RowKey *keys, const std::string *versions,
+										  size_t count, bool lock, bool *unchanged)
+{
+	*unchanged = true;
+	for (size_t i = 0; i < count && *unchanged; i++) {
+		/* To write, EXEC's transaction locks the row as its snapshot sees it; a row changed
+		 * since that snapshot cannot be locked (serialization failure): it changed too. A
+		 * transaction of reads only compares in its snapshot (locking needs UPDATE). */
+		std::string now;
+		LookupResult result = version_of(session, keys[i], lock, &now);
+		if (result.status == LookupResult::Status::Failed && result.message.find("(SQLSTATE 40001)") != std::string::npos)
+			*unchanged = false;
+		else if (result.status != LookupResult::Status::Ok)
+			return result;
+		else
+			*unchanged = now == versions[i];
+	}
+	return LookupResult::ok();
+}
+
+} // namespace local_cache::resp

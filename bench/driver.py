@@ -45,6 +45,13 @@ CHECK_CLIENTS = [x for x in ENV.get("BENCH_CHECK_CLIENTS", ",".join(CLIENTS)).sp
 
 READ_PATHS = ["sql", "mget", "mget_json", "fdw", "resp", "redis"]
 CACHE_PATHS = ["sql", "mget", "mget_json", "fdw", "resp"]  # paths that see SQL updates / flushes
+# write mode: (path, variant). One random row per request: the prepared SQL UPDATE with the table
+# cached and not cached, RESP SET of the row's JSON (as RESP_WRITER), redis-server SET of the same bytes.
+WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp_set", "cache_enabled"),
+               ("redis_set", None)]
+# the RESP role of bench/run (local_cache.resp_role) may only read; writes AUTH as this role
+RESP_WRITER = ENV.get("BENCH_RESP_WRITER", "bench_writer")
+RESP_WRITER_PASSWORD = ENV.get("BENCH_RESP_WRITER_PASSWORD", "bench")
 
 
 def log(msg):
@@ -81,7 +88,7 @@ def children(ppid):
 
 
 def server_pids(path):
-    return [REDIS_PID] if path == "redis" else children(PG_PID)
+    return [REDIS_PID] if path in ("redis", "redis_set") else children(PG_PID)
 
 
 def cpu_ticks(pids):
@@ -131,11 +138,13 @@ def client_cmd(client, sub, args):
 
 
 def common_args():
-    return ["--pg", CONNINFO, "--resp-port", str(RESP_PORT), "--redis-port", str(REDIS_PORT)]
+    return ["--pg", CONNINFO, "--resp-port", str(RESP_PORT), "--redis-port", str(REDIS_PORT),
+            "--resp-user", RESP_WRITER, "--resp-password", RESP_WRITER_PASSWORD]
 
 
 def run_check(client):
-    log(f"correctness check, {client} client: every path against prepared SQL")
+    log(f"correctness check, {client} client: every read path against prepared SQL, then RESP SET, "
+        "SQL UPDATE and redis-server SET")
     p = subprocess.run(client_cmd(client, "check", common_args()), capture_output=True, text=True)
     sys.stderr.write(p.stderr)
     if p.returncode != 0:
@@ -233,8 +242,8 @@ def matrix():
             if mode == "write":
                 for client in CLIENTS:
                     for conns in CONNECTIONS:
-                        for variant in ("cache_enabled", "cache_disabled"):
-                            group.append({"mode": mode, "client": client, "path": "update", "connections": conns,
+                        for path, variant in WRITE_PATHS:
+                            group.append({"mode": mode, "client": client, "path": path, "connections": conns,
                                           "batch": 1, "variant": variant})
             else:
                 paths = READ_PATHS if mode == "warm" else CACHE_PATHS
@@ -298,7 +307,7 @@ def main():
         "command": ENV.get("BENCH_COMMAND", ""),
         "config": {"mode": MODE, "clients": CLIENTS, "connections": CONNECTIONS, "batches": BATCHES,
                    "repeats": REPEATS, "duration_seconds": DURATION, "rows": 4096, "value_bytes": 128,
-                   "hot_rows": 128, "update_percent": 5,
+                   "hot_rows": 128, "update_percent": 5, "resp_writer_role": RESP_WRITER,
                    "server": {"max_connections": 300, "shared_buffers": "128MB", "local_cache.memory": "384MB",
                               "local_cache.resp_workers": psql("SHOW local_cache.resp_workers"),
                               "data_directory": "tmpfs (/dev/shm)", "fsync": "off", "synchronous_commit": "off"}},

@@ -1,10 +1,18 @@
 // bench/loadgen.cpp: native closed-loop load generator of the benchmark harness.
 //
 //   loadgen check --pg CONNINFO --resp-port P --redis-port R [--prefix items]
-//       compares every read path with prepared SQL (result contract); exit 1 on a difference
+//                 [--resp-user U --resp-password W]
+//       compares every read path with prepared SQL (result contract), then the writes: RESP SET
+//       (as U) seen by SQL and RESP GET, SQL UPDATE seen by RESP GET, redis-server SET; exit 1 on
+//       a difference
 //   loadgen run --pg CONNINFO --path PATH --conns N --batch B --seconds S
 //               [--mode warm|mixed|cold|write] [--resp-port P] [--redis-port R]
-//       PATH: sql | mget | mget_json | fdw | resp | redis | update
+//               [--resp-user U --resp-password W]
+//       PATH: sql | mget | mget_json | fdw | resp | redis        (reads of B keys)
+//             update | resp_set | redis_set                      (writes of one random row)
+//       update is the prepared SQL UPDATE; resp_set is `SET items:<id> {"id":<id>,"value":"..."}`
+//       to the RESP port, as U (AUTH U W on every connection) when --resp-user is given;
+//       redis_set the same bytes to redis-server.
 //
 // `run` connects, prepares and warms every connection, prints "READY" and waits for a line on
 // stdin; then it runs for S seconds (one outstanding request per connection, closed loop),
@@ -52,7 +60,7 @@ using Clock = std::chrono::steady_clock;
 }
 
 struct Options {
-    std::string cmd, pg, path = "sql", mode = "warm", prefix = "items";
+    std::string cmd, pg, path = "sql", mode = "warm", prefix = "items", resp_user, resp_password;
     int resp_port = 0, redis_port = 0, conns = 4, batch = 1, update_pct = 5, hot = 128, rows = 4096;
     double seconds = 1;
 };
@@ -195,6 +203,52 @@ std::string random_value(std::mt19937_64 &rng) {
     return v;
 }
 
+// A string as a JSON string literal, escaped exactly as PostgreSQL's escape_json (row_to_json)
+// does: \" \\ \b \f \n \r \t, other control characters \u00XX, everything else as is.
+std::string json_string(const std::string &v) {
+    std::string s = "\"";
+    for (unsigned char ch : v) {
+        switch (ch) {
+        case '"': s += "\\\""; break;
+        case '\\': s += "\\\\"; break;
+        case '\b': s += "\\b"; break;
+        case '\f': s += "\\f"; break;
+        case '\n': s += "\\n"; break;
+        case '\r': s += "\\r"; break;
+        case '\t': s += "\\t"; break;
+        default:
+            if (ch < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+                s += buf;
+            } else {
+                s += static_cast<char>(ch);
+            }
+        }
+    }
+    return s + "\"";
+}
+
+// The row (id, value) of public.items as RESP SET writes it: byte for byte row_to_json(row)::text.
+std::string row_json(long long id, const std::string &value) {
+    return "{\"id\":" + std::to_string(id) + ",\"value\":" + json_string(value) + "}";
+}
+
+bool is_resp_path(const std::string &path) {
+    return path == "resp" || path == "redis" || path == "resp_set" || path == "redis_set";
+}
+
+// A RESP connection to port; AUTH user password first when a user is given.
+int resp_connect_as(int port, const std::string &user, const std::string &password) {
+    int fd = resp_connect(port);
+    if (!user.empty()) {
+        RespValue v = resp_call(fd, resp_command({"AUTH", user, password}));
+        if (v.kind != RespValue::Simple || v.str != "OK")
+            die("AUTH " + user + " on port " + std::to_string(port) + ": " + (v.kind == RespValue::Error ? v.str : "unexpected reply"));
+    }
+    return fd;
+}
+
 // ------------------------------------------------------------------ check mode
 
 struct Row { long long id; std::optional<std::string> value; std::string json; };
@@ -230,6 +284,115 @@ void check_json_element(const std::string &ctx, const rapidjson::Value &v, const
     const auto &val = v["value"];
     if (exp->value ? (!val.IsString() || std::string(val.GetString(), val.GetStringLength()) != *exp->value) : !val.IsNull())
         fail(ctx + ": wrong value for key " + std::to_string(exp->id));
+}
+
+std::string describe(const RespValue &v) {
+    switch (v.kind) {
+    case RespValue::Nil: return "nil";
+    case RespValue::Bulk: return "bulk " + v.str;
+    case RespValue::Simple: return "+" + v.str;
+    case RespValue::Error: return "-" + v.str;
+    case RespValue::Integer: return ":" + v.str;
+    case RespValue::Array: return "an array of " + std::to_string(v.items.size());
+    }
+    return "?";
+}
+
+// The write paths, after the reads and on rows they do not use (first_id, first_id + 1): the
+// row is read through RESP first (so that it is cached and the write must invalidate it); RESP
+// SET as the writing role, then mget_json, plain SQL and RESP GET (the reading role) must show
+// exactly the object; the benchmark's prepared SQL UPDATE, then SQL and RESP GET must show it;
+// redis-server SET of the same bytes, then GET (this also leaves redis-server equal to the table).
+// One row with a plain 128-byte value like the timed samples, one with characters JSON escapes.
+// Returns the number of comparisons.
+int check_writes(const Options &o, PGconn *c, int resp, int redis, long long first_id) {
+    pg_prepare(c, "row", "SELECT value, row_to_json(i)::text FROM public.items i WHERE id = $1", 1);
+    pg_prepare(c, "update", UPDATE_SQL, 2);
+    int writer = resp_connect_as(o.resp_port, o.resp_user, o.resp_password);
+    std::mt19937_64 rng(std::random_device{}());
+    struct Case { std::string set_value, update_value; };
+    std::vector<Case> cases = {
+        {random_value(rng), random_value(rng)},
+        {"quote \" backslash \\ tab \t newline \n bell \x07 slash / \xc3\xa9 " + random_value(rng).substr(0, 16),
+         "update \"\\\t\x01 " + random_value(rng).substr(0, 16)},
+    };
+    int compared = 0;
+    for (size_t i = 0; i < cases.size(); i++) {
+        const long long id = first_id + static_cast<long long>(i);
+        const std::string ids = std::to_string(id), key = o.prefix + ":" + ids, ctx = "write check, " + key;
+        auto sql_row = [&](const std::string &when) {
+            const char *vals[1] = {ids.c_str()};
+            PGresult *r = PQexecPrepared(c, "row", 1, vals, nullptr, nullptr, 0);
+            if (PQresultStatus(r) != PGRES_TUPLES_OK) die("query row " + ids + ": " + PQerrorMessage(c));
+            Row row{id, std::nullopt, ""};
+            if (PQntuples(r) != 1) {
+                fail(ctx + ": " + when + ", SQL finds " + std::to_string(PQntuples(r)) + " rows, expected 1");
+            } else {
+                if (!PQgetisnull(r, 0, 0)) row.value = std::string(PQgetvalue(r, 0, 0));
+                row.json = PQgetvalue(r, 0, 1);
+            }
+            PQclear(r);
+            return row;
+        };
+        auto expect_get = [&](int fd, const char *who, const std::string &when, const std::string &want) {
+            RespValue g = resp_call(fd, resp_command({"GET", key}));
+            if (g.kind != RespValue::Bulk || g.str != want)
+                fail(ctx + ": " + when + ", " + who + " GET answers " + describe(g) + ", expected " + want);
+            compared++;
+        };
+        auto expect_ok = [&](const RespValue &r, const std::string &what) {
+            if (r.kind != RespValue::Simple || r.str != "OK") fail(ctx + ": " + what + " answered " + describe(r) + ", expected +OK");
+            compared++;
+        };
+
+        // the row as it is, cached by the RESP read
+        Row before = sql_row("before the writes");
+        expect_get(resp, "RESP", "before the writes", before.json);
+
+        // RESP SET: the row becomes the object
+        const std::string json1 = row_json(id, cases[i].set_value);
+        expect_ok(resp_call(writer, resp_command({"SET", key, json1})), "RESP SET " + json1);
+        {
+            const std::string arr = "{" + ids + "}";
+            PGresult *q = exec_prepared(c, "mget_json", arr);
+            rapidjson::Document d;
+            d.Parse(PQgetvalue(q, 0, 0));
+            if (d.HasParseError() || !d.IsArray() || d.Size() != 1)
+                fail(ctx + ": after RESP SET, mget_json answers " + PQgetvalue(q, 0, 0));
+            else {
+                Row want{id, cases[i].set_value, json1};
+                check_json_element(ctx + ": after RESP SET, mget_json", d[0], &want);
+            }
+            PQclear(q);
+            compared++;
+        }
+        Row after_set = sql_row("after RESP SET");
+        if (after_set.value != cases[i].set_value || after_set.json != json1)
+            fail(ctx + ": after RESP SET, SQL shows " + after_set.json + ", expected " + json1);
+        compared++;
+        expect_get(resp, "RESP", "after RESP SET", json1);
+
+        // SQL UPDATE (the benchmark's prepared statement)
+        const std::string json2 = row_json(id, cases[i].update_value);
+        {
+            const char *vals[2] = {ids.c_str(), cases[i].update_value.c_str()};
+            PGresult *r = PQexecPrepared(c, "update", 2, vals, nullptr, nullptr, 0);
+            if (PQresultStatus(r) != PGRES_COMMAND_OK) die("UPDATE " + ids + ": " + PQerrorMessage(c));
+            if (std::string(PQcmdTuples(r)) != "1") fail(ctx + ": SQL UPDATE changed " + PQcmdTuples(r) + " rows, expected 1");
+            PQclear(r);
+            compared++;
+        }
+        Row after_update = sql_row("after SQL UPDATE");
+        if (after_update.json != json2) fail(ctx + ": after SQL UPDATE, SQL shows " + after_update.json + ", expected " + json2);
+        compared++;
+        expect_get(resp, "RESP", "after SQL UPDATE", json2);
+
+        // redis-server SET of the same bytes
+        expect_ok(resp_call(redis, resp_command({"SET", key, json2})), "redis-server SET");
+        expect_get(redis, "redis-server", "after redis-server SET", json2);
+    }
+    close(writer);
+    return compared;
 }
 
 int run_check(const Options &o) {
@@ -342,11 +505,15 @@ int run_check(const Options &o) {
             }
         }
     }
+    int write_compared = resp >= 0 && redis >= 0 ? check_writes(o, c, resp, redis, 4001) : 0;
+    compared += write_compared;
     PQfinish(c);
     if (resp >= 0) close(resp);
     if (redis >= 0) close(redis);
-    std::fprintf(stderr, "loadgen check: %d comparisons, %d mismatches\n", compared, g_failures);
-    std::printf("{\"client\":\"native\",\"comparisons\":%d,\"mismatches\":%d}\n", compared, g_failures);
+    std::fprintf(stderr, "loadgen check: %d comparisons (%d of them writes), %d mismatches\n", compared,
+                 write_compared, g_failures);
+    std::printf("{\"client\":\"native\",\"comparisons\":%d,\"write_comparisons\":%d,\"mismatches\":%d}\n",
+                compared, write_compared, g_failures);
     return g_failures ? 1 : 0;
 }
 
@@ -395,14 +562,23 @@ struct Runner {
         return k;
     }
 
-    bool is_resp() const { return o.path == "resp" || o.path == "redis"; }
+    bool is_resp() const { return is_resp_path(o.path); }
+    bool is_set() const { return o.path == "resp_set" || o.path == "redis_set"; }
 
     // Starts the next request of a slot. Returns false on error.
     void issue(Slot &s, std::mt19937_64 &rng, bool &is_update) {
         is_update = false;
         bool upd = o.path == "update" || (o.mode == "mixed" && static_cast<int>(rng() % 100) < o.update_pct);
         s.sent = Clock::now();
-        if (upd) {
+        if (is_set()) {  // one random row, the whole object, as the bytes row_to_json gives
+            is_update = true;
+            long long id = static_cast<long long>(rng() % o.rows) + 1;
+            std::string key = o.prefix + ":" + std::to_string(id);
+            s.out = resp_command({"SET", key, row_json(id, random_value(rng))});
+            s.in.clear();
+            s.state = Slot::RespWait;
+            flush_resp(s);
+        } else if (upd) {
             is_update = true;
             long long id = o.mode == "mixed" ? static_cast<long long>(rng() % o.hot) + 1
                                              : static_cast<long long>(rng() % o.rows) + 1;
@@ -485,7 +661,11 @@ struct Runner {
                 size_t pos = 0, count = 0;
                 if (!s.in.empty() && s.in[0] == '-') { fatal("RESP error: " + s.in.substr(0, s.in.find('\r'))); return false; }
                 if (resp_parse(s.in.data(), s.in.size(), pos, nullptr, &count)) {
-                    if (count != static_cast<size_t>(o.batch)) fatal("RESP reply with " + std::to_string(count) + " elements");
+                    if (is_set()) {
+                        if (s.in != "+OK\r\n") fatal("SET answered " + s.in.substr(0, s.in.find('\r')) + ", expected +OK");
+                    } else if (count != static_cast<size_t>(o.batch)) {
+                        fatal("RESP reply with " + std::to_string(count) + " elements");
+                    }
                     s.state = Slot::Idle;
                     return true;
                 }
@@ -565,8 +745,9 @@ double cpu_seconds() {
 int run_load(const Options &o) {
     Runner R;
     R.o = o;
-    bool resp = o.path == "resp" || o.path == "redis";
+    bool resp = is_resp_path(o.path);
     if (!resp && !sql_for(o.path)) die("unknown path " + o.path);
+    if ((o.path == "resp_set" || o.path == "redis_set") && o.mode != "write") die("path " + o.path + " needs --mode write");
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     int nthreads = std::max(1, std::min<int>(o.conns, static_cast<int>(cores * 2)));
 
@@ -581,7 +762,10 @@ int run_load(const Options &o) {
             pg_prepare(s.pg, "u", UPDATE_SQL, 2);
             if (PQsetnonblocking(s.pg, 1) != 0) die("PQsetnonblocking failed");
         }
-        if (resp) s.fd = resp_connect(o.path == "resp" ? o.resp_port : o.redis_port);
+        if (o.path == "resp_set")  // the writing role (the default RESP role may only read)
+            s.fd = resp_connect_as(o.resp_port, o.resp_user, o.resp_password);
+        else if (resp)
+            s.fd = resp_connect(o.path == "resp" ? o.resp_port : o.redis_port);
         slots[i % nthreads].push_back(std::move(s));
     }
     std::vector<ThreadResult> results(nthreads);
@@ -653,6 +837,8 @@ int main(int argc, char **argv) {
         else if (a == "--prefix") o.prefix = val();
         else if (a == "--resp-port") o.resp_port = std::stoi(val());
         else if (a == "--redis-port") o.redis_port = std::stoi(val());
+        else if (a == "--resp-user") o.resp_user = val();
+        else if (a == "--resp-password") o.resp_password = val();
         else if (a == "--conns") o.conns = std::stoi(val());
         else if (a == "--batch") o.batch = std::stoi(val());
         else if (a == "--seconds") o.seconds = std::stod(val());

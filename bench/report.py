@@ -22,7 +22,9 @@ PATH_NAMES = {
     "fdw": "FDW",
     "resp": "RESP MGET",
     "redis": "redis-server MGET",
-    "update": "UPDATE",
+    "update": "SQL UPDATE",
+    "resp_set": "RESP SET",
+    "redis_set": "redis-server SET",
 }
 PATH_SQL = {
     "sql": "`SELECT * FROM items WHERE id = ANY($1)` (prepared)",
@@ -32,11 +34,23 @@ PATH_SQL = {
     "resp": "`MGET items:1 … items:N` to the extension's RESP server (background workers of PostgreSQL)",
     "redis": "`MGET items:1 … items:N` to Debian's redis-server holding the same rows as `row_to_json` strings (reference)",
 }
+# write mode: one random row of the 4,096 per request, a fresh 128-byte value
+WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp_set", "cache_enabled"),
+               ("redis_set", None)]
+WRITE_SQL = {
+    "update": "`UPDATE public.items SET value = $2 WHERE id = $1` (prepared), with the table cached and, "
+              "for comparison, not cached (`local_cache.disable`)",
+    "resp_set": "`SET items:<id> {\"id\":<id>,\"value\":\"…\"}` to the extension's RESP server, AUTHed as a role "
+                "with INSERT and UPDATE (`{resp_writer}`): an `INSERT … ON CONFLICT (id) DO UPDATE` through SPI in a "
+                "transaction of its own, `+OK` after COMMIT",
+    "redis_set": "the same `SET` with the same JSON bytes to redis-server (no persistence; reference)",
+}
 MODE_TITLES = {
     "warm": "Warm reads (the same N keys, starting at 1, in every request)",
     "mixed": "Reads mixed with 5% UPDATEs (reads cycle through 128 hot rows; updates through SQL on the same connections)",
     "cold": "Cold fill (local_cache.flush() just before the sample; reads walk all 4,096 rows)",
-    "write": "Write overhead (UPDATE by primary key, table cached vs not cached)",
+    "write": "Writes (one row by primary key: SQL UPDATE with the table cached and not cached, RESP SET, "
+             "redis-server SET)",
 }
 
 
@@ -227,6 +241,12 @@ def main():
     for p in ["sql", "mget", "mget_json", "fdw", "resp", "redis"]:
         w(f"* **{PATH_NAMES[p]}**: {PATH_SQL[p]}")
     w("")
+    if any(k[0] == "write" for k in data.groups):
+        w("Write paths (write mode; each request writes one random row of the 4,096 with a fresh 128-byte value):")
+        w("")
+        for p in ["update", "resp_set", "redis_set"]:
+            w(f"* **{PATH_NAMES[p]}**: " + WRITE_SQL[p].replace("{resp_writer}", cfg.get("resp_writer_role", "bench_writer")))
+        w("")
     w("Clients: **native** is `bench/loadgen` (C++17, libpq in non-blocking mode with prepared statements and text "
       "results, its own RESP2 client; min(connections, 2 × cores) threads driving the connections with `poll()`); "
       "**node** is Node.js with node-postgres (`pg`, prepared statements, rows parsed into objects) and node-redis "
@@ -237,8 +257,15 @@ def main():
       "duplicates, missing keys, NULL keys, empty and all-NULL input, keys 1..64 forwards and backwards, each twice so "
       "that the second pass reads from the cache; for RESP and redis-server the values must be byte for byte "
       "`row_to_json(row)::text`, and MGET without keys must be an error) and the run fails on any difference. "
-      "Results: " + "; ".join(f"{c['client']}: {c['comparisons']} comparisons, {c['mismatches']} mismatches"
-                               for c in doc.get("checks", [])) + ".")
+      + ("Then the writes, on two rows the reads do not use (one with a plain value, one with characters JSON "
+         "escapes), each first read through RESP so that it is cached: after a RESP SET, `mget_json`, plain SQL and "
+         "a RESP GET by the reading role show exactly the object; after the prepared SQL UPDATE, SQL and RESP GET "
+         "show the new row; redis-server SET and GET of the same bytes. "
+         if any("write_comparisons" in c for c in doc.get("checks", [])) else "")
+      + "Results: " + "; ".join(f"{c['client']}: {c['comparisons']} comparisons"
+                                + (f" ({c['write_comparisons']} of them writes)" if "write_comparisons" in c else "")
+                                + f", {c['mismatches']} mismatches"
+                                for c in doc.get("checks", [])) + ".")
     w("")
     w(f"Each sample runs for {cfg['duration_seconds']:g} s; the matrix (clients {', '.join(cfg['clients'])}; "
       f"connections {', '.join(map(str, cfg['connections']))}; keys per request "
@@ -354,20 +381,27 @@ def main():
         w(f"## {MODE_TITLES[mode]}")
         w("")
         if mode == "write":
-            w("| client | connections | cache | requests/s | p50 µs | p99 µs | server CPU µs/req | client CPU µs/req |")
-            w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+            w("One random row per request (batch 1). *cache*: whether `public.items` is cached (RESP SET needs it; "
+              "redis-server has no such thing). Server CPU is PostgreSQL's (all its processes) for SQL UPDATE and RESP "
+              "SET, redis-server's for redis-server SET.")
+            w("")
+            w("| client | path | connections | cache | requests/s | p50 µs | p90 µs | p99 µs | p99.9 µs | "
+              "server CPU µs/req | client CPU µs/req |")
+            w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             for c in cfg["clients"]:
                 for n in conns_all:
-                    for var in ("cache_enabled", "cache_disabled"):
-                        g = data.get("write", c, "update", n, 1, var)
-                        if not g:
+                    for p, var in WRITE_PATHS:
+                        args = ("write", c, p, n, 1, var)
+                        if not data.get(*args):
                             continue
-                        w(f"| {c} | {n} | {'enabled' if var == 'cache_enabled' else 'disabled'} | "
-                          f"{fmt_range(data.values('rps', 'write', c, 'update', n, 1, var))} | "
-                          f"{fmt(data.median('latency_us.p50', 'write', c, 'update', n, 1, var))} | "
-                          f"{fmt(data.median('latency_us.p99', 'write', c, 'update', n, 1, var))} | "
-                          f"{fmt(data.median('server_cpu_us_per_req', 'write', c, 'update', n, 1, var), 1)} | "
-                          f"{fmt(data.median('client_cpu_us_per_req', 'write', c, 'update', n, 1, var), 1)} |")
+                        cache = {"cache_enabled": "enabled", "cache_disabled": "disabled"}.get(var, "–")
+                        w(f"| {c} | {PATH_NAMES[p]} | {n} | {cache} | {fmt_range(data.values('rps', *args))} | "
+                          f"{fmt(data.median('latency_us.p50', *args))} | "
+                          f"{fmt(data.median('latency_us.p90', *args))} | "
+                          f"{fmt(data.median('latency_us.p99', *args))} | "
+                          f"{fmt(data.median('latency_us.p999', *args))} | "
+                          f"{fmt_range(data.values('server_cpu_us_per_req', *args), 1)} | "
+                          f"{fmt(data.median('client_cpu_us_per_req', *args), 1)} |")
             w("")
             continue
         w("| client | path | conns | keys | requests/s | p50 µs | p90 µs | p99 µs | p99.9 µs | server CPU µs/req | "
@@ -430,6 +464,18 @@ def main():
                 notes.append(f"Writes, {c} client, {n} connections: with the cache enabled UPDATE runs at "
                              f"{on / off:.2f}x the requests/s of the uncached table, server CPU per UPDATE "
                              f"{fmt(con, 1)} vs {fmt(coff, 1)} µs (the triggers and pre-commit invalidation cost this).")
+            rs = data.median("rps", "write", c, "resp_set", n, 1, "cache_enabled")
+            crs = data.median("server_cpu_us_per_req", "write", c, "resp_set", n, 1, "cache_enabled")
+            rd = data.median("rps", "write", c, "redis_set", n, 1, None)
+            crd = data.median("server_cpu_us_per_req", "write", c, "redis_set", n, 1, None)
+            if rs and on:
+                notes.append(f"Writes, {c} client, {n} connections: RESP SET runs at {rs / on:.2f}x the requests/s "
+                             "of SQL UPDATE on the cached table"
+                             + (f" and {rs / rd:.2f}x those of redis-server SET" if rd else "")
+                             + f"; server CPU per write {fmt(crs, 1)} µs vs {fmt(con, 1)} µs for SQL UPDATE"
+                             + (f" and {fmt(crd, 1)} µs for redis-server SET" if rd else "")
+                             + " (SET is an INSERT … ON CONFLICT DO UPDATE of the whole row from its JSON, run "
+                               "through SPI in a transaction of its own).")
     if any(k[0] == "cold" for k in data.groups):
         notes.append("Cold fill: the table has only 4,096 rows, so a flushed cache is refilled within the first "
                      "fraction of a second of a sample; the misses/req column shows how cold each sample really was. "

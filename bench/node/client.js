@@ -1,8 +1,11 @@
 'use strict';
 // bench/node/client.js: the Node.js client of the benchmark harness (node-postgres, node-redis).
 // Same command line and stdin/stdout protocol as bench/loadgen.cpp:
-//   node client.js check --pg CONNINFO --resp-port P --redis-port R
+//   node client.js check --pg CONNINFO --resp-port P --redis-port R [--resp-user U --resp-password W]
 //   node client.js run --pg CONNINFO --path PATH --conns N --batch B --seconds S [--mode warm|mixed|cold|write]
+//                      [--resp-port P] [--redis-port R] [--resp-user U --resp-password W]
+// PATH: sql | mget | mget_json | fdw | resp | redis (reads), update | resp_set | redis_set (writes;
+// resp_set connects as U).
 // One event loop; every connection runs its own closed loop (one outstanding request).
 const pg = require('pg');
 const redis = require('redis');
@@ -24,14 +27,15 @@ function die(msg) {
 
 function parseArgs(argv) {
   const o = { cmd: argv[0], path: 'sql', mode: 'warm', prefix: 'items', conns: 4, batch: 1, seconds: 1,
-    updatePct: 5, hot: 128, rows: 4096, respPort: 0, redisPort: 0 };
+    updatePct: 5, hot: 128, rows: 4096, respPort: 0, redisPort: 0, respUser: '', respPassword: '' };
   const names = { '--pg': 'pg', '--path': 'path', '--mode': 'mode', '--prefix': 'prefix', '--resp-port': 'respPort',
     '--redis-port': 'redisPort', '--conns': 'conns', '--batch': 'batch', '--seconds': 'seconds',
-    '--update-pct': 'updatePct', '--hot': 'hot', '--rows': 'rows' };
+    '--update-pct': 'updatePct', '--hot': 'hot', '--rows': 'rows', '--resp-user': 'respUser',
+    '--resp-password': 'respPassword' };
   for (let i = 1; i < argv.length; i += 2) {
     const k = names[argv[i]];
     if (!k) die(`unknown option ${argv[i]}`);
-    o[k] = ['pg', 'path', 'mode', 'prefix'].includes(k) ? argv[i + 1] : Number(argv[i + 1]);
+    o[k] = ['pg', 'path', 'mode', 'prefix', 'respUser', 'respPassword'].includes(k) ? argv[i + 1] : Number(argv[i + 1]);
   }
   return o;
 }
@@ -51,8 +55,9 @@ async function pgConnect(o) {
   return c;
 }
 
-async function redisConnect(port) {
-  const c = redis.createClient({ socket: { host: '127.0.0.1', port } });
+// auth: { username, password } to AUTH as another role than the server's default
+async function redisConnect(port, auth) {
+  const c = redis.createClient({ socket: { host: '127.0.0.1', port }, ...(auth && auth.username ? auth : {}) });
   c.on('error', (e) => die(`redis client on port ${port}: ${e.message}`));
   await c.connect();
   return c;
@@ -65,12 +70,85 @@ function randomValue() {
   return s;
 }
 
+// The row (id, value) of public.items as RESP SET writes it: byte for byte row_to_json(row)::text
+// (JSON.stringify escapes strings as PostgreSQL's escape_json does; members in column order).
+const rowJson = (id, value) => JSON.stringify({ id, value });
+const writerAuth = (o) => ({ username: o.respUser, password: o.respPassword });
+
 // ------------------------------------------------------------------ check
 
 let failures = 0;
 function fail(msg) {
   process.stderr.write(`node client check: MISMATCH: ${msg}\n`);
   failures++;
+}
+
+// The write paths, after the reads and on rows they do not use (firstId, firstId + 1), as in
+// bench/loadgen.cpp: the row is read through RESP first (cached, so the write must invalidate it);
+// RESP SET as the writing role, then mget_json, plain SQL and RESP GET (the reading role) must
+// show exactly the object; the benchmark's prepared SQL UPDATE, then SQL and RESP GET must show
+// it; redis-server SET of the same bytes, then GET (leaving redis-server equal to the table).
+async function checkWrites(o, c, resp, ref, firstId) {
+  const writer = await redisConnect(o.respPort, writerAuth(o));
+  const cases = [[randomValue(), randomValue()],
+    [`quote " backslash \\ tab \t newline \n bell \x07 slash / \u00e9 ${randomValue().slice(0, 16)}`,
+      `update "\\\t\x01 ${randomValue().slice(0, 16)}`]];
+  let compared = 0;
+  const sqlRow = async (id, when, ctx) => {
+    const r = await c.query({ name: 'row', text: 'SELECT value, row_to_json(i)::text AS json FROM public.items i WHERE id = $1',
+      values: [id] });
+    if (r.rows.length !== 1) {
+      fail(`${ctx}: ${when}, SQL finds ${r.rows.length} rows, expected 1`);
+      return { value: undefined, json: '' };
+    }
+    return r.rows[0];
+  };
+  const tryCommand = async (cl, args) => {
+    try { return await cl.sendCommand(args); } catch (err) { return `error ${err.message}`; }
+  };
+  for (let i = 0; i < cases.length; i++) {
+    const id = firstId + i;
+    const key = `${o.prefix}:${id}`;
+    const ctx = `write check, ${key}`;
+    const [setValue, updateValue] = cases[i];
+    const expectGet = async (cl, who, when, want) => {
+      const g = await tryCommand(cl, ['GET', key]);
+      if (g !== want) fail(`${ctx}: ${when}, ${who} GET answers ${JSON.stringify(g)}, expected ${want}`);
+      compared++;
+    };
+    const expectOk = (r, what) => {
+      if (r !== 'OK') fail(`${ctx}: ${what} answered ${JSON.stringify(r)}, expected OK`);
+      compared++;
+    };
+    // the row as it is, cached by the RESP read
+    const before = await sqlRow(id, 'before the writes', ctx);
+    await expectGet(resp, 'RESP', 'before the writes', before.json);
+    // RESP SET: the row becomes the object
+    const json1 = rowJson(id, setValue);
+    expectOk(await tryCommand(writer, ['SET', key, json1]), `RESP SET ${json1}`);
+    const m = await c.query({ name: 'mget_json', text: SQL.mget_json, values: [[id]] });
+    if (JSON.stringify(m.rows[0].r) !== JSON.stringify([{ id, value: setValue }]))
+      fail(`${ctx}: after RESP SET, mget_json answers ${JSON.stringify(m.rows[0].r)}`);
+    compared++;
+    const afterSet = await sqlRow(id, 'after RESP SET', ctx);
+    if (afterSet.value !== setValue || afterSet.json !== json1) fail(`${ctx}: after RESP SET, SQL shows ${afterSet.json}, expected ${json1}`);
+    compared++;
+    await expectGet(resp, 'RESP', 'after RESP SET', json1);
+    // SQL UPDATE (the benchmark's prepared statement)
+    const json2 = rowJson(id, updateValue);
+    const u = await c.query({ name: 'u', text: UPDATE_SQL, values: [id, updateValue] });
+    if (u.rowCount !== 1) fail(`${ctx}: SQL UPDATE changed ${u.rowCount} rows, expected 1`);
+    compared++;
+    const afterUpdate = await sqlRow(id, 'after SQL UPDATE', ctx);
+    if (afterUpdate.json !== json2) fail(`${ctx}: after SQL UPDATE, SQL shows ${afterUpdate.json}, expected ${json2}`);
+    compared++;
+    await expectGet(resp, 'RESP', 'after SQL UPDATE', json2);
+    // redis-server SET of the same bytes
+    expectOk(await tryCommand(ref, ['SET', key, json2]), 'redis-server SET');
+    await expectGet(ref, 'redis-server', 'after redis-server SET', json2);
+  }
+  await writer.quit();
+  return compared;
 }
 
 async function check(o) {
@@ -131,24 +209,30 @@ async function check(o) {
       }
     }
   }
+  const writeCompared = resp && ref ? await checkWrites(o, c, resp, ref, 4003) : 0;
+  compared += writeCompared;
   await c.end();
   if (resp) await resp.quit();
   if (ref) await ref.quit();
-  process.stderr.write(`node client check: ${compared} comparisons, ${failures} mismatches\n`);
-  process.stdout.write(JSON.stringify({ client: 'node', comparisons: compared, mismatches: failures }) + '\n');
+  process.stderr.write(`node client check: ${compared} comparisons (${writeCompared} of them writes), ${failures} mismatches\n`);
+  process.stdout.write(JSON.stringify({ client: 'node', comparisons: compared, write_comparisons: writeCompared,
+    mismatches: failures }) + '\n');
   process.exit(failures ? 1 : 0);
 }
 
 // ------------------------------------------------------------------ run
 
 async function run(o) {
-  const isResp = o.path === 'resp' || o.path === 'redis';
+  const isSet = o.path === 'resp_set' || o.path === 'redis_set';
+  const isResp = o.path === 'resp' || o.path === 'redis' || isSet;
   if (!isResp && !SQL[o.path]) die(`unknown path ${o.path}`);
+  if (isSet && o.mode !== 'write') die(`path ${o.path} needs --mode write`);
   const conns = [];
   for (let i = 0; i < o.conns; i++) {
     const s = { index: i, seq: 0 };
     if (!isResp || o.mode === 'mixed') s.pg = await pgConnect(o);
-    if (isResp) s.r = await redisConnect(o.path === 'resp' ? o.respPort : o.redisPort);
+    if (o.path === 'resp_set') s.r = await redisConnect(o.respPort, writerAuth(o));  // the default RESP role only reads
+    else if (isResp) s.r = await redisConnect(o.path === 'resp' ? o.respPort : o.redisPort);
     conns.push(s);
   }
   const keysFor = (s) => {
@@ -165,6 +249,13 @@ async function run(o) {
   };
   // One request; returns true if it was an update.
   const one = async (s) => {
+    if (isSet) {  // one random row, the whole object
+      const id = 1 + Math.floor(Math.random() * o.rows);
+      const r = await s.r.set(`${o.prefix}:${id}`, rowJson(id, randomValue()));
+      if (r !== 'OK') throw new Error(`SET answered ${r}`);
+      s.seq++;
+      return true;
+    }
     const upd = o.path === 'update' || (o.mode === 'mixed' && Math.random() * 100 < o.updatePct);
     if (upd) {
       const id = 1 + Math.floor(Math.random() * (o.mode === 'mixed' ? o.hot : o.rows));

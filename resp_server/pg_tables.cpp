@@ -89,7 +89,10 @@ LookupResult failure(const PgError &error)
 	if (error.sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE ||
 		error.sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED) /* row-level security */
 		return LookupResult::no_permission(error.message);
-	if (error.sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+	/* A cancel is one too: lock_timeout is 1 ms here, and a timeout that fires as the lock is
+	 * granted leaves a cancel pending that the next lock wait reports as "user request"
+	 * (a backend would drop it while reading its next command). Retrying is right for both. */
+	if (error.sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || error.sqlerrcode == ERRCODE_QUERY_CANCELED)
 		return LookupResult::busy(error.message);
 	return LookupResult::failed(error.message);
 }

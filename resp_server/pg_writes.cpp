@@ -24,7 +24,9 @@ extern "C" {
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "common/hashfn.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -136,12 +138,47 @@ template <typename Body> void as_role(Oid role, Body &&body)
 	SetUserIdAndSecContext(saved_user, saved_context);
 }
 
-/* Runs `sql` with the arguments; the number of rows it processed. */
+/*
+ * The plans of the statements the writes run, by their text: a statement is built from the
+ * table, its columns and the parameter types, so the same text always has the same
+ * parameters. Kept for the worker's life (the plan cache replans them after DDL), at most
+ * kMaxPlans of them.
+ */
+struct KeptPlan {
+	uint64 hash; /* hash key */
+	char *sql;   /* in TopMemoryContext */
+	SPIPlanPtr plan;
+};
+constexpr long kMaxPlans = 1024;
+HTAB *kept_plans = nullptr;
+
+/* Runs `sql` with the arguments (through a kept plan); the number of rows it processed. */
 uint64 run(const char *sql, int nargs, Oid *types, Datum *values)
 {
-	int rc = SPI_execute_with_args(sql, nargs, types, values, nullptr, false, 0);
+	if (kept_plans == nullptr) {
+		HASHCTL ctl;
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(KeptPlan);
+		ctl.hcxt = TopMemoryContext;
+		kept_plans = hash_create("local_cache RESP write plans", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	uint64 hash = hash_bytes_extended(reinterpret_cast<const unsigned char *>(sql), int(strlen(sql)), 0);
+	KeptPlan *kept = static_cast<KeptPlan *>(hash_search(kept_plans, &hash, HASH_FIND, nullptr));
+	if (kept == nullptr && hash_get_num_entries(kept_plans) < kMaxPlans) {
+		SPIPlanPtr plan = SPI_prepare(sql, nargs, types);
+		if (plan == nullptr)
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		SPI_keepplan(plan);
+		kept = static_cast<KeptPlan *>(hash_search(kept_plans, &hash, HASH_ENTER, nullptr));
+		kept->sql = MemoryContextStrdup(TopMemoryContext, sql);
+		kept->plan = plan;
+	}
+	int rc = kept != nullptr && strcmp(kept->sql, sql) == 0
+				 ? SPI_execute_plan(kept->plan, values, nullptr, false, 0)
+				 : SPI_execute_with_args(sql, nargs, types, values, nullptr, false, 0);
 	if (rc < 0)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+		elog(ERROR, "SPI failed: %s", SPI_result_code_string(rc));
 	return SPI_processed;
 }
 
@@ -161,13 +198,23 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	Oid types[2] = {TEXTOID, target.info->key.type};
 	Datum values[2] = {json, target.key};
 
-	/* The object's members must be columns; the key column, if there, must be the key. */
+	/* An object, whose members are columns; the key column, if there, must be the key. */
 	bool *present = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
-	uint64 members = run("SELECT json_object_keys($1::json)", 1, types, values);
+	uint64 members = run("SELECT s.kind, k FROM (SELECT json_typeof($1::json) AS kind) s "
+						 "LEFT JOIN LATERAL json_object_keys(CASE WHEN s.kind = 'object' THEN $1::json END) k ON true",
+						 1, types, values);
+	if (members == 0 || strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "object") != 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("the value must be a JSON object")));
+	const char *key_name = get_attname(target.info->relid, target.info->key.attnum, false);
+	bool has_key = false;
 	for (uint64 i = 0; i < members; i++) {
-		char *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		if (strcmp(name, get_attname(target.info->relid, target.info->key.attnum, false)) == 0)
+		char *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		if (name == nullptr) /* {} */
 			continue;
+		if (strcmp(name, key_name) == 0) {
+			has_key = true;
+			continue;
+		}
 		int column = column_index(target, columns, name);
 		if (column < 0)
 			no_such_column(target, name);
@@ -175,13 +222,14 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	}
 	StringInfoData sql;
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT r.%s IS DISTINCT FROM $2 FROM json_populate_record(NULL::%s, $1::json) r "
-						   "WHERE $1::json ->> %s IS NOT NULL",
-					 target.key_column, target.table,
-					 quote_literal_cstr(get_attname(target.info->relid, target.info->key.attnum, false)));
-	if (run(sql.data, 2, types, values) == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("the object's key column %s differs from the key", target.key_column)));
+	if (has_key) {
+		appendStringInfo(&sql, "SELECT r.%s IS DISTINCT FROM $2 FROM json_populate_record(NULL::%s, $1::json) r",
+						 target.key_column, target.table);
+		if (run(sql.data, 2, types, values) == 1 &&
+			strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0)
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("the object's key column %s differs from the key", target.key_column)));
+	}
 
 	if (options.get_old) {
 		resetStringInfo(&sql);

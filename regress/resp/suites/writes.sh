@@ -50,7 +50,7 @@ check "SET of a key column that differs from the key" "ERR the object's key colu
     "$(wcli SET w:5 '{"id":6,"v":"x"}')"
 check "SET with a member that is no column" 'ERR column "nope" of table "wtab" does not exist (SQLSTATE 42703)' \
     "$(wcli SET w:5 '{"nope":1}')"
-check "SET of something else than an object" "ERR cannot call json_object_keys on an array (SQLSTATE 22023)" "$(wcli SET w:5 '[1]')"
+check "SET of something else than an object" "ERR the value must be a JSON object (SQLSTATE 22023)" "$(wcli SET w:5 '[1]')"
 check "SET ... EX: rows do not expire" "ERR rows do not expire: EX is not supported" "$(wcli SET w:5 '{}' EX 10)"
 check "SET of a prefix no table has" 'ERR no enabled table has the RESP prefix "nosuch" (SQLSTATE 42P01)' "$(wcli SET nosuch:1 '{}')"
 check "nothing was written by the refused SETs" "" "$(row 5)$(row 6)"

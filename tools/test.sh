@@ -426,8 +426,9 @@ step_stress() {
         return
     fi
     if ((IS_ROOT)); then chown postgres: "$WORK"; fi
-    # The RESP server too: tools/stress GETs and MGETs through it as stress_resp (a role it
-    # creates and grants SELECT on its table) in the database it uses (postgres).
+    # The RESP server too: tools/stress reads and writes through it as stress_resp (a role it
+    # creates and grants SELECT, INSERT, UPDATE and DELETE on its table) in the database it
+    # uses (postgres).
     local resp_port
     resp_port=$("$ROOT/tools/cluster.sh" freeport)
     if ! run_logged "$LOGS/stress_cluster.log" "$(step_timeout 120)" \

@@ -1,11 +1,12 @@
 // tools/stress_check/common.cpp: owns the shared pieces declared in common.h: the run's state
 // and failure recording, the libpq wrapper Conn, the SQL that compares local_cache (mget,
 // mget_json, the foreign table) with plain SQL in one snapshot and the failure reports it
-// prints, the RESP2 client and the comparison of RESP replies with plain SQL, and the key
-// pickers.
+// prints, the RESP2 client, plain SQL reads of keys, the comparison of RESP replies with plain
+// SQL and its race-freedom argument, and the key pickers.
 
 #include "common.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdarg>
@@ -33,6 +34,9 @@ std::atomic<uint64_t> n_rr_checks{0}, n_rc_checks{0}, n_commit_checks{0}, n_txn_
     n_uncaptured_writes{0};
 std::atomic<uint64_t> n_resp_commit_checks{0}, n_resp_read_checks{0}, n_resp_skipped{0},
     n_resp_errors{0}, n_resp_busy_retries{0}, n_resp_absent_checks{0}, n_resp_own_checks{0};
+std::atomic<uint64_t> n_resp_sets{0}, n_resp_dels{0}, n_resp_hsets{0}, n_resp_multis{0},
+    n_resp_write_own{0}, n_resp_write_conflicts{0}, n_resp_write_busy_retries{0},
+    n_resp_write_gave_up{0};
 std::atomic<int> n_threads_done{0};
 
 void say(const char *fmt, ...) {
@@ -152,6 +156,12 @@ const char *kDiagnoseSql =
     "SELECT string_agg(format('    id %s: ctid %s xmin %s xmax %s version %s value %s', id, ctid,"
     "       xmin, xmax, version, left(value, 40)), E'\\n' ORDER BY id)"
     "  FROM stress_items WHERE id + 0 = ANY($1::bigint[])";
+
+// For a failure report of a RESP check: the departure counts (stress_departures) of the keys.
+const char *kDiagnoseDeparturesSql =
+    "SELECT coalesce(string_agg(format('    id %s: %s departures (last by xmin %s)', id, n, xmin),"
+    "       E'\\n' ORDER BY id), '    (none)')"
+    "  FROM stress_departures WHERE id = ANY($1::bigint[])";
 
 // Splits a JSON array text into its top-level elements (for the failure report).
 std::vector<std::string> json_elements(const std::string &s) {
@@ -424,14 +434,27 @@ RespReply RespClient::call(const std::vector<std::string> &args) {
 
 namespace {
 
+// The keys' rows and departure counts in one statement, so in one snapshot.
 const char *kSqlRowsSql =
-    "SELECT t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text"
+    "SELECT t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text, t.version::text, t.value,"
+    "       coalesce(d.n, 0)"
     "  FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord)"
-    "  LEFT JOIN stress_items t ON t.id = u.id ORDER BY u.ord";
+    "  LEFT JOIN stress_items t ON t.id = u.id"
+    "  LEFT JOIN stress_departures d ON d.id = u.id ORDER BY u.ord";
 
-bool sql_rows(Conn &c, const std::string &lit, size_t n, std::vector<SqlRow> *out) {
+std::string ids_literal(const std::vector<long long> &ids) {
+    std::string lit = "{";
+    for (size_t i = 0; i < ids.size(); i++) lit += (i ? "," : "") + std::to_string(ids[i]);
+    return lit + "}";
+}
+
+}  // namespace
+
+bool read_sql_rows(Conn &c, const std::vector<long long> &ids, std::vector<SqlRow> *out) {
+    std::string lit = ids_literal(ids);
     Res r = c.must(kSqlRowsSql, {lit.c_str()});
     if (!r) return false;
+    size_t n = ids.size();
     if ((size_t)PQntuples(r.get()) != n) {
         fail(c.name() + ": RESP check: plain SQL returned " + std::to_string(PQntuples(r.get())) +
              " rows for " + std::to_string(n) + " keys " + lit);
@@ -439,18 +462,25 @@ bool sql_rows(Conn &c, const std::string &lit, size_t n, std::vector<SqlRow> *ou
     }
     out->assign(n, SqlRow{});
     for (size_t i = 0; i < n; i++) {
+        SqlRow &row = (*out)[i];
+        row.departures = atoll(PQgetvalue(r.get(), (int)i, 4));
         if (PQgetisnull(r.get(), (int)i, 0)) continue;
-        (*out)[i].present = true;
-        (*out)[i].version_id = PQgetvalue(r.get(), (int)i, 0);
-        (*out)[i].json = PQgetvalue(r.get(), (int)i, 1);
+        row.present = true;
+        row.version_id = PQgetvalue(r.get(), (int)i, 0);
+        row.json = PQgetvalue(r.get(), (int)i, 1);
+        row.version = get(r, (int)i, 2);
+        row.value = get(r, (int)i, 3);
     }
     return true;
 }
 
 std::string describe_sql_row(const SqlRow &r) {
-    if (!r.present) return "absent";
-    return "\"" + clip(r.json, 3000) + "\" (xmin ctid " + r.version_id + ")";
+    std::string d = ", " + std::to_string(r.departures) + " departures";
+    if (!r.present) return "absent" + d;
+    return "\"" + clip(r.json, 3000) + "\" (xmin ctid " + r.version_id + d + ")";
 }
+
+namespace {
 
 bool starts_with(const std::string &s, const char *p) { return s.compare(0, strlen(p), p) == 0; }
 
@@ -461,46 +491,40 @@ long ms_between(Clock::time_point a, Clock::time_point b) {
 }  // namespace
 
 // Race-freedom. RESP runs outside any SQL snapshot, and keys are shared: every writer picks
-// random hot and cold keys, and the toggler updates random hot keys. So a reply is compared
-// with the key's state read by plain SQL in two statements, S1 right before the request is
-// sent and S2 right after the reply arrived (fresh READ COMMITTED snapshots on the same
-// connection), and only when they prove that the key did not change in between. (A writer
-// passes its own commit as S1 instead, known_before: see writer.cpp, note_own().)
+// random hot and cold keys (through SQL and through RESP writes), and the toggler updates
+// random hot keys. So a reply is compared with the key's state read by plain SQL in two
+// statements, S1 right before the request is sent and S2 right after the reply arrived (fresh
+// READ COMMITTED snapshots on the same connection), and only when they prove that the key did
+// not change in between. (A writer passes what it knows instead of S1, `known`: its own
+// commit, see writer.cpp, note_own(), or plain SQL read right after its RESP write's reply.)
+// Snapshots taken one after the other see ever more transactions, and the request's snapshot
+// (or a cache hit, which is what a fresh snapshot would read) comes between S1's and S2's.
 //
 //  * present in S1 and S2 with the same version identity (xmin and ctid): that tuple was
 //    visible, committed and undeleted at S1 and still at S2; a deleted tuple never becomes
 //    visible again, and while it is live no other version of the key can be (primary key).
 //    So the key's row was that tuple throughout, and the reply must be its row_to_json text.
 //    (Comparing the JSON alone would not do: A -> B -> A is possible in principle.)
-//  * absent in S1 and S2: absent -> present -> absent in between cannot be ruled out by the
-//    key alone, so only when it is proven impossible, and then the reply must be nil:
-//    - keys from kMissingBase on: nobody ever inserts them;
-//    - a hot or cold key k whose partner k + kMoveOffset holds the same tuple (xmin, ctid) in
-//      S1 and S2, so it was live all along: k becomes absent only by moving to
-//      k + kMoveOffset (the writers' DELETE re-inserts k in the same transaction; nothing
-//      else deletes it), which the primary key refuses while that tuple is there, so k,
-//      once re-inserted, could not have gone away again before S2;
-//    - a moved-away key k + kMoveOffset whose partner k holds the same tuple in S1 and S2:
-//      k + kMoveOffset becomes present only by moving k there, which replaces k's tuple.
-//    (These rest on what the sessions of this program write: writer.cpp, toggler.cpp.)
-//  * anything else (the key changed, or an absence not proven constant) is not compared and
-//    is counted in n_resp_skipped.
+//  * absent in S1 and S2 with the same departure count: the reply must be nil. A key's row
+//    stops being visible only through a DELETE (a writer's DELETE + INSERT, the deletion of a
+//    moved row, a RESP DEL) or an UPDATE that changes its id (a move), and the trigger
+//    stress_count_departure (main.cpp) counts each such departure in the key's row of
+//    stress_departures, in the departing transaction and under that row's lock, so the count
+//    a snapshot sees is the number of departures it sees committed. If the request had seen
+//    a row, its inserter was not visible to S1 (else S1 had seen it, or its departure, which
+//    the request would see too); S2 sees the inserter but not the row, so a departure that
+//    the request did not see, and S1 then neither, is visible to S2: the counts differ. (Keys
+//    from kMissingBase on are never inserted and have no departures: always comparable.)
+//  * anything else (the key changed, or left and came back) is not compared and is counted
+//    in n_resp_skipped.
 //
 // That is exactly the promise: a writer's invalidation runs at pre-commit, before its commit
-// becomes visible to any snapshot and before its COMMIT returns, so a state that S1 and S2
-// both show is the only state a request between them may answer; an older row (in
-// particular the one a COMMIT acknowledged before S1 replaced) is a mismatch.
+// becomes visible to any snapshot and before its COMMIT (or its RESP write's reply) returns,
+// so a state that S1 and S2 both show is the only state a request between them may answer; an
+// older row (in particular the one a write acknowledged before S1 replaced) is a mismatch.
 bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, bool use_get,
                   const std::string &where, std::atomic<uint64_t> &checked,
-                  const std::vector<SqlRow> *known_before) {
-    // The SQL reads cover the keys, then each key's partner (k <-> k + kMoveOffset; a missing
-    // key is its own and needs none).
-    std::vector<long long> sql_ids = ids;
-    for (long long id : ids)
-        sql_ids.push_back(id >= kMissingBase ? id : id > kMoveOffset ? id - kMoveOffset : id + kMoveOffset);
-    std::string lit = "{";
-    for (size_t i = 0; i < sql_ids.size(); i++) lit += (i ? "," : "") + std::to_string(sql_ids[i]);
-    lit += "}";
+                  const KnownState *known) {
     std::vector<std::string> args{use_get ? "GET" : "MGET"};
     for (long long id : ids) args.push_back(opt.resp_prefix + ":" + std::to_string(id));
     std::string request = args[0];
@@ -508,9 +532,11 @@ bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, 
 
     std::vector<SqlRow> before, after;
     auto t0 = Clock::now();
-    if (known_before && known_before->size() == sql_ids.size()) before = *known_before;
-    else if (!sql_rows(c, lit, sql_ids.size(), &before)) return false;
-    const char *before_name = known_before ? "as the writer committed it:  " : "plain SQL before the request: ";
+    if (known && known->rows.size() == ids.size()) before = known->rows;
+    else if (!read_sql_rows(c, ids, &before)) return false;
+    std::string before_name = known ? known->name : "plain SQL before the request";
+    before_name += ": ";
+    before_name.resize(std::max<size_t>(before_name.size(), 31), ' ');
     auto t1 = Clock::now();
     RespReply rep;
     int busy = 0;
@@ -552,25 +578,21 @@ bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, 
              rep.describe() + "\n");
         return false;
     }
-    if (!sql_rows(c, lit, sql_ids.size(), &after)) return false;
+    if (!read_sql_rows(c, ids, &after)) return false;
     auto t3 = Clock::now();
 
-    auto same_tuple = [&](size_t j) {
-        return before[j].present && after[j].present && before[j].version_id == after[j].version_id;
-    };
     std::string report;
     for (size_t i = 0; i < ids.size(); i++) {
         const SqlRow &b = before[i], &a = after[i];
-        bool same_version = same_tuple(i);
-        bool stayed_absent = !b.present && !a.present &&
-                             (ids[i] >= kMissingBase || same_tuple(ids.size() + i));
+        bool same_version = b.present && a.present && b.version_id == a.version_id;
+        bool stayed_absent = !b.present && !a.present && b.departures == a.departures;
         if (!same_version && !stayed_absent) {
             n_resp_skipped++;
             continue;
         }
         checked++;
         if (stayed_absent) n_resp_absent_checks++;
-        if (known_before) n_resp_own_checks++;
+        if (known && known->own) n_resp_own_checks++;
         const RespReply &g = *got[i];
         bool ok = same_version ? (!g.nil && g.str == b.json) : g.nil;
         if (ok) continue;
@@ -578,30 +600,36 @@ bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, 
                   "    " + before_name + describe_sql_row(b) + "\n" +
                   "    RESP reply:                    " + g.describe() + "\n" +
                   "    plain SQL after the reply:     " + describe_sql_row(a) + "\n";
-        if (stayed_absent && ids[i] < kMissingBase)
-            report += "    (absent all along: key " + std::to_string(sql_ids[ids.size() + i]) +
-                      " held the same tuple before and after: " +
-                      describe_sql_row(before[ids.size() + i]) + ")\n";
+        if (stayed_absent)
+            report += "    (absent all along: no departure of the key committed in between)\n";
     }
     if (report.empty()) return true;
 
-    // What the server says now, and the visible heap tuples, for the report.
+    // What the server says now, and the visible heap tuples of the keys and their partners
+    // (k <-> k + kMoveOffset) and the keys' departure counts, for the report.
+    std::vector<long long> diag_ids = ids;
+    for (long long id : ids)
+        if (id < kMissingBase) diag_ids.push_back(id > kMoveOffset ? id - kMoveOffset : id + kMoveOffset);
+    std::string lit = ids_literal(diag_ids);
     std::string again;
     try {
         again = resp.call(args).describe();
     } catch (const std::exception &e) {
         again = e.what();
     }
-    std::string heap = "    (diagnostic query failed)";
+    std::string heap = "    (diagnostic query failed)", departures = heap;
     Conn::Outcome d = c.run(kDiagnoseSql, {lit.c_str()});
     if (d.ok) heap = get(d.res, 0, 0);
+    Conn::Outcome dd = c.run(kDiagnoseDeparturesSql, {lit.c_str()});
+    if (dd.ok) departures = get(dd.res, 0, 0);
     fail("MISMATCH between RESP and plain SQL (" + where + ")\n  request: " + request + "\n" +
          report + "  timing: " +
-         (known_before ? std::string() : "SQL before took " + std::to_string(ms_between(t0, t1)) + " ms, ") +
+         (known ? std::string() : "SQL before took " + std::to_string(ms_between(t0, t1)) + " ms, ") +
          "the request until its reply " + std::to_string(ms_between(t1, t2)) + " ms" +
          (busy ? " (" + std::to_string(busy) + " -BUSY retries)" : "") + ", SQL after " +
          std::to_string(ms_between(t2, t3)) + " ms\n  the same request again now: " +
-         clip(again, 3000) + "\n  visible heap tuples now (seq scan):\n" + heap + "\n");
+         clip(again, 3000) + "\n  visible heap tuples now (seq scan):\n" + heap +
+         "\n  departures now:\n" + departures + "\n");
     return false;
 }
 

@@ -1,9 +1,9 @@
 // tools/stress_check/common.h: owns what every part of the stress check shares (see main.cpp
 // for what the check does): the options, the run's stop flag, first failure and counters, the
-// libpq wrapper Conn/Res, the comparisons of local_cache with plain SQL, the tiny RESP2 client
-// and the race-free comparison of RESP replies with plain SQL, the random number source Rng and
-// the key pickers, and the entry points of the three kinds of session (writer.cpp, reader.cpp,
-// toggler.cpp).
+// libpq wrapper Conn/Res, the comparisons of local_cache with plain SQL, the tiny RESP2 client,
+// plain SQL reads of keys with their version identity and departure count, and the race-free
+// comparison of RESP replies with plain SQL, the random number source Rng and the key pickers,
+// and the entry points of the three kinds of session (writer.cpp, reader.cpp, toggler.cpp).
 
 #pragma once
 
@@ -47,12 +47,20 @@ extern std::string g_failure;
 extern std::atomic<uint64_t> n_rr_checks, n_rc_checks, n_commit_checks, n_txn_checks,
     n_fdw_checks, n_commits, n_rollbacks, n_conflicts, n_rr_txns, n_toggles,
     n_uncaptured_writes;
-// RESP: keys compared after a writer's COMMIT/ROLLBACK (GET) and in readers' MGETs, of these
-// the absent keys (nil) and those compared with the writer's own commit, keys not comparable
+// RESP: keys compared after a writer's COMMIT/ROLLBACK/RESP write (GET) and in readers' MGETs,
+// of these the absent keys (nil) and those compared with the writer's own write (its commit,
+// or its RESP write proven by plain SQL right after the reply), keys not comparable
 // because they changed around the request (or a change could not be ruled out), error replies
 // (-ERR, -BUSY after the retries) and -BUSY replies retried.
 extern std::atomic<uint64_t> n_resp_commit_checks, n_resp_read_checks, n_resp_skipped,
     n_resp_errors, n_resp_busy_retries, n_resp_absent_checks, n_resp_own_checks;
+// RESP writes (writer.cpp): acknowledged writes by command (SET, DEL, HSET, MULTI/EXEC of two
+// SETs), of these the ones whose rows plain SQL right after the reply proved to be exactly the
+// write (n_resp_write_own), expected error replies (a serialization failure of EXEC's
+// REPEATABLE READ transaction; nothing written), -BUSY replies retried, and writes given up
+// after too many -BUSY (nothing written).
+extern std::atomic<uint64_t> n_resp_sets, n_resp_dels, n_resp_hsets, n_resp_multis,
+    n_resp_write_own, n_resp_write_conflicts, n_resp_write_busy_retries, n_resp_write_gave_up;
 extern std::atomic<int> n_threads_done;
 
 // printf to stdout as one line, under g_mutex.
@@ -160,22 +168,42 @@ class RespClient {
 };
 
 // One key as plain SQL sees it: absent, or the visible version's row_to_json text (what RESP
-// must answer, byte for byte) and identity "xmin ctid".
+// must answer, byte for byte), identity "xmin ctid" and columns; and in either case the key's
+// departure count (stress_departures: how many times a committed transaction deleted a row of
+// the key or moved it to another key; main.cpp's trigger keeps it), which proves an absence
+// constant (compare_resp in common.cpp).
 struct SqlRow {
     bool present = false;
-    std::string version_id, json;
+    std::string version_id, json, version, value;   // value "<NULL>" for NULL
+    long long departures = 0;
+};
+
+// Reads `ids` with plain SQL in one statement on `c` (its own READ COMMITTED snapshot), one
+// SqlRow per id in order. Returns false (after fail()) on an error.
+bool read_sql_rows(Conn &c, const std::vector<long long> &ids, std::vector<SqlRow> *out);
+
+// For reports: absent or the JSON, the version identity and the departure count.
+std::string describe_sql_row(const SqlRow &r);
+
+// The state of compare_resp's keys at a moment before the request, as the caller knows it
+// instead of a plain SQL read before the request: `rows` (one per key) and how to name it in a
+// report; `own` counts the compared keys in n_resp_own_checks (the state is the caller's own
+// write, not merely a read after it).
+struct KnownState {
+    std::vector<SqlRow> rows;
+    std::string name;
+    bool own = false;
 };
 
 // Reads `ids` (hot, cold, moved-away or missing keys) through RESP (GET for one key when
 // `use_get`, else MGET) and compares the reply with plain SQL read just before and just after
 // it on `c` (not inside a transaction), key by key, where that is race-free (see the comment
-// in common.cpp). `known_before`, if given, replaces the read before: the state of the keys
-// and then of their partners (k <-> k + kMoveOffset) at a moment before the request, as the
-// caller knows it (writer.cpp: its own commit). `checked` counts the compared keys. Returns
-// false (after fail()) on a mismatch or an error.
+// in common.cpp). `known`, if given, replaces the read before (writer.cpp: its own commit, or
+// plain SQL read right after its RESP write's reply). `checked` counts the compared keys.
+// Returns false (after fail()) on a mismatch or an error.
 bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, bool use_get,
                   const std::string &where, std::atomic<uint64_t> &checked,
-                  const std::vector<SqlRow> *known_before = nullptr);
+                  const KnownState *known = nullptr);
 
 class Rng {
   public:

@@ -14,12 +14,17 @@
 // A toggler session switches the capture trigger off and on every few seconds (in one
 // transaction or across several) and writes while it is off, so readers check every path
 // while writes go uncaptured. Setup checks that a partitioned layout is refused.
-// With --resp-port N the RESP server on 127.0.0.1:N is checked too: right after each COMMIT or
-// ROLLBACK returns, a writer GETs the key through RESP, and readers MGET key lists; each reply
-// is compared with plain SQL read just before and just after it, for the keys those two reads
-// prove unchanged in between (compare_resp in common.cpp explains why that is race-free).
+// With --resp-port N the RESP server on 127.0.0.1:N is checked too: writers make about 30% of
+// their writes through RESP (SET of a new row, DEL, HSET of one column, MULTI/EXEC of two
+// SETs) and check that plain SQL right after the reply shows them (exactly, where it can prove
+// the row is the write's); right after each COMMIT, ROLLBACK or RESP write reply, a writer
+// GETs the key through RESP, and readers MGET key lists; each reply is compared with plain SQL
+// read just before and just after it, for the keys those two reads prove unchanged in between
+// (compare_resp in common.cpp explains why that is race-free; the trigger
+// stress_count_departure counts each key's departures in stress_departures for it).
 // Any difference prints the keys, both results and local_cache.stats, and exits 1. Exits 1
-// too if the cache served no hit at all (the run would prove nothing).
+// too if the cache served no hit at all, or (with --resp-port) no RESP write was acknowledged
+// (the run would prove nothing).
 //
 // Build (tools/test.sh does it):
 //   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress_check/*.cpp -o tools/stress -lpq
@@ -27,11 +32,12 @@
 //                             [--toggle-seconds N]   (0: no toggler)
 //                             [--resp-port N]        (0: no RESP checks)
 //        (the server must have shared_preload_libraries = 'local_cache'; the program
-//        creates the extension if needed and (re)creates table stress_items and the
-//        foreign table stress_cache. For --resp-port the server's local_cache.resp_port must
-//        be N, local_cache.resp_database the database of CONNINFO, and local_cache.resp_role
-//        set: the program creates that role if it does not exist (NOLOGIN) and grants it
-//        SELECT on stress_items.)
+//        creates the extension if needed and (re)creates tables stress_items and
+//        stress_departures, the trigger that fills the latter, and the foreign table
+//        stress_cache. For --resp-port the server's local_cache.resp_port must be N,
+//        local_cache.resp_database the database of CONNINFO, and local_cache.resp_role set:
+//        the program creates that role if it does not exist (NOLOGIN) and grants it SELECT,
+//        INSERT, UPDATE and DELETE on stress_items.)
 
 #include "common.h"
 
@@ -58,8 +64,10 @@ void usage(const char *argv0) {
     exit(2);
 }
 
-// --resp-port: the server's RESP settings must fit, the role RESP clients act as gets SELECT
-// on stress_items (created first if needed), and the table's key prefix is read back.
+// --resp-port: the server's RESP settings must fit, the role RESP clients act as gets SELECT,
+// INSERT, UPDATE and DELETE on stress_items (created first if needed; the table has no
+// sequence, and the departure trigger is SECURITY DEFINER, so it needs nothing else), and the
+// table's key prefix is read back.
 bool setup_resp(Conn &c) {
     Res r = c.must("SELECT current_setting('local_cache.resp_port'), "
                    "current_setting('local_cache.resp_role'), "
@@ -78,13 +86,15 @@ bool setup_resp(Conn &c) {
     }
     if (role.empty()) {
         fail("setup: local_cache.resp_role is empty: set it to the role RESP clients act as "
-             "without AUTH (created if missing, and granted SELECT on stress_items)");
+             "without AUTH (created if missing, and granted SELECT, INSERT, UPDATE and DELETE on "
+             "stress_items)");
         return false;
     }
     if (!c.must("DO $$ BEGIN "
                 "IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = current_setting('local_cache.resp_role')) "
                 "THEN EXECUTE format('CREATE ROLE %I', current_setting('local_cache.resp_role')); END IF; "
-                "EXECUTE format('GRANT SELECT ON stress_items TO %I', current_setting('local_cache.resp_role')); "
+                "EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON stress_items TO %I', "
+                "current_setting('local_cache.resp_role')); "
                 "END $$"))
         return false;
     r = c.must("SELECT resp_prefix FROM local_cache.tables WHERE relid = 'public.stress_items'::regclass");
@@ -136,7 +146,21 @@ bool setup() {
         "CREATE EXTENSION local_cache; END IF; END $$",
         "DROP FOREIGN TABLE IF EXISTS stress_cache",
         "DROP TABLE IF EXISTS stress_items",
-        "CREATE TABLE stress_items (id bigint PRIMARY KEY, version int NOT NULL, value text)",
+        "DROP TABLE IF EXISTS stress_departures",
+        // version has a DEFAULT so that a RESP HSET of value alone can insert a missing row
+        "CREATE TABLE stress_items (id bigint PRIMARY KEY, version int NOT NULL DEFAULT 1, value text)",
+        // Each key's departures: committed deletions of a row of the key and moves of it to
+        // another key, counted in the departing transaction (compare_resp's absence proof).
+        // SECURITY DEFINER: RESP writes run as local_cache.resp_role, which needs no
+        // privilege on stress_departures.
+        "CREATE TABLE stress_departures (id bigint PRIMARY KEY, n bigint NOT NULL)",
+        "CREATE OR REPLACE FUNCTION stress_count_departure() RETURNS trigger LANGUAGE plpgsql "
+        "SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$ BEGIN "
+        "IF TG_OP = 'DELETE' OR NEW.id IS DISTINCT FROM OLD.id THEN "
+        "INSERT INTO public.stress_departures AS d VALUES (OLD.id, 1) "
+        "ON CONFLICT (id) DO UPDATE SET n = d.n + 1; END IF; RETURN NULL; END $$",
+        "CREATE TRIGGER stress_count_departure AFTER DELETE OR UPDATE OF id ON stress_items "
+        "FOR EACH ROW EXECUTE FUNCTION stress_count_departure()",
     };
     for (const char *s : steps)
         if (!c.must(s)) return false;
@@ -265,11 +289,13 @@ int main(int argc, char **argv) {
         sleep_ms(50);
         if (Clock::now() >= next_report) {
             next_report += std::chrono::seconds(10);
-            say("stress: %3lds  reads checked %" PRIu64 ", commits %" PRIu64 ", rollbacks %" PRIu64,
+            say("stress: %3lds  reads checked %" PRIu64 ", commits %" PRIu64 ", rollbacks %" PRIu64
+                ", RESP writes %" PRIu64,
                 (long)std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count(),
                 (uint64_t)(n_rr_checks + n_rc_checks + n_commit_checks + n_txn_checks +
                            n_fdw_checks + n_resp_commit_checks + n_resp_read_checks),
-                (uint64_t)n_commits, (uint64_t)n_rollbacks);
+                (uint64_t)n_commits, (uint64_t)n_rollbacks,
+                (uint64_t)(n_resp_sets + n_resp_dels + n_resp_hsets + n_resp_multis));
         }
     }
     g_stop = true;
@@ -297,14 +323,25 @@ int main(int argc, char **argv) {
            reads, (uint64_t)n_rr_checks, (uint64_t)n_rr_txns, (uint64_t)n_rc_checks,
            (uint64_t)n_commit_checks, (uint64_t)n_txn_checks, (uint64_t)n_fdw_checks, resp_checks);
     if (opt.resp_port > 0)
-        printf("stress: RESP keys checked %" PRIu64 " (GET after commit/rollback %" PRIu64
-               " of which %" PRIu64 " against the writer's own commit, reader MGET keys %" PRIu64
+        printf("stress: RESP keys checked %" PRIu64 " (GET after commit/rollback/RESP write %" PRIu64
+               " of which %" PRIu64 " against the writer's own write, reader MGET keys %" PRIu64
                "; absent keys answered nil %" PRIu64 "), not comparable (changed around the "
                "request, or absence not provably constant) %" PRIu64 ", error replies %" PRIu64
                ", -BUSY retries %" PRIu64 "\n",
                resp_checks, (uint64_t)n_resp_commit_checks, (uint64_t)n_resp_own_checks,
                (uint64_t)n_resp_read_checks, (uint64_t)n_resp_absent_checks,
                (uint64_t)n_resp_skipped, (uint64_t)n_resp_errors, (uint64_t)n_resp_busy_retries);
+    uint64_t resp_writes = n_resp_sets + n_resp_dels + n_resp_hsets + n_resp_multis;
+    if (opt.resp_port > 0)
+        printf("stress: RESP writes %" PRIu64 " (SET %" PRIu64 ", DEL %" PRIu64 ", HSET %" PRIu64
+               ", MULTI/EXEC of two SETs %" PRIu64 "), rows proven exactly the write by plain SQL "
+               "right after the reply %" PRIu64 ", expected error replies (serialization failure, "
+               "nothing written) %" PRIu64 ", -BUSY retries %" PRIu64 ", given up after -BUSY "
+               "(nothing written) %" PRIu64 "\n",
+               resp_writes, (uint64_t)n_resp_sets, (uint64_t)n_resp_dels, (uint64_t)n_resp_hsets,
+               (uint64_t)n_resp_multis, (uint64_t)n_resp_write_own,
+               (uint64_t)n_resp_write_conflicts, (uint64_t)n_resp_write_busy_retries,
+               (uint64_t)n_resp_write_gave_up);
     printf("stress: commits %" PRIu64 ", rollbacks %" PRIu64 ", conflicts rolled back %" PRIu64
            ", capture trigger switched off %" PRIu64 " times, uncaptured writes %" PRIu64 "\n",
            (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts, (uint64_t)n_toggles,
@@ -350,6 +387,10 @@ int main(int argc, char **argv) {
         (opt.resp_port > 0 && opt.readers > 0 && n_resp_read_checks == 0) ||
         (opt.toggle_seconds > 0 && opt.seconds > 2 * opt.toggle_seconds && n_uncaptured_writes == 0)) {
         printf("stress: FAILED: nothing was checked\n");
+        return 1;
+    }
+    if (opt.resp_port > 0 && opt.writers > 0 && resp_writes == 0) {
+        printf("stress: FAILED: no RESP write was acknowledged, so the RESP write checks prove nothing\n");
         return 1;
     }
     printf("stress: OK\n");

@@ -3,11 +3,16 @@
 // re-INSERT, INSERT ON CONFLICT DO UPDATE, primary key moves, ROLLBACK), sometimes checks its
 // own writes inside the transaction, and right after each COMMIT or ROLLBACK returns checks on
 // a second connection that local_cache shows what plain SQL shows, and (with --resp-port) that
-// a RESP GET of the key answers what plain SQL shows.
+// a RESP GET of the key answers what plain SQL shows. With --resp-port about 30% of its writes
+// go through RESP instead (SET of a new row, DEL, HSET of one column, MULTI/EXEC of two SETs):
+// plain SQL right after the reply must show the write (exactly, where it can prove the row is
+// the write's own), and then the same checks run as after a COMMIT.
 
 #include "common.h"
 
 #include <unistd.h>
+
+#include <cstring>
 
 namespace stress {
 
@@ -27,6 +32,31 @@ std::string make_value(Rng &rng, int writer, uint64_t seq, bool *is_null) {
     return v;
 }
 
+// The text of `s` as a JSON string, as row_to_json writes it (the values here have no control
+// characters, so only '"' and '\\' are escaped).
+std::string json_string(const std::string &s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+bool starts_with(const std::string &s, const char *p) { return s.compare(0, strlen(p), p) == 0; }
+
+// "xxxxx" of an error reply's trailing "(SQLSTATE xxxxx)", or "".
+std::string sqlstate_of(const std::string &error) {
+    size_t at = error.rfind("(SQLSTATE ");
+    return at == std::string::npos ? std::string() : error.substr(at + 10, 5);
+}
+
+std::string describe_request(const std::vector<std::string> &args) {
+    std::string s;
+    for (const std::string &a : args) s += (s.empty() ? "" : " ") + (a.size() > 200 ? a.substr(0, 200) + "..." : a);
+    return s;
+}
+
 class Writer {
   public:
     explicit Writer(int id)
@@ -40,7 +70,8 @@ class Writer {
             long long k = rng_.chance(3) ? cold_key(rng_) : hot_key(rng_);
             int op = rng_.below(100);
             bool ok;
-            if (op < 35) ok = dml_txn(k, "UPDATE");
+            if (resp_ && rng_.chance(kRespWritePercent)) ok = resp_write(k);
+            else if (op < 35) ok = dml_txn(k, "UPDATE");
             else if (op < 60) ok = dml_txn(k, "DELETE+INSERT");
             else if (op < 88) ok = dml_txn(k, "UPSERT");
             else ok = move(k);
@@ -92,32 +123,48 @@ class Writer {
         return keys;
     }
 
-    // With --resp-port, right before COMMIT: the versions of k and of its partner
-    // k + kMoveOffset that this transaction wrote (xmin = its xid), as the state its commit
-    // leaves, for the RESP check after COMMIT (compare_resp's known_before). Race-free: from
-    // this read until the commit no other session can change what it finds. A row of k we
-    // wrote stays locked by us (as updated, deleted or inserted, an uncommitted unique entry),
-    // and a row we moved to k + kMoveOffset means that k has no live row until our commit
-    // (we deleted it; an INSERT of k waits for us, an UPDATE finds nothing). If this
-    // transaction wrote neither (an UPDATE of an absent key, a ROLLBACK), own_known_ stays
-    // false and compare_resp reads plain SQL before the GET instead.
+    // With --resp-port, right before COMMIT: the state of k that this transaction's commit
+    // leaves, for the RESP check after COMMIT (compare_resp's `known`): the version of k it
+    // wrote (xmin = its xid), or, if it made k go away (deleted it or moved it to
+    // k + kMoveOffset, and did not re-insert it), absence with the departure count it wrote.
+    // Race-free: from this read until the commit no other session can change what it finds.
+    // A row of k we wrote stays locked by us (as updated, deleted or inserted, an uncommitted
+    // unique entry), a row we deleted or moved away means that k has no live row until our
+    // commit (an INSERT of k, SQL or RESP, waits for us; an UPDATE finds nothing), and the
+    // departure count we wrote stays locked by us too. If this transaction left k otherwise
+    // (an UPDATE of an absent key, the deletion of a moved row, a ROLLBACK), own_known_ stays
+    // false and compare_resp reads plain SQL before the GET instead. (In REPEATABLE READ an
+    // upsert can see two rows of k, the one a concurrent move took away and its own: only its
+    // own counts.)
     bool note_own(long long k) {
         own_known_ = false;
         if (!resp_) return true;
         std::string key = std::to_string(k);
-        Res r = w_.must("SELECT t.id, t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text"
-                        "  FROM stress_items t WHERE t.id IN ($1::bigint, $1::bigint + 1000000)"
-                        "   AND t.xmin = pg_current_xact_id_if_assigned()::xid",
+        Res r = w_.must("SELECT t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text,"
+                        "       t.version::text, t.value, t.xmin = x.me, d.n, d.xmin = x.me"
+                        "  FROM (SELECT pg_current_xact_id_if_assigned()::xid AS me) x"
+                        "  LEFT JOIN stress_items t ON t.id = $1::bigint"
+                        "  LEFT JOIN stress_departures d ON d.id = $1::bigint",
                         {key.c_str()});
         if (!r) return false;
-        own_.assign(2, SqlRow{});
+        own_.rows.assign(1, SqlRow{});
+        own_.name = "as the writer committed it";
+        own_.own = true;
+        SqlRow &row = own_.rows[0];
+        bool any_row = false, departed_by_us = false;
         for (int i = 0; i < PQntuples(r.get()); i++) {
-            SqlRow &row = own_[atoll(PQgetvalue(r.get(), i, 0)) == k ? 0 : 1];
+            departed_by_us = get(r, i, 6) == "t";
+            row.departures = atoll(get(r, i, 5) == "<NULL>" ? "0" : PQgetvalue(r.get(), i, 5));
+            if (PQgetisnull(r.get(), i, 0)) continue;
+            any_row = true;
+            if (get(r, i, 4) != "t") continue;
             row.present = true;
-            row.version_id = PQgetvalue(r.get(), i, 1);
-            row.json = PQgetvalue(r.get(), i, 2);
+            row.version_id = PQgetvalue(r.get(), i, 0);
+            row.json = PQgetvalue(r.get(), i, 1);
+            row.version = get(r, i, 2);
+            row.value = get(r, i, 3);
         }
-        own_known_ = own_[0].present || own_[1].present;
+        own_known_ = row.present || (!any_row && departed_by_us);
         return true;
     }
 
@@ -130,10 +177,15 @@ class Writer {
     // compares only what is proven unchanged from our commit (note_own) or from a plain SQL
     // read before the GET until a plain SQL read after it.
     bool check_after(long long k, const std::string &what, bool committed) {
+        return check_after_write(k, w_.name() + ": read-after-" + (committed ? "commit" : "rollback") +
+                                        " of " + what + " on key " + std::to_string(k),
+                                 committed && own_known_ ? &own_ : nullptr);
+    }
+
+    // The checks after a write (check_after, and after a RESP write's reply): the mget check on
+    // the second connection and the RESP GET, which starts from `known` if given.
+    bool check_after_write(long long k, const std::string &where, const KnownState *known) {
         n_commit_checks++;
-        std::string where = w_.name() + ": read-after-" + (committed ? "commit" : "rollback") +
-                            " of " + what + " on key " + std::to_string(k);
-        const std::vector<SqlRow> *known = committed && own_known_ ? &own_ : nullptr;
         own_known_ = false;
         bool resp_first = resp_ && rng_.chance(50);
         if (resp_first &&
@@ -147,6 +199,281 @@ class Writer {
                           n_resp_commit_checks, known))
             return false;
         return true;
+    }
+
+    // ------------------------------------------------------------------ writes through RESP
+    //
+    // A RESP write runs in the server, as local_cache.resp_role, committed before the reply.
+    // Around it the writer reads its keys with plain SQL on the second connection: P right
+    // before the request, A right after the reply (and A is where the checks after the write
+    // start, compare_resp's `known`). Every value it writes is a new tag ("r<writer>-<seq>-..."),
+    // written by nobody else. What A must show:
+    //  * SET / HSET acknowledged: not P's tuple (the write replaced whatever was visible before
+    //    the request), and if absent, a departure since P (someone deleted or moved the row
+    //    after the write). If A's row carries the tag and the key had no departure since P, A's
+    //    row is the write's own tuple: a later UPDATE of it either changes value (every writer
+    //    and the toggler write value) or moves it away, which counts a departure of k; so it
+    //    must be exactly what was written (SET: the object, version DEFAULT 1 when absent;
+    //    HSET that inserted: version DEFAULT 1). (The two rows of one EXEC have different
+    //    xmins: each queued command runs in a subtransaction.)
+    //  * DEL acknowledged: not P's tuple; a departure since P when it answered 1 (its own) or
+    //    when it answered 0 although P had a row (someone else's made the DEL find none). With
+    //    exactly one departure since P, its own, and the key absent, A is the DEL's own state.
+    //  * an error reply (EXECABORT after a serialization failure, -BUSY after our retries):
+    //    nothing written, so no tag anywhere (the keys and their moved-away partners).
+    // Then check_after_write runs as after a COMMIT: the mget check compares the cache with
+    // plain SQL in one snapshot taken after A, so it must show the write or a later state too,
+    // and the RESP GET is compared with A and a plain SQL read after it (compare_resp).
+    // Any other -ERR (with its SQLSTATE) fails the run: the single commands run in READ
+    // COMMITTED and never wait for a lock (the server retries, then -BUSY), and SET and HSET
+    // are INSERT ... ON CONFLICT on the only unique index, so no unique violation, deadlock or
+    // serialization failure is possible; EXEC runs in REPEATABLE READ, where a row changed
+    // after its snapshot is a serialization failure (40001), expected.
+
+    static constexpr int kRespWritePercent = 30;
+    static constexpr int kBusyRetries = 5;
+
+    std::string resp_key(long long k) const { return opt.resp_prefix + ":" + std::to_string(k); }
+
+    // A new tag value: unique to this writer and write, sometimes long.
+    std::string tag_value() {
+        std::string v = "r" + std::to_string(id_) + "-" + std::to_string(++seq_) + "-";
+        int len = rng_.chance(2) ? 2000 + rng_.below(6000) : rng_.below(200);
+        static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \"\\'";
+        for (int i = 0; i < len; i++) v += alphabet[rng_.below((int)sizeof(alphabet) - 1)];
+        return v;
+    }
+
+    bool resp_write(long long k) {
+        int op = rng_.below(100);
+        if (op < 35) return resp_sets({k});
+        if (op < 50) return resp_del(k);
+        if (op < 80) return resp_hset(k);
+        long long k2;
+        do k2 = rng_.chance(3) ? cold_key(rng_) : hot_key(rng_);
+        while (k2 == k);
+        return resp_sets({k, k2});
+    }
+
+    // Sends `requests` (one write, or MULTI, the writes, EXEC) on the RESP connection; on
+    // -BUSY (the server waited local_cache.resp_lock_timeout) sends them again, up to
+    // kBusyRetries times. *written: the last reply is the write's acknowledgement (not an
+    // error). False after fail().
+    bool send_write(const std::vector<std::vector<std::string>> &requests, const std::string &where,
+                    RespReply *last, bool *written) {
+        bool multi = requests.size() > 1;
+        const std::string aborted = "EXECABORT Transaction rolled back: ";
+        for (int attempt = 0;; attempt++) {
+            RespReply rep;
+            for (size_t i = 0; i < requests.size(); i++) {
+                try {
+                    rep = resp_->call(requests[i]);
+                } catch (const std::exception &e) {
+                    fail(where + ": " + describe_request(requests[i]) + ": " + e.what());
+                    return false;
+                }
+                if (i + 1 == requests.size()) break;
+                const char *want = i == 0 ? "OK" : "QUEUED";
+                if (rep.type != '+' || rep.str != want) {
+                    fail("RESP write: unexpected reply (" + where + ")\n  request: " +
+                         describe_request(requests[i]) + "\n  reply: " + rep.describe() +
+                         " (expected +" + want + ")\n");
+                    return false;
+                }
+            }
+            *last = rep;
+            *written = rep.type != '-';
+            if (*written) return true;
+            std::string error = multi && starts_with(rep.str, aborted.c_str()) ? rep.str.substr(aborted.size()) : rep.str;
+            if (starts_with(error, "BUSY")) {
+                if (attempt < kBusyRetries) {
+                    n_resp_write_busy_retries++;
+                    sleep_ms(5 + rng_.below(30));
+                    continue;
+                }
+                n_resp_write_gave_up++;
+                return true;
+            }
+            if (multi && error != rep.str && sqlstate_of(error) == "40001") {
+                n_resp_write_conflicts++;
+                return true;
+            }
+            fail("RESP write: unexpected error reply (" + where + ")\n  request: " +
+                 describe_request(requests[multi ? requests.size() - 2 : 0]) +
+                 (multi ? " (in MULTI ... EXEC)" : "") + "\n  reply: " + rep.describe() + "\n");
+            return false;
+        }
+    }
+
+    // After an error reply: no tag in the keys or their moved-away partners, then the usual
+    // checks of each key.
+    bool check_not_written(const std::vector<long long> &keys, const std::vector<std::string> &tags,
+                           const std::string &what, const RespReply &reply) {
+        std::vector<long long> ids = keys;
+        for (long long k : keys) ids.push_back(k + kMoveOffset);
+        std::vector<SqlRow> now;
+        if (!read_sql_rows(check_, ids, &now)) return false;
+        for (size_t i = 0; i < ids.size(); i++)
+            for (const std::string &tag : tags)
+                if (now[i].present && now[i].value == tag) {
+                    fail("RESP write: a write answered with an error is visible (" + w_.name() + ": " + what +
+                         ")\n  reply: " + reply.describe() + "\n  key " + resp_key(ids[i]) +
+                         " right after the reply: " + describe_sql_row(now[i]) + "\n");
+                    return false;
+                }
+        for (long long k : keys)
+            if (!check_after_write(k, w_.name() + ": read-after-error of RESP " + what + " on key " + std::to_string(k),
+                                   nullptr))
+                return false;
+        return true;
+    }
+
+    // The checks common to SET and HSET of key k (see above): `p` and `a` read before and
+    // after; `exact` the row_to_json text the write must have made, if known. *own: `a` is
+    // the write's own tuple. False after fail().
+    bool check_upsert(long long k, const SqlRow &p, const SqlRow &a, const std::string &tag,
+                      const std::string &exact, const std::string &what, const RespReply &reply, bool *own) {
+        *own = false;
+        std::string problem;
+        if (p.present && a.present && p.version_id == a.version_id)
+            problem = "plain SQL right after the reply still shows the tuple from before the request";
+        else if (!a.present && a.departures == p.departures)
+            problem = "the key is absent right after the reply, and no departure of it committed since "
+                      "before the request";
+        else if (a.present && a.value == tag && a.departures == p.departures) {
+            *own = true;
+            if (!exact.empty() && a.json != exact)
+                problem = "the row is the write's own tuple but not what was written:\n    written:  " + exact;
+        }
+        if (problem.empty()) return true;
+        fail("RESP write: " + problem + " (" + w_.name() + ": " + what + " of key " + resp_key(k) +
+             ")\n  reply: " + reply.describe() + "\n  plain SQL before the request: " + describe_sql_row(p) +
+             "\n  plain SQL after the reply:    " + describe_sql_row(a) + "\n");
+        return false;
+    }
+
+    // SET of one key, or MULTI / SET / SET / EXEC of two.
+    bool resp_sets(const std::vector<long long> &keys) {
+        bool multi = keys.size() > 1;
+        std::string what = multi ? "MULTI/EXEC of SET " + resp_key(keys[0]) + " and SET " + resp_key(keys[1]) : "SET";
+        std::vector<std::string> tags, exact;
+        std::vector<std::vector<std::string>> requests;
+        if (multi) requests.push_back({"MULTI"});
+        for (long long k : keys) {
+            std::string tag = tag_value(), value = json_string(tag);
+            bool with_version = rng_.chance(80);
+            std::string version = with_version ? std::to_string(1 + rng_.below(1000)) : "1";
+            // members in any order; the key column sometimes; version sometimes absent (DEFAULT)
+            std::vector<std::string> members{"\"value\":" + value};
+            if (with_version) members.push_back("\"version\":" + version);
+            if (rng_.chance(30)) members.push_back("\"id\":" + std::to_string(k));
+            if (rng_.chance(50)) std::swap(members.front(), members.back());
+            std::string object = "{";
+            for (size_t i = 0; i < members.size(); i++) object += (i ? "," : "") + members[i];
+            object += "}";
+            requests.push_back({"SET", resp_key(k), object});
+            tags.push_back(tag);
+            exact.push_back("{\"id\":" + std::to_string(k) + ",\"version\":" + version + ",\"value\":" + value + "}");
+        }
+        if (multi) requests.push_back({"EXEC"});
+        std::string where = w_.name() + ": RESP " + what;
+
+        std::vector<SqlRow> before, after;
+        if (!read_sql_rows(check_, keys, &before)) return false;
+        RespReply reply;
+        bool written;
+        if (!send_write(requests, where, &reply, &written)) return false;
+        if (!written) return check_not_written(keys, tags, what, reply);
+        bool form_ok = multi ? reply.type == '*' && !reply.nil && reply.elems.size() == 2 &&
+                                   reply.elems[0].type == '+' && reply.elems[0].str == "OK" &&
+                                   reply.elems[1].type == '+' && reply.elems[1].str == "OK"
+                             : reply.type == '+' && reply.str == "OK";
+        if (!form_ok) {
+            fail("RESP write: unexpected reply (" + where + ")\n  reply: " + reply.describe() + "\n");
+            return false;
+        }
+        (multi ? n_resp_multis : n_resp_sets)++;
+        if (!read_sql_rows(check_, keys, &after)) return false;
+        std::vector<bool> own(keys.size());
+        for (size_t i = 0; i < keys.size(); i++) {
+            bool o;
+            if (!check_upsert(keys[i], before[i], after[i], tags[i], exact[i], what, reply, &o)) return false;
+            own[i] = o;
+            if (o) n_resp_write_own++;
+        }
+        for (size_t i = 0; i < keys.size(); i++) {
+            KnownState known{{after[i]}, own[i] ? "the write, read right after the reply" : "plain SQL right after the write's reply", own[i]};
+            if (!check_after_write(keys[i], where + ": read-after-write of key " + std::to_string(keys[i]), &known))
+                return false;
+        }
+        return true;
+    }
+
+    // HSET of the value column (a missing row is inserted, version at its DEFAULT).
+    bool resp_hset(long long k) {
+        std::string tag = tag_value();
+        std::string where = w_.name() + ": RESP HSET";
+        std::vector<SqlRow> before, after;
+        if (!read_sql_rows(check_, {k}, &before)) return false;
+        RespReply reply;
+        bool written;
+        if (!send_write({{"HSET", resp_key(k), "value", tag}}, where, &reply, &written)) return false;
+        if (!written) return check_not_written({k}, {tag}, "HSET", reply);
+        if (reply.type != ':' || (reply.str != "0" && reply.str != "1")) {
+            fail("RESP write: unexpected reply (" + where + " of " + resp_key(k) + ")\n  reply: " + reply.describe() +
+                 " (expected :1 for an inserted row, :0 for an updated one)\n");
+            return false;
+        }
+        n_resp_hsets++;
+        if (!read_sql_rows(check_, {k}, &after)) return false;
+        std::string exact = reply.str == "1" ? "{\"id\":" + std::to_string(k) + ",\"version\":1,\"value\":" +
+                                                   json_string(tag) + "}"
+                                             : "";
+        bool own;
+        if (!check_upsert(k, before[0], after[0], tag, exact, "HSET", reply, &own)) return false;
+        if (own) n_resp_write_own++;
+        KnownState known{{after[0]}, own ? "the write, read right after the reply" : "plain SQL right after the write's reply", own};
+        return check_after_write(k, where + ": read-after-write of key " + std::to_string(k), &known);
+    }
+
+    // DEL of the key (sometimes with a key no row ever has, which counts nothing).
+    bool resp_del(long long k) {
+        std::string where = w_.name() + ": RESP DEL";
+        std::vector<std::string> request{"DEL", resp_key(k)};
+        if (rng_.chance(30)) request.push_back(resp_key(kMissingBase + rng_.below(1000)));
+        std::vector<SqlRow> before, after;
+        if (!read_sql_rows(check_, {k}, &before)) return false;
+        RespReply reply;
+        bool written;
+        if (!send_write({request}, where, &reply, &written)) return false;
+        if (!written) return check_not_written({k}, {}, "DEL", reply);
+        if (reply.type != ':' || (reply.str != "0" && reply.str != "1")) {
+            fail("RESP write: unexpected reply (" + where + " of " + resp_key(k) + ")\n  reply: " + reply.describe() +
+                 " (expected :0 or :1)\n");
+            return false;
+        }
+        n_resp_dels++;
+        if (!read_sql_rows(check_, {k}, &after)) return false;
+        const SqlRow &p = before[0], &a = after[0];
+        std::string problem;
+        if (p.present && a.present && p.version_id == a.version_id)
+            problem = "plain SQL right after the reply still shows the tuple from before the request";
+        else if (reply.str == "1" && a.departures <= p.departures)
+            problem = "DEL answered 1 but no departure of the key committed since before the request";
+        else if (reply.str == "0" && p.present && a.departures <= p.departures)
+            problem = "DEL answered 0 although the key had a row before the request and no departure of it "
+                      "committed since";
+        if (!problem.empty()) {
+            fail("RESP write: " + problem + " (" + where + " of " + resp_key(k) + ")\n  request: " +
+                 describe_request(request) + "\n  reply: " + reply.describe() +
+                 "\n  plain SQL before the request: " + describe_sql_row(p) +
+                 "\n  plain SQL after the reply:    " + describe_sql_row(a) + "\n");
+            return false;
+        }
+        bool own = reply.str == "1" && !a.present && a.departures == p.departures + 1;
+        if (own) n_resp_write_own++;
+        KnownState known{{a}, own ? "the DEL, read right after the reply" : "plain SQL right after the DEL's reply", own};
+        return check_after_write(k, where + ": read-after-write of key " + std::to_string(k), &known);
     }
 
     bool dml_txn(long long k, const std::string &what) {
@@ -246,7 +573,7 @@ class Writer {
     Rng rng_;
     Conn w_, check_;
     std::unique_ptr<RespClient> resp_;   // with --resp-port
-    std::vector<SqlRow> own_;            // note_own(): k, then k + kMoveOffset
+    KnownState own_;                     // note_own(): the state of k our commit leaves
     bool own_known_ = false;
     uint64_t seq_ = 0;
 };

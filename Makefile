@@ -52,13 +52,13 @@ OBJS = \
 	resp_server/worker.o
 
 EXTENSION = local_cache
-DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql
+DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1.1--1.2.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 
-REGRESS = setup admin mget invalidation ddl capture privileges stats fdw fdw_errors
+REGRESS = setup admin mget invalidation ddl capture privileges negative stats fdw fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT) \
 	--temp-instance=$(REGRESS_OUTPUT)/tmp_check --temp-config=regress/regress.conf
-ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change
+ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries
 ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT) \
 	--temp-instance=$(ISOLATION_OUTPUT)/tmp_check --temp-config=regress/regress.conf
 # TAP tests (PostgreSQL::Test::Cluster) run when asked: make installcheck TAP_TESTS=1

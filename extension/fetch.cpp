@@ -66,6 +66,7 @@ struct MissedKey {
 	int nmisses;
 	StoreKey store_key;
 	uint64 fill_seq;
+	bool found; /* the table has a row for it in the caller's snapshot */
 };
 
 int compare_missed_key(const void *key, const void *element)
@@ -109,6 +110,66 @@ bool version_is_settled(HeapTupleHeader tuple)
 		TransactionIdDidCommit(xmax))
 		return false;
 	return true;
+}
+
+/*
+ * Whether no row with the key can appear to a snapshot that the caller's could not see it in:
+ * every version of a row with the key (SnapshotAny, through the key's index) must be dead to
+ * everyone or deleted by a committed transaction — none live, none inserted or deleted by a
+ * transaction in progress. *deleter is the newest such committed deleter (invalid if none):
+ * the negative entry is only for snapshots that see it committed (an older REPEATABLE READ
+ * snapshot may still see the deleted row).
+ */
+bool absence_settled(Relation heap, Relation index, const RelInfo *info, int64 key, TransactionId *deleter)
+{
+	ScanKeyData scankey;
+	ScanKeyEntryInitialize(&scankey, 0, 1, BTEqualStrategyNumber, info->key.type, InvalidOid, info->key.eq_proc,
+						   key_to_datum(key, info->key.type));
+	IndexScanDesc scan = index_beginscan(heap, index, SnapshotAny, 1, 0);
+	index_rescan(scan, &scankey, 1, NULL, 0);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	TransactionId horizon = GetOldestNonRemovableTransactionId(heap);
+	bool settled = slot->tts_ops == &TTSOpsBufferHeapTuple;
+	*deleter = InvalidTransactionId;
+	while (settled && index_getnext_slot(scan, ForwardScanDirection, slot)) {
+		BufferHeapTupleTableSlot *buffered = reinterpret_cast<BufferHeapTupleTableSlot *>(slot);
+		HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
+		LockBuffer(buffered->buffer, BUFFER_LOCK_SHARE);
+		HTSV_Result state = HeapTupleSatisfiesVacuum(tuple, horizon, buffered->buffer);
+		TransactionId xmax = HeapTupleHeaderGetUpdateXid(tuple->t_data);
+		LockBuffer(buffered->buffer, BUFFER_LOCK_UNLOCK);
+		if (state != HEAPTUPLE_DEAD && state != HEAPTUPLE_RECENTLY_DEAD)
+			settled = false; /* live, or a transaction in progress inserts or deletes it */
+		else if (TransactionIdIsNormal(xmax) &&
+				 (!TransactionIdIsValid(*deleter) || TransactionIdFollows(xmax, *deleter)))
+			*deleter = xmax;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_endscan(scan);
+	return settled;
+}
+
+/* A key the caller's snapshot has no row for: a negative entry, if that is settled. */
+void fill_absent(RelInfo *info, Relation heap, Relation index, const MissedKey *missed, FetchCounts *counts)
+{
+	TransactionId deleter;
+	if (!absence_settled(heap, index, info, missed->key, &deleter)) {
+		counts->fill_rejections++;
+		return;
+	}
+	EntryPayload payload = {0, deleter, nullptr, 0, nullptr, 0};
+	switch (store_fill(missed->store_key, missed->fill_seq, info->table, payload)) {
+	case FillResult::Filled:
+		counts->fills++;
+		break;
+	case FillResult::SlotLost:
+		relinfo_forget_slot(info);
+		counts->fill_rejections++;
+		break;
+	case FillResult::Rejected:
+		counts->fill_rejections++;
+		break;
+	}
 }
 
 void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple tuple,
@@ -166,6 +227,7 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 		MissedKey *k = &keys[nkeys];
 		k->key = misses[i].key;
 		k->first_miss = i;
+		k->found = false;
 		k->nmisses = 1;
 		if (caching) {
 			/* Before the table is read: an invalidation from here on rejects the fill. */
@@ -202,6 +264,7 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 			bsearch(&key, keys, nkeys, sizeof(MissedKey), compare_missed_key));
 		if (missed == nullptr)
 			continue;
+		missed->found = true;
 
 		HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
 		HeapTupleHeader datum = DatumGetHeapTupleHeader(heap_copy_tuple_as_datum(tuple, desc));
@@ -222,6 +285,11 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 
 	ExecDropSingleTupleTableSlot(slot);
 	index_endscan(scan);
+	if (caching) {
+		for (int i = 0; i < nkeys; i++)
+			if (!keys[i].found)
+				fill_absent(info, heap, index, &keys[i], counts);
+	}
 	index_close(index, NoLock);
 	table_close(heap, NoLock);
 }
@@ -237,7 +305,7 @@ void render_row_json(const char *tuple, StringInfo out)
 void fetch_rows(const FetchRequest &request, RowCallback callback, void *context,
 				FetchCounts *counts_out)
 {
-	FetchCounts counts = {0, 0, 0, 0};
+	FetchCounts counts = {0, 0, 0, 0, 0};
 	bool caching = use_cache(request);
 	Oid dbid = MyDatabaseId;
 	Oid relid = request.info->relid;
@@ -250,15 +318,22 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 			continue;
 		int64 key = request.keys[i];
 		if (caching) {
+			bool absent = false;
+			/* A row's entry: its inserter must be visible to the snapshot; a negative entry:
+			 * the newest deleter of the key's rows (see absence_settled). */
 			bool hit = store_lookup(store_key(dbid, relid, key), [&](const EntryView &view) {
 				if (!xmin_visible(view.xmin, snapshot))
 					return false;
-				FetchedRow row = {view.tuple, view.tuple_len, view.json, view.json_len};
-				callback(context, i, row);
+				absent = view.tuple_len == 0;
+				if (!absent) {
+					FetchedRow row = {view.tuple, view.tuple_len, view.json, view.json_len};
+					callback(context, i, row);
+				}
 				return true;
 			});
 			if (hit) {
 				counts.hits++;
+				counts.negative_hits += absent ? 1 : 0;
 				continue;
 			}
 		}
@@ -276,6 +351,7 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 
 	TableSlotRef table = request.info->table;
 	store_count(table, COUNTER_HITS, counts.hits);
+	store_count(table, COUNTER_NEGATIVE_HITS, counts.negative_hits);
 	store_count(table, COUNTER_MISSES, counts.misses);
 	store_count(table, COUNTER_FILLS, counts.fills);
 	store_count(table, COUNTER_FILL_REJECTIONS, counts.fill_rejections);

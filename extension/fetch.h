@@ -1,7 +1,8 @@
 /*
  * fetch.h — the one lookup/fill path under every read path (mget, mget_json, the FDW,
  * the RESP workers): serve keys from the cache where that is correct for the caller's
- * snapshot, read the rest from the table through its primary key, and fill the cache.
+ * snapshot, read the rest from the table through its primary key, and fill the cache — with
+ * the row, or, for a key that has none, with a negative entry saying so.
  */
 #pragma once
 
@@ -47,7 +48,8 @@ struct FetchRequest {
 
 /* What one call did, for EXPLAIN ANALYZE (the store's counters are updated too). */
 struct FetchCounts {
-	uint64 hits;
+	uint64 hits;          /* every key answered from the cache ... */
+	uint64 negative_hits; /* ... of them, those that have no row */
 	uint64 misses;
 	uint64 fills;
 	uint64 fill_rejections;

@@ -259,7 +259,8 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 	entry->json_len = payload.json ? payload.json_len : 0;
 	entry->has_json = payload.json != nullptr;
 	entry->key = key;
-	std::memcpy(entry->tuple(), payload.tuple, payload.tuple_len);
+	if (payload.tuple_len > 0) /* 0: a negative entry (the key has no row) */
+		std::memcpy(entry->tuple(), payload.tuple, payload.tuple_len);
 	if (payload.json != nullptr)
 		std::memcpy(entry->json(), payload.json, payload.json_len);
 

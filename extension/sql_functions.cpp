@@ -251,10 +251,13 @@ extern "C" Datum local_cache_table_counters(PG_FUNCTION_ARGS)
 			int col = 0;
 			values[col++] = ObjectIdGetDatum(tables[i].dbid);
 			values[col++] = ObjectIdGetDatum(tables[i].relid);
-			for (int c = 0; c < NUM_COUNTERS; c++)
+			for (int c = 0; c < NUM_COUNTERS_1_0; c++)
 				values[col++] = Int64GetDatum(int64(tables[i].counters[c]));
 			values[col++] = Int64GetDatum(int64(tables[i].entries));
 			values[col++] = Int64GetDatum(int64(tables[i].bytes));
+			/* Columns the installed SQL version may not declare yet come last. */
+			for (int c = NUM_COUNTERS_1_0; c < NUM_COUNTERS && col < rsinfo->setDesc->natts; c++)
+				values[col++] = Int64GetDatum(int64(tables[i].counters[c]));
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 		return (Datum) 0;
@@ -274,12 +277,14 @@ extern "C" Datum local_cache_global_counters(PG_FUNCTION_ARGS)
 		Datum values[NUM_COUNTERS + 4];
 		bool nulls[NUM_COUNTERS + 4] = {};
 		int col = 0;
-		for (int c = 0; c < NUM_COUNTERS; c++)
+		for (int c = 0; c < NUM_COUNTERS_1_0; c++)
 			values[col++] = Int64GetDatum(int64(global.counters[c]));
 		values[col++] = Int64GetDatum(int64(global.entries));
 		values[col++] = Int64GetDatum(int64(global.bytes));
 		values[col++] = Int64GetDatum(int64(global.memory_budget));
 		values[col++] = Int32GetDatum(global.shards);
+		for (int c = NUM_COUNTERS_1_0; c < NUM_COUNTERS && col < desc->natts; c++)
+			values[col++] = Int64GetDatum(int64(global.counters[c]));
 		return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
 	});
 }

@@ -23,8 +23,12 @@ enum Counter {
 	COUNTER_FILL_REJECTIONS,
 	COUNTER_EVICTIONS,
 	COUNTER_INVALIDATIONS,
+	COUNTER_NEGATIVE_HITS, /* hits of entries that say "no row with this key" (1.2's column) */
 	NUM_COUNTERS
 };
+/* The counters every version of the SQL functions returns, in this order; later ones follow
+ * the sizes (entries, bytes ...) when the installed SQL version declares them. */
+constexpr int NUM_COUNTERS_1_0 = COUNTER_NEGATIVE_HITS;
 
 /*
  * A table's place in the counters array, valid while its generation is unchanged, and the

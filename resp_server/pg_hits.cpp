@@ -96,6 +96,7 @@ bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableS
 		bool first = true;
 		for (size_t i = 0; i < count; i++) {
 			found[i] = {nullptr, 0, false};
+			tables[i].slot = -1;
 			if (first || keys[i].prefix != last_prefix) {
 				first = false;
 				last_prefix = keys[i].prefix;
@@ -114,6 +115,8 @@ bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableS
 				continue; /* no such table: a missing key */
 			tables[i] = table;
 			bool hit = store_lookup(store_key(MyDatabaseId, relid, keys[i].id), [&](const EntryView &view) {
+				if (view.tuple_len == 0)
+					return true; /* a negative entry: no row (its deleter committed: see fetch.cpp) */
 				if (view.json == nullptr)
 					return false;
 				if (used + view.json_len <= hit_capacity)
@@ -140,20 +143,23 @@ bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableS
 	return false;
 }
 
-/* Counts the hits serve_hits found, one addition per run of keys of the same table. */
+/* Counts the hits serve_hits found, one addition per run of keys of the same table; keys
+ * without a row (negative entries) count as negative hits too. */
 void count_hits(const Found *found, const TableSlotRef *tables, size_t count)
 {
-	uint64 run = 0;
+	uint64 hits = 0, negative = 0;
 	for (size_t i = 0; i < count; i++) {
-		if (found[i].bytes == nullptr)
+		if (tables[i].slot < 0)
 			continue;
-		run++;
+		hits++;
+		negative += found[i].bytes == nullptr ? 1 : 0;
 		size_t next = i + 1;
-		while (next < count && found[next].bytes == nullptr)
+		while (next < count && tables[next].slot < 0)
 			next++;
 		if (next == count || tables[next].slot != tables[i].slot) {
-			store_count(tables[i], COUNTER_HITS, run);
-			run = 0;
+			store_count(tables[i], COUNTER_HITS, hits);
+			store_count(tables[i], COUNTER_NEGATIVE_HITS, negative);
+			hits = negative = 0;
 		}
 	}
 }

@@ -20,7 +20,8 @@ void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count);
  */
 bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables);
 
-/* Counts the hits serve_hits found, one addition per run of keys of the same table. */
+/* Counts the hits serve_hits found (negative ones too), one addition per run of keys of the
+ * same table. */
 void count_hits(const Found *found, const TableSlotRef *tables, size_t count);
 
 } // namespace local_cache::resp

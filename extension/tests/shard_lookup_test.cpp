@@ -62,6 +62,23 @@ BOOST_AUTO_TEST_CASE(json_length_is_ignored_without_json)
 	BOOST_TEST(shard->live_bytes() == Shard::entry_bytes(40, 0));
 }
 
+/* A negative entry (the key has no row): no tuple, no JSON, only the header and the xmin. */
+BOOST_AUTO_TEST_CASE(entry_without_a_tuple)
+{
+	ShardMemory shard(64 << 10);
+	EntryPayload payload = {3, 777, nullptr, 0, nullptr, 0};
+	BOOST_TEST(shard->insert(key_of(9), hash_entry_key(key_of(9)), 0, payload, record_removal) ==
+			   InsertResult::Inserted);
+	EntryView seen{};
+	BOOST_TEST(shard->lookup(key_of(9), hash_entry_key(key_of(9)), &seen));
+	BOOST_TEST(seen.tuple_len == 0u);
+	BOOST_TEST(seen.json == nullptr);
+	BOOST_TEST(seen.xmin == 777u);
+	BOOST_TEST(seen.slot == 3u);
+	BOOST_TEST(shard->live_bytes() == Shard::entry_bytes(0, 0));
+	BOOST_TEST(Shard::entry_bytes(0, 0) <= 64u); /* small: key and header */
+}
+
 BOOST_AUTO_TEST_CASE(lookup_of_absent_key_misses)
 {
 	ShardMemory shard(64 << 10);

@@ -104,8 +104,13 @@ CREATE TEMP TABLE up_temp (id bigint PRIMARY KEY);
 SELECT local_cache.enable('up_temp');
 SELECT local_cache.mget_json('up_temp', '{1}');
 SELECT count(*) AS registered FROM local_cache.tables;
+ALTER EXTENSION local_cache UPDATE TO '1.1';
+-- The library serves every SQL version: 1.1's statistics views, without negative_hits.
+SELECT hits >= 0 AS counted FROM local_cache.stats WHERE relation = 'up_items'::regclass;
+SELECT count(*) AS rows FROM local_cache.stats_global;
 ALTER EXTENSION local_cache UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'local_cache';
+SELECT negative_hits >= 0 AS counted FROM local_cache.stats WHERE relation = 'up_items'::regclass;
 SELECT relid FROM local_cache.tables;
 SELECT local_cache.mget_json('up_items', '{1}');
 SELECT local_cache.mget_json('up_temp', '{1}');

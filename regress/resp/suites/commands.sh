@@ -124,6 +124,15 @@ sleep 1.2
 after=$(xacts)
 check "600 hit requests answered" "600" "$hits"
 check_re "... with no transaction each (fewer than 60 in all, counting other sessions')" '^[0-5]?[0-9]$' "$((after - before))"
+# Keys without a row are cached too (negative entries): answered nil without a transaction.
+raw 'send:MGET items:424242 items:7\r\nMGET items:424242 items:7\r\n' read:2 >/dev/null
+sleep 1.2
+before=$(xacts)
+nils=$(raw "send:$(for i in $(seq 1 300); do printf 'GET items:424242\\r\\n'; done)" read:300 | grep -o '\$-1' | wc -l)
+sleep 1.2
+after=$(xacts)
+check "300 GETs of a key without a row: nil" "300" "$nils"
+check_re "... answered from the cache, with no transaction each" '^[0-5]?[0-9]$' "$((after - before))"
 
 section "read after commit"
 raw 'send:MGET items:1 items:2 items:3 items:21\r\n' read:1 >/dev/null  # cached now

@@ -149,15 +149,9 @@ bool absence_settled(Relation heap, Relation index, const RelInfo *info, int64 k
 	return settled;
 }
 
-/* A key the caller's snapshot has no row for: a negative entry, if that is settled. */
-void fill_absent(RelInfo *info, Relation heap, Relation index, const MissedKey *missed, FetchCounts *counts)
+/* Enters the payload (a row, or a negative entry) for the missed key, and counts it. */
+void fill(RelInfo *info, const MissedKey *missed, const EntryPayload &payload, FetchCounts *counts)
 {
-	TransactionId deleter;
-	if (!absence_settled(heap, index, info, missed->key, &deleter)) {
-		counts->fill_rejections++;
-		return;
-	}
-	EntryPayload payload = {0, deleter, nullptr, 0, nullptr, 0};
 	switch (store_fill(missed->store_key, missed->fill_seq, info->table, payload)) {
 	case FillResult::Filled:
 		counts->fills++;
@@ -170,6 +164,18 @@ void fill_absent(RelInfo *info, Relation heap, Relation index, const MissedKey *
 		counts->fill_rejections++;
 		break;
 	}
+}
+
+/* A key the caller's snapshot has no row for: a negative entry, if that is settled. */
+void fill_absent(RelInfo *info, Relation heap, Relation index, const MissedKey *missed, FetchCounts *counts)
+{
+	TransactionId deleter;
+	if (!absence_settled(heap, index, info, missed->key, &deleter)) {
+		counts->fill_rejections++;
+		return;
+	}
+	EntryPayload payload = {0, deleter, nullptr, 0, nullptr, 0};
+	fill(info, missed, payload, counts);
 }
 
 void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple tuple,
@@ -193,18 +199,7 @@ void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple 
 	payload.tuple_len = row.tuple_len;
 	payload.json = row.json;
 	payload.json_len = row.json_len;
-	switch (store_fill(missed->store_key, missed->fill_seq, info->table, payload)) {
-	case FillResult::Filled:
-		counts->fills++;
-		break;
-	case FillResult::SlotLost:
-		relinfo_forget_slot(info);
-		counts->fill_rejections++;
-		break;
-	case FillResult::Rejected:
-		counts->fill_rejections++;
-		break;
-	}
+	fill(info, missed, payload, counts);
 }
 
 /* Reads the missed keys from the table; fills the cache when `caching`. */

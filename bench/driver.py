@@ -6,11 +6,20 @@ client, then every sample: starts a client (`loadgen run` or `node client.js run
 READY, reads the server's CPU counters and cache counters, says GO, samples server memory while
 the client runs, reads its result line, reads the counters again, lets the client disconnect.
 After every sample it rewrites BENCH_STATE (the JSON document, "partial": true until the end).
+
+The redis-benchmark client (CLIENTS=redis-benchmark) has no READY/GO protocol: a short run of
+the same command warms the connections and estimates the rate, then the timed run gets as many
+requests as that rate does in DURATION_SECONDS; server CPU and cache counters are read just
+before it starts and just after it exits. Its check (a RESP client of this file) sends exactly
+the commands the samples send to both servers and compares the replies with SQL.
 Standard library only.
 """
 import json
 import os
 import platform
+import re
+import resource
+import socket
 import subprocess
 import sys
 import threading
@@ -37,6 +46,9 @@ def int_list(name, default):
 
 
 CLIENTS = [x for x in ENV.get("CLIENTS", "native,node").replace(" ", "").split(",") if x]
+REDIS_BENCHMARK = ENV.get("BENCH_REDIS_BENCHMARK", "redis-benchmark")
+# redis-benchmark only: requests per pipeline (-P); 1 is no pipelining
+PIPELINES = int_list("PIPELINES", "1,16")
 CONNECTIONS = int_list("CONNECTIONS", "4,64,256")
 BATCHES = int_list("BATCHES", "1,16,64")
 REPEATS = int(ENV.get("REPEATS", "3"))
@@ -45,6 +57,13 @@ CHECK_CLIENTS = [x for x in ENV.get("BENCH_CHECK_CLIENTS", ",".join(CLIENTS)).sp
 
 READ_PATHS = ["sql", "mget", "mget_json", "fdw", "resp", "redis"]
 CACHE_PATHS = ["sql", "mget", "mget_json", "fdw", "resp"]  # paths that see SQL updates / flushes
+# miss mode: every other key of a request has no row (prepared SQL as the baseline)
+MISS_PATHS = ["sql", "mget", "fdw", "resp", "redis"]
+ROWS = 4096
+# redis-benchmark sends one fixed command (see rb_ids), so it runs only the modes whose keys do
+# not change from request to request, and only the RESP paths
+RB_MODES = ("warm", "miss")
+RB_PATHS = ("resp", "redis")
 # write mode: (path, variant). One random row per request: the prepared SQL UPDATE with the table
 # cached and not cached, RESP SET of the row's JSON (as RESP_WRITER), redis-server SET of the same bytes.
 WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp_set", "cache_enabled"),
@@ -130,6 +149,8 @@ def delta(a, b):
 # ------------------------------------------------------------------ clients
 
 def client_cmd(client, sub, args):
+    if client == "redis-benchmark":
+        raise SystemExit("redis-benchmark has no check/run subcommands (see run_rb_sample)")
     if client == "native":
         return [LOADGEN, sub] + args
     if client == "node":
@@ -143,6 +164,8 @@ def common_args():
 
 
 def run_check(client):
+    if client == "redis-benchmark":
+        return run_rb_check()
     log(f"correctness check, {client} client: every read path against prepared SQL, then RESP SET, "
         "SQL UPDATE and redis-server SET")
     p = subprocess.run(client_cmd(client, "check", common_args()), capture_output=True, text=True)
@@ -152,21 +175,36 @@ def run_check(client):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def run_sample(spec):
-    mode, client, path, conns, batch = spec["mode"], spec["client"], spec["path"], spec["connections"], spec["batch"]
-    lg_mode = {"warm": "warm", "mixed": "mixed", "cold": "cold", "write": "write"}[mode]
-    args = common_args() + ["--path", path, "--conns", str(conns), "--batch", str(batch),
-                            "--seconds", str(DURATION), "--mode", lg_mode]
+def prepare_table(spec):
     # Only the write mode's cache_disabled samples run without the cache; every other sample,
     # whatever the rotated order put before it, runs with the table enabled.
-    if mode == "write" and spec["variant"] == "cache_disabled":
+    if spec["mode"] == "write" and spec["variant"] == "cache_disabled":
         psql("SELECT local_cache.disable('public.items') WHERE EXISTS "
              "(SELECT FROM local_cache.tables WHERE relid = 'public.items'::regclass)")
     else:
         psql("SELECT local_cache.enable('public.items') WHERE NOT EXISTS "
              "(SELECT FROM local_cache.tables WHERE relid = 'public.items'::regclass)")
-    if mode == "cold":
+    if spec["mode"] == "cold":
         psql("SELECT local_cache.flush()")
+
+
+def absent_per_request(spec):
+    """Keys without a row per request (the miss mode), on average."""
+    if spec["mode"] != "miss":
+        return 0
+    if spec["batch"] == 1:  # loadgen and node alternate; redis-benchmark asks the absent key
+        return 1.0 if spec["client"] == "redis-benchmark" else 0.5
+    return spec["batch"] // 2
+
+
+def run_sample(spec):
+    mode, client, path, conns, batch = spec["mode"], spec["client"], spec["path"], spec["connections"], spec["batch"]
+    if client == "redis-benchmark":
+        return run_rb_sample(spec)
+    lg_mode = {"warm": "warm", "miss": "miss", "mixed": "mixed", "cold": "cold", "write": "write"}[mode]
+    args = common_args() + ["--path", path, "--conns", str(conns), "--batch", str(batch),
+                            "--seconds", str(DURATION), "--mode", lg_mode]
+    prepare_table(spec)
     proc = subprocess.Popen(client_cmd(client, "run", args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=sys.stderr, text=True, bufsize=1)
     try:
@@ -215,8 +253,233 @@ def run_sample(spec):
         "requests": res["requests"], "reads": res["reads"], "updates": res["updates"],
         "elapsed_s": res["elapsed_s"], "rps": res["requests"] / res["elapsed_s"],
         "latency_us": res["latency_us"], "client_threads": res["threads"],
+        "absent_keys_per_request": absent_per_request(spec),
         "client_cpu_s": res["client_cpu_s"], "client_cpu_us_per_req": res["client_cpu_s"] * 1e6 / n,
         "server_cpu_s": server_cpu, "server_cpu_us_per_req": server_cpu * 1e6 / n,
+        "server_processes": len(pids), "server_rss_peak_bytes": peak[0], "server_pss_peak_bytes": peak[1],
+        "cache_stats_before": s0, "cache_stats_after": s1, "cache_stats_delta": delta(s0, s1),
+    })
+    return sample
+
+
+# ------------------------------------------------------------------ redis-benchmark
+
+# BENCH_REDIS_BENCHMARK_CSV=1: parse `--csv` output (no p99.9) instead of the default output
+RB_CSV = ENV.get("BENCH_REDIS_BENCHMARK_CSV", "0") == "1"
+
+
+def rb_ids(mode, batch):
+    """The ids of redis-benchmark's one fixed command. warm: 1..batch, like the other clients.
+    miss: the keys of bench/loadgen.cpp's miss_keys (every other one absent: ROWS+1, ROWS+2, ...);
+    one key cannot alternate in a fixed command, so batch 1 asks the absent id ROWS+1 every time."""
+    if mode == "warm":
+        return list(range(1, batch + 1))
+    if mode == "miss":
+        if batch == 1:
+            return [ROWS + 1]
+        return [i // 2 + 1 if i % 2 == 0 else ROWS + i // 2 + 1 for i in range(batch)]
+    raise SystemExit(f"redis-benchmark has no {mode} mode")
+
+
+def rb_command(mode, batch):
+    keys = [f"items:{i}" for i in rb_ids(mode, batch)]
+    return ["GET"] + keys if batch == 1 else ["MGET"] + keys
+
+
+def rb_port(path):
+    return RESP_PORT if path == "resp" else REDIS_PORT
+
+
+class RespConn:
+    """A minimal blocking RESP2 client (the redis-benchmark client's check)."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send(self, commands):
+        out = []
+        for args in commands:
+            out.append(b"*%d\r\n" % len(args))
+            for a in args:
+                a = a.encode()
+                out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        self.sock.sendall(b"".join(out))
+
+    def _fill(self):
+        d = self.sock.recv(65536)
+        if not d:
+            raise RuntimeError("RESP connection closed by the server")
+        self.buf += d
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        i = self.buf.index(b"\r\n")
+        line, self.buf = self.buf[:i], self.buf[i + 2:]
+        return line
+
+    def reply(self):
+        """str for a bulk string, None for nil, a list for an array, ("+"|"-"|":", text) otherwise."""
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t in (b"+", b"-", b":"):
+            return (t.decode(), rest.decode(errors="replace"))
+        n = int(rest)
+        if t == b"$":
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self._fill()
+            v, self.buf = self.buf[:n], self.buf[n + 2:]
+            return v.decode(errors="replace")
+        if t == b"*":
+            return None if n < 0 else [self.reply() for _ in range(n)]
+        raise RuntimeError(f"RESP protocol error: {line[:40]!r}")
+
+
+def run_rb_check():
+    """Sends both servers exactly the commands of the redis-benchmark samples, twice (the first
+    may fill the cache, the second is answered from it) and pipelined as deep as the deepest
+    -P, and compares every reply with SQL's row_to_json (nil for an id without a row)."""
+    modes = [m for m in (["warm", "miss"] if MODE == "all" else [MODE]) if m in RB_MODES]
+    log(f"correctness check, redis-benchmark client: its commands ({', '.join(modes) or 'none'}; batches "
+        f"{','.join(map(str, BATCHES))}; pipelined {max(PIPELINES)} deep) to the RESP port and redis-server "
+        "against SQL")
+    if sh([REDIS_BENCHMARK, "--version"]) is None:
+        raise RuntimeError(f"{REDIS_BENCHMARK} not found (Debian's redis-tools)")
+    ids = sorted({i for m in modes for b in BATCHES for i in rb_ids(m, b)})
+    want = json.loads(psql("SELECT coalesce(json_object_agg(id, row_to_json(i)::text), '{}') FROM public.items i "
+                           f"WHERE id = ANY('{{{','.join(map(str, ids)) or '0'}}}'::bigint[])"))
+    compared = mismatches = 0
+    depth = max(PIPELINES)
+    for path in RB_PATHS:
+        conn = RespConn(rb_port(path))
+        try:
+            for mode in modes:
+                for b in BATCHES:
+                    cmd = rb_command(mode, b)
+                    expect = [want.get(str(i)) for i in rb_ids(mode, b)]
+                    expect = expect[0] if b == 1 else expect
+                    for rnd in range(2):
+                        conn.send([cmd] * depth)
+                        for k in range(depth):
+                            got = conn.reply()
+                            compared += 1
+                            if got != expect:
+                                mismatches += 1
+                                print(f"bench: redis-benchmark check: MISMATCH: {path} {mode} {' '.join(cmd)[:120]} "
+                                      f"(round {rnd + 1}, reply {k + 1} of {depth}): got {str(got)[:300]}, expected "
+                                      f"{str(expect)[:300]}", file=sys.stderr, flush=True)
+        finally:
+            conn.close()
+    log(f"redis-benchmark check: {compared} comparisons, {mismatches} mismatches")
+    if mismatches:
+        raise RuntimeError("correctness check of the redis-benchmark client failed: the mismatches are listed above")
+    return {"client": "redis-benchmark", "comparisons": compared, "mismatches": mismatches}
+
+
+def parse_rb(text):
+    """Figures of one redis-benchmark run (one test) from its default output, or with --csv from
+    the CSV: rps, and latency in µs: avg, min, p50, p95, p99, max (and p999 from the default
+    output's printed distribution: the smallest printed latency at or under which at least
+    99.9% of the requests completed, an upper bound of the true p99.9)."""
+    text = text.replace("\r", "\n")
+    lat = {}
+    if RB_CSV:
+        import csv
+        rows = [r for r in csv.reader(l for l in text.splitlines() if l.startswith('"'))]
+        if len(rows) < 2 or rows[0][:2] != ["test", "rps"]:
+            raise RuntimeError(f"no CSV in the redis-benchmark output: {text[-300:]!r}")
+        row = dict(zip(rows[0], rows[-1]))
+        rps = float(row["rps"])
+        for k in ("avg", "min", "p50", "p95", "p99", "max"):
+            lat[k] = round(float(row[f"{k}_latency_ms"]) * 1000, 3)
+        return rps, None, lat
+    m = re.search(r"throughput summary:\s*([0-9.]+) requests per second", text)
+    ls = re.search(r"latency summary \(msec\):\s*\n\s*avg\s+min\s+p50\s+p95\s+p99\s+max\s*\n\s*([0-9.]+)\s+([0-9.]+)\s+"
+                   r"([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", text)
+    done = re.search(r"([0-9]+) requests completed in", text)
+    if not (m and ls and done):
+        raise RuntimeError(f"unexpected redis-benchmark output: {text[-400:]!r}")
+    for k, v in zip(("avg", "min", "p50", "p95", "p99", "max"), ls.groups()):
+        lat[k] = round(float(v) * 1000, 3)
+    n = int(done.group(1))
+    points = [(round(float(v) * 1000, 3), int(c)) for v, c in
+              re.findall(r"^\s*[0-9.]+% <= ([0-9.]+) milliseconds \(cumulative count ([0-9]+)\)", text, re.M)]
+    above = [v for v, c in points if c >= 0.999 * n]
+    lat["p999"] = min(above) if above else None
+    return float(m.group(1)), n, lat
+
+
+def rb_exec(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=max(120, DURATION * 30), stdin=subprocess.DEVNULL)
+    errors = [l for l in (p.stdout + "\n" + p.stderr).replace("\r", "\n").splitlines() if "error" in l.lower()]
+    if p.returncode != 0 or errors:
+        raise RuntimeError(f"redis-benchmark failed (exit {p.returncode}): {' | '.join(errors)[:400] or p.stderr[-400:]}")
+    return p.stdout
+
+
+def run_rb_sample(spec):
+    mode, path, conns, batch, pipeline = (spec["mode"], spec["path"], spec["connections"], spec["batch"],
+                                          spec["pipeline"])
+    prepare_table(spec)
+    command = rb_command(mode, batch)
+
+    def cmd(n):
+        return ([REDIS_BENCHMARK, "-h", "127.0.0.1", "-p", str(rb_port(path)), "-c", str(conns), "-n", str(n),
+                 "-P", str(pipeline), "--precision", "3"] + (["--csv"] if RB_CSV else []) + command)
+
+    # warm-up and rate estimate: every connection gets a few pipelines; grown until it lasts
+    # long enough to say something about the rate
+    n = max(2000, conns * 3 * pipeline)
+    goal = min(0.1, DURATION / 4)
+    for _ in range(4):
+        rate, _, _ = parse_rb(rb_exec(cmd(n)))
+        if n / rate >= goal:
+            break
+        n = int(n * goal / max(n / rate, 1e-3) * 1.5) + 1
+    n_timed = max(conns * pipeline, int(rate * DURATION))
+
+    s0 = stats_global()
+    pids = server_pids(path)
+    peak = [0, 0]
+    done = threading.Event()
+
+    def sampler():
+        while not done.is_set():
+            rss, pss = memory(pids)
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
+            done.wait(0.25)
+
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    c0 = cpu_ticks(pids)
+    th = threading.Thread(target=sampler, daemon=True)
+    th.start()
+    t0 = time.monotonic()
+    try:
+        out = rb_exec(cmd(n_timed))
+    finally:
+        wall = time.monotonic() - t0
+        c1 = cpu_ticks(pids)
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done.set()
+        th.join()
+    s1 = stats_global()
+    rps, completed, lat = parse_rb(out)
+    requests = completed or n_timed
+    client_cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+    server_cpu = sum(t - c0.get(p, 0) for p, t in c1.items()) / CLK
+    sample = dict(spec)
+    sample.update({
+        "requests": requests, "reads": requests, "updates": 0, "elapsed_s": requests / rps, "wall_s": wall,
+        "rps": rps, "latency_us": lat, "client_threads": 1, "command": " ".join(command),
+        "absent_keys_per_request": absent_per_request(spec),
+        "client_cpu_s": client_cpu, "client_cpu_us_per_req": client_cpu * 1e6 / requests,
+        "server_cpu_s": server_cpu, "server_cpu_us_per_req": server_cpu * 1e6 / requests,
         "server_processes": len(pids), "server_rss_peak_bytes": peak[0], "server_pss_peak_bytes": peak[1],
         "cache_stats_before": s0, "cache_stats_after": s1, "cache_stats_delta": delta(s0, s1),
     })
@@ -233,26 +496,33 @@ def rotated(lst, r):
 
 
 def matrix():
-    modes = ["warm", "mixed", "cold", "write"] if MODE == "all" else [MODE]
+    modes = ["warm", "miss", "mixed", "cold", "write"] if MODE == "all" else [MODE]
     specs_by_rep = []
     for r in range(REPEATS):
         specs = []
         for mode in modes:
             group = []
             if mode == "write":
-                for client in CLIENTS:
+                for client in [c for c in CLIENTS if c != "redis-benchmark"]:
                     for conns in CONNECTIONS:
                         for path, variant in WRITE_PATHS:
                             group.append({"mode": mode, "client": client, "path": path, "connections": conns,
-                                          "batch": 1, "variant": variant})
+                                          "batch": 1, "variant": variant, "pipeline": 1})
             else:
-                paths = READ_PATHS if mode == "warm" else CACHE_PATHS
+                paths = {"warm": READ_PATHS, "miss": MISS_PATHS}.get(mode, CACHE_PATHS)
                 for client in CLIENTS:
+                    rb = client == "redis-benchmark"
+                    if rb and mode not in RB_MODES:
+                        continue
                     for path in paths:
+                        if rb and path not in RB_PATHS:
+                            continue
                         for conns in CONNECTIONS:
                             for batch in BATCHES:
-                                group.append({"mode": mode, "client": client, "path": path, "connections": conns,
-                                              "batch": batch, "variant": None})
+                                for pipeline in (PIPELINES if rb else [1]):
+                                    group.append({"mode": mode, "client": client, "path": path,
+                                                  "connections": conns, "batch": batch, "variant": None,
+                                                  "pipeline": pipeline})
             for s in group:
                 s["repeat"] = r + 1
             specs += rotated(group, r)
@@ -290,6 +560,7 @@ def environment():
             "local_cache": psql("SELECT extversion FROM pg_extension WHERE extname = 'local_cache'"),
             "libpq": sh(["pg_config", "--version"]),
             "redis_server": sh(["redis-server", "--version"]),
+            "redis_benchmark": sh([REDIS_BENCHMARK, "--version"]) if "redis-benchmark" in CLIENTS else None,
             "node": sh(["node", "--version"]),
             "node_pg": pkg_version("pg"), "node_redis": pkg_version("redis"),
             "gxx": (sh(["g++", "--version"]) or "").splitlines()[0] if sh(["g++", "--version"]) else None,
@@ -306,7 +577,8 @@ def main():
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": ENV.get("BENCH_COMMAND", ""),
         "config": {"mode": MODE, "clients": CLIENTS, "connections": CONNECTIONS, "batches": BATCHES,
-                   "repeats": REPEATS, "duration_seconds": DURATION, "rows": 4096, "value_bytes": 128,
+                   "pipelines": PIPELINES if "redis-benchmark" in CLIENTS else [1],
+                   "repeats": REPEATS, "duration_seconds": DURATION, "rows": ROWS, "value_bytes": 128,
                    "hot_rows": 128, "update_percent": 5, "resp_writer_role": RESP_WRITER,
                    "server": {"max_connections": 300, "shared_buffers": "128MB", "local_cache.memory": "384MB",
                               "local_cache.resp_workers": psql("SHOW local_cache.resp_workers"),
@@ -334,7 +606,8 @@ def main():
             doc["samples"].append(s)
             save()
             log(f"[{i}/{len(specs)}] {s['mode']} {s['client']} {s['path']}{' ' + s['variant'] if s['variant'] else ''} "
-                f"c={s['connections']} b={s['batch']}: {s['rps']:.0f} req/s, p99 {s['latency_us']['p99']:.0f} us, "
+                f"c={s['connections']} b={s['batch']}{' P=%d' % s['pipeline'] if s.get('pipeline', 1) != 1 else ''}: "
+                f"{s['rps']:.0f} req/s, p99 {s['latency_us']['p99']:.0f} us, "
                 f"server {s['server_cpu_us_per_req']:.1f} us/req, client {s['client_cpu_us_per_req']:.1f} us/req")
         if MODE in ("all", "write"):
             psql("SELECT local_cache.enable('public.items') WHERE NOT EXISTS "

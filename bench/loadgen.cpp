@@ -6,13 +6,16 @@
 //       (as U) seen by SQL and RESP GET, SQL UPDATE seen by RESP GET, redis-server SET; exit 1 on
 //       a difference
 //   loadgen run --pg CONNINFO --path PATH --conns N --batch B --seconds S
-//               [--mode warm|mixed|cold|write] [--resp-port P] [--redis-port R]
+//               [--mode warm|miss|mixed|cold|write] [--resp-port P] [--redis-port R]
 //               [--resp-user U --resp-password W]
 //       PATH: sql | mget | mget_json | fdw | resp | redis        (reads of B keys)
 //             update | resp_set | redis_set                      (writes of one random row)
 //       update is the prepared SQL UPDATE; resp_set is `SET items:<id> {"id":<id>,"value":"..."}`
 //       to the RESP port, as U (AUTH U W on every connection) when --resp-user is given;
 //       redis_set the same bytes to redis-server.
+//       miss: every other key of a request has no row (ids rows+1, rows+2, ... are absent), the
+//       same keys in every request like warm; with --batch 1 requests alternate between id 1 and
+//       id rows+1. Every reply must have exactly the expected number of NULLs / nils (RESP) or rows.
 //
 // `run` connects, prepares and warms every connection, prints "READY" and waits for a line on
 // stdin; then it runs for S seconds (one outstanding request per connection, closed loop),
@@ -104,8 +107,10 @@ struct RespValue {
 };
 
 // Parses one reply from buf[pos..len). Returns false if incomplete; advances pos otherwise.
-// With out == nullptr only the structure is checked (fast path of the timed loop).
-bool resp_parse(const char *buf, size_t len, size_t &pos, RespValue *out, size_t *count = nullptr) {
+// With out == nullptr only the structure is checked (fast path of the timed loop); count gets the
+// number of elements of a top-level array, nils (when given) is incremented for every nil.
+bool resp_parse(const char *buf, size_t len, size_t &pos, RespValue *out, size_t *count = nullptr,
+                size_t *nils = nullptr) {
     if (pos >= len) return false;
     const char *crlf = static_cast<const char *>(memmem(buf + pos, len - pos, "\r\n", 2));
     if (!crlf) return false;
@@ -124,6 +129,7 @@ bool resp_parse(const char *buf, size_t len, size_t &pos, RespValue *out, size_t
         long n = std::strtol(line.c_str(), nullptr, 10);
         if (n < 0) {
             if (out) out->kind = RespValue::Nil;
+            if (nils) ++*nils;
             pos = after;
             return true;
         }
@@ -142,7 +148,7 @@ bool resp_parse(const char *buf, size_t len, size_t &pos, RespValue *out, size_t
         for (long i = 0; i < n; i++) {
             RespValue *child = nullptr;
             if (out) { out->items.emplace_back(); child = &out->items.back(); }
-            if (!resp_parse(buf, len, p, child)) return false;
+            if (!resp_parse(buf, len, p, child, nullptr, nils)) return false;
         }
         if (count) *count = n < 0 ? 0 : static_cast<size_t>(n);
         pos = p;
@@ -232,6 +238,20 @@ std::string json_string(const std::string &v) {
 // The row (id, value) of public.items as RESP SET writes it: byte for byte row_to_json(row)::text.
 std::string row_json(long long id, const std::string &value) {
     return "{\"id\":" + std::to_string(id) + ",\"value\":" + json_string(value) + "}";
+}
+
+// The keys of one request of the miss mode: every other key has no row (absent ids follow the
+// table: rows+1, rows+2, ...), the same keys in every request like the warm mode; a request of
+// one key alternates between id 1 and id rows+1 (seq: the connection's request number, index:
+// the connection's).
+std::vector<long long> miss_keys(const Options &o, uint64_t seq, int index) {
+    std::vector<long long> k(o.batch);
+    if (o.batch == 1) {
+        k[0] = (seq + static_cast<uint64_t>(index)) % 2 == 0 ? 1 : o.rows + 1;
+    } else {
+        for (int i = 0; i < o.batch; i++) k[i] = i % 2 == 0 ? i / 2 + 1 : o.rows + i / 2 + 1;
+    }
+    return k;
 }
 
 bool is_resp_path(const std::string &path) {
@@ -414,6 +434,16 @@ int run_check(const Options &o) {
         std::reverse(k.begin(), k.end());
         cases.push_back(k);
     }
+    // the keys of the miss mode (every other one without a row), as the timed samples send them
+    for (int n : {1, 16, 64}) {
+        Options m = o;
+        m.mode = "miss";
+        m.batch = n;
+        for (uint64_t seq = 0; seq < (n == 1 ? 2u : 1u); seq++) {
+            auto k = miss_keys(m, seq, 0);
+            cases.push_back(std::vector<K>(k.begin(), k.end()));
+        }
+    }
     int compared = 0;
     for (int pass = 0; pass < 2; pass++) {  // pass 0 may fill the cache, pass 1 hits it
         for (auto &keys : cases) {
@@ -528,7 +558,7 @@ struct Slot {
     Clock::time_point sent;
     uint64_t seq = 0;             // requests issued by this slot (key rotation)
     int index = 0;
-    bool expect_rows_checked = false;
+    int expect_present = 0;       // keys of the outstanding read that have a row
 };
 
 struct ThreadResult {
@@ -552,6 +582,8 @@ struct Runner {
         std::vector<long long> k(o.batch);
         if (o.mode == "warm" || o.path == "update") {
             for (int i = 0; i < o.batch; i++) k[i] = i + 1;
+        } else if (o.mode == "miss") {
+            k = miss_keys(o, s.seq, s.index);
         } else if (o.mode == "mixed") {
             long long start = (s.seq * o.batch + s.index * 7) % o.hot;
             for (int i = 0; i < o.batch; i++) k[i] = (start + i) % o.hot + 1;
@@ -560,6 +592,10 @@ struct Runner {
             for (int i = 0; i < o.batch; i++) k[i] = (start + i) % o.rows + 1;
         }
         return k;
+    }
+
+    int present(const std::vector<long long> &k) const {
+        return static_cast<int>(std::count_if(k.begin(), k.end(), [&](long long x) { return x >= 1 && x <= o.rows; }));
     }
 
     bool is_resp() const { return is_resp_path(o.path); }
@@ -590,6 +626,7 @@ struct Runner {
             s.state = Slot::PgWait;
         } else if (is_resp()) {
             auto k = keys_for(s);
+            s.expect_present = present(k);
             std::vector<std::string> args = {"MGET"};
             for (auto x : k) args.push_back(o.prefix + ":" + std::to_string(x));
             s.out = resp_command(args);
@@ -598,6 +635,7 @@ struct Runner {
             flush_resp(s);
         } else {
             auto k = keys_for(s);
+            s.expect_present = present(k);
             std::vector<std::optional<long long>> kk(k.begin(), k.end());
             std::string arr = array_literal(kk);
             const char *vals[1] = {arr.c_str()};
@@ -637,7 +675,7 @@ struct Runner {
                     return false;
                 }
                 if (!is_update && o.mode != "mixed") {
-                    int want = (o.path == "sql" || o.path == "fdw") ? o.batch : 1;
+                    int want = (o.path == "sql" || o.path == "fdw") ? s.expect_present : 1;
                     if (PQntuples(r) != want) {
                         fatal("unexpected row count " + std::to_string(PQntuples(r)) + " (expected " + std::to_string(want) + ")");
                     }
@@ -658,13 +696,16 @@ struct Runner {
                     fatal(std::string("RESP recv: ") + strerror(errno));
                     return false;
                 }
-                size_t pos = 0, count = 0;
+                size_t pos = 0, count = 0, nils = 0;
                 if (!s.in.empty() && s.in[0] == '-') { fatal("RESP error: " + s.in.substr(0, s.in.find('\r'))); return false; }
-                if (resp_parse(s.in.data(), s.in.size(), pos, nullptr, &count)) {
+                if (resp_parse(s.in.data(), s.in.size(), pos, nullptr, &count, &nils)) {
                     if (is_set()) {
                         if (s.in != "+OK\r\n") fatal("SET answered " + s.in.substr(0, s.in.find('\r')) + ", expected +OK");
                     } else if (count != static_cast<size_t>(o.batch)) {
                         fatal("RESP reply with " + std::to_string(count) + " elements");
+                    } else if (nils != static_cast<size_t>(o.batch - s.expect_present)) {  // every absent key nil, no other
+                        fatal("RESP reply with " + std::to_string(nils) + " nils, expected " +
+                              std::to_string(o.batch - s.expect_present));
                     }
                     s.state = Slot::Idle;
                     return true;
@@ -748,6 +789,8 @@ int run_load(const Options &o) {
     bool resp = is_resp_path(o.path);
     if (!resp && !sql_for(o.path)) die("unknown path " + o.path);
     if ((o.path == "resp_set" || o.path == "redis_set") && o.mode != "write") die("path " + o.path + " needs --mode write");
+    if (o.mode != "warm" && o.mode != "miss" && o.mode != "mixed" && o.mode != "cold" && o.mode != "write")
+        die("unknown mode " + o.mode);
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     int nthreads = std::max(1, std::min<int>(o.conns, static_cast<int>(cores * 2)));
 

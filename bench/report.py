@@ -47,11 +47,28 @@ WRITE_SQL = {
 }
 MODE_TITLES = {
     "warm": "Warm reads (the same N keys, starting at 1, in every request)",
+    "miss": "Miss-heavy reads (every other key has no row: the same N keys in every request, half of them absent)",
     "mixed": "Reads mixed with 5% UPDATEs (reads cycle through 128 hot rows; updates through SQL on the same connections)",
     "cold": "Cold fill (local_cache.flush() just before the sample; reads walk all 4,096 rows)",
     "write": "Writes (one row by primary key: SQL UPDATE with the table cached and not cached, RESP SET, "
              "redis-server SET)",
 }
+
+
+READ_MODES = ["warm", "miss", "mixed", "cold"]
+RB = "redis-benchmark"
+
+
+def path_label(client, path, batch, pipeline=1):
+    """The path's name in a table row; redis-benchmark sends GET for one key and may pipeline."""
+    name = PATH_NAMES[path]
+    if client == RB and batch == 1:
+        name = name.replace("MGET", "GET")
+    return name + (f", -P {pipeline}" if pipeline != 1 else "")
+
+
+def v_rb(doc):
+    return (doc.get("versions", {}).get("redis_benchmark") or "version unknown").strip()
 
 
 def die(msg):
@@ -85,11 +102,15 @@ class Data:
         self.doc = doc
         self.groups = {}
         for s in doc["samples"]:
-            key = (s["mode"], s["client"], s["path"], s.get("variant"), s["connections"], s["batch"])
+            key = (s["mode"], s["client"], s["path"], s.get("variant"), s["connections"], s["batch"],
+                   s.get("pipeline", 1))
             self.groups.setdefault(key, []).append(s)
 
-    def get(self, mode, client, path, conns, batch, variant=None):
-        return self.groups.get((mode, client, path, variant, conns, batch), [])
+    def get(self, mode, client, path, conns, batch, variant=None, pipeline=1):
+        return self.groups.get((mode, client, path, variant, conns, batch, pipeline), [])
+
+    def pipelines(self):
+        return sorted({k[6] for k in self.groups})
 
     def values(self, field, *args, **kw):
         out = []
@@ -128,7 +149,7 @@ def make_charts(data, cfg, outdir, prefix):
     batches = cfg["batches"]
     colors = {"sql": "#444444", "mget": "#1f77b4", "mget_json": "#17becf", "fdw": "#2ca02c",
               "resp": "#d62728", "redis": "#ff7f0e"}
-    for mode in ["warm", "mixed", "cold"]:
+    for mode in READ_MODES:
         for client in cfg["clients"]:
             paths = [p for p in ["sql", "mget", "mget_json", "fdw", "resp", "redis"]
                      if any(data.get(mode, client, p, c, b) for c in conns for b in batches)]
@@ -155,7 +176,8 @@ def make_charts(data, cfg, outdir, prefix):
                 ax.grid(alpha=0.3)
             axes[0][0].set_ylabel("requests/s (median, min–max)")
             axes[0][-1].legend(fontsize=8)
-            fig.suptitle(f"{mode} reads, {client} client: requests/s by connections")
+            fig.suptitle(f"{mode} reads, {client} client: requests/s by connections"
+                         + (" (no pipelining)" if client == RB else ""))
             fig.tight_layout()
             name = f"{mode}_{client}_rps.svg"
             fig.savefig(os.path.join(outdir, name))
@@ -174,7 +196,11 @@ def make_charts(data, cfg, outdir, prefix):
             ax.set_xticks([j + width * (len(paths) - 1) / 2 for j in range(len(batches))])
             ax.set_xticklabels([f"{b} key{'s' if b != 1 else ''}" for b in batches])
             ax.set_ylabel("server CPU µs per request")
-            ax.set_title(f"{mode} reads, {client} client: server CPU per request (median over connections)")
+            if client == RB:
+                ax.set_title(f"{mode} reads, {client} client: server CPU per request (median over connections), "
+                             "no pipelining", fontsize=9)
+            else:
+                ax.set_title(f"{mode} reads, {client} client: server CPU per request (median over connections)")
             ax.grid(axis="y", alpha=0.3)
             ax.legend(fontsize=8)
             fig.tight_layout()
@@ -253,8 +279,42 @@ def main():
       "(`redis`, replies `JSON.parse`d into rows) on one event loop. Both are closed loops with one outstanding request "
       "per connection; every connection is warmed (3 requests) before the sample starts.")
     w("")
+    has_rb = any(k[1] == RB for k in data.groups)
+    has_miss = any(k[0] == "miss" for k in data.groups)
+    rows_n = cfg.get("rows", 4096)
+    if has_rb:
+        w(f"**redis-benchmark** is Debian's `redis-benchmark` ({v_rb(doc)}) against the RESP port and redis-server "
+          "only, in the warm and miss modes. It sends one fixed command per sample: `GET items:1` for one key, "
+          "`MGET items:1 … items:N` for N keys (warm), the miss mode's keys below for the miss mode. Its only way to "
+          "vary keys, `-r` with `__rand_int__`, substitutes zero-padded 12-digit numbers (`items:000000000042`): no "
+          "canonical id for the RESP server (nil without a lookup) and no key of redis-server either, so both would "
+          "answer nil to everything. The fixed keys are the ones the other clients send in the warm mode, and the "
+          "same command goes to both servers. Each combination runs "
+          + " and ".join("without pipelining" if x == 1 else f"with `-P {x}`" for x in cfg.get("pipelines", [1]))
+          + ": with `-P` every command counts as a request and its latency is that of its pipeline's round trip. "
+          "Before each sample a "
+          "short run of the same command warms the connections and estimates the rate; the timed run gets rate × "
+          "duration requests (`-n`). Requests/s, p50, p95, p99 are redis-benchmark's own (what `--csv` prints); "
+          "**p99.9** is read from its printed latency distribution: the smallest printed latency at or under which "
+          "at least 99.9% of the requests completed, an upper bound at the distribution's resolution. Server CPU "
+          "is read just before the process starts and just after it exits, so it also counts opening and closing "
+          "its connections; client CPU is its rusage; one thread (its default).")
+        w("")
+    if has_miss:
+        w(f"The **miss** mode asks the warm mode's numbers of keys with every other key absent (ids {rows_n + 1}, "
+          f"{rows_n + 2}, … follow the table's {rows_n:,} rows): `1, {rows_n + 1}, 2, {rows_n + 2}, …`, the same keys "
+          f"in every request; with one key per request, native and node alternate between ids 1 and {rows_n + 1} "
+          f"(half of the requests miss), redis-benchmark asks `GET items:{rows_n + 1}` every time (every request "
+          "misses; see the *absent keys/req* column). The cache keeps negative entries for keys without a row, so "
+          "both halves are answered from it once the connections' warm-up has filled them: *negative hits/req* "
+          "counts the absent keys it answered (they are part of *cache hits/req*). Paths: prepared SQL (the "
+          "baseline), SQL mget, the FDW, RESP and redis-server; every reply of the timed loop must have exactly "
+          "the expected number of rows, nils (RESP) or, for node's mget, NULL elements.")
+        w("")
     w("Before any timing, each client compares every path with prepared SQL on the result contract (input order, "
-      "duplicates, missing keys, NULL keys, empty and all-NULL input, keys 1..64 forwards and backwards, each twice so "
+      "duplicates, missing keys, NULL keys, empty and all-NULL input, keys 1..64 forwards and backwards, "
+      + ("the miss mode's keys (absent keys must be NULL / nil), " if has_miss else "")
+      + "each twice so "
       "that the second pass reads from the cache; for RESP and redis-server the values must be byte for byte "
       "`row_to_json(row)::text`, and MGET without keys must be an error) and the run fails on any difference. "
       + ("Then the writes, on two rows the reads do not use (one with a plain value, one with characters JSON "
@@ -262,6 +322,9 @@ def main():
          "a RESP GET by the reading role show exactly the object; after the prepared SQL UPDATE, SQL and RESP GET "
          "show the new row; redis-server SET and GET of the same bytes. "
          if any("write_comparisons" in c for c in doc.get("checks", [])) else "")
+      + ("The redis-benchmark client's check sends both servers exactly its commands, pipelined as deep as its "
+         "deepest `-P`, twice, and compares every reply with SQL's `row_to_json` (nil for an absent key). "
+         if any(c.get("client") == RB for c in doc.get("checks", [])) else "")
       + "Results: " + "; ".join(f"{c['client']}: {c['comparisons']} comparisons"
                                 + (f" ({c['write_comparisons']} of them writes)" if "write_comparisons" in c else "")
                                 + f", {c['mismatches']} mismatches"
@@ -289,7 +352,8 @@ def main():
     w(f"| PostgreSQL | {v.get('postgresql')} |")
     w(f"| local_cache | extension {v.get('local_cache')}, git {g.get('head')}{' (working tree modified)' if g.get('dirty') else ''} |")
     w(f"| redis-server | {v.get('redis_server')} |")
-    w(f"| clients | libpq {v.get('libpq')}; {v.get('gxx')}; Node.js {v.get('node')}, pg {v.get('node_pg')}, redis {v.get('node_redis')} |")
+    w(f"| clients | libpq {v.get('libpq')}; {v.get('gxx')}; Node.js {v.get('node')}, pg {v.get('node_pg')}, redis {v.get('node_redis')}"
+      + (f"; {v.get('redis_benchmark')}" if v.get("redis_benchmark") else "") + " |")
     w("")
     w("Client and servers share the same machine and its cores: every request costs client CPU as well as "
       "server CPU, so on a small machine requests/s measures the sum of both. Server CPU µs per request is the "
@@ -298,6 +362,7 @@ def main():
     # ------------------------------------------------------------ ratios
     conns_all = cfg["connections"]
     c64 = 64 if 64 in conns_all else max(conns_all)
+    ratios_start = len(out)  # the section is dropped when the run has no warm samples
     w("## Ratios against the targets")
     w("")
     note64 = "" if c64 == 64 else f" (64 connections were not measured in this run: {c64} connections instead)"
@@ -367,6 +432,8 @@ def main():
             if any(x != "–" for x in cells):
                 w(f"| {c} | {b} | " + " | ".join(cells) + " |")
     w("")
+    if not any(k[0] == "warm" for k in data.groups):
+        del out[ratios_start:]
     # ------------------------------------------------------------ charts
     if links:
         w("## Charts")
@@ -376,7 +443,51 @@ def main():
             w(f"![{mode} reads, {client} client: {what}]({link})")
             w("")
     # ------------------------------------------------------------ workload tables
-    modes_present = [mo for mo in ["warm", "mixed", "cold", "write"] if any(k[0] == mo for k in data.groups)]
+    # ------------------------------------------------------------ RESP vs redis-server
+    cpu_over = []  # (mode, client, conns, batch, pipeline, ratio) where RESP costs more CPU than redis-server
+    vs_modes = [mo for mo in ["warm", "miss"] if any(k[0] == mo and k[2] == "resp" for k in data.groups)]
+    if vs_modes:
+        w("## RESP vs redis-server, side by side")
+        w("")
+        w("The same client sending the same commands to the extension's RESP server and to redis-server (same "
+          "keys, same connections, same pipelining). Latencies are *RESP / redis-server*; ratios are RESP over "
+          "redis-server (medians). The issue's goal is RESP at redis-server's server CPU per request or below "
+          "(✓: ratio ≤ 1.00). Server CPU is all of PostgreSQL's processes for RESP, redis-server's for the "
+          "reference. p99.9 of redis-benchmark: from its printed distribution (an upper bound).")
+        w("")
+        for mode in vs_modes:
+            w(f"### {mode}")
+            w("")
+            w("| client | command | conns | keys | pipeline | requests/s RESP | requests/s redis-server | RESP / redis "
+              "| p50 µs | p99 µs | p99.9 µs | server CPU µs/req RESP | server CPU µs/req redis-server | RESP / redis |")
+            w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            for c in cfg["clients"]:
+                for n in conns_all:
+                    for b in cfg["batches"]:
+                        for pl in data.pipelines():
+                            ours = dict(mode=mode, client=c, path="resp", conns=n, batch=b, pipeline=pl)
+                            ref = dict(ours, path="redis")
+                            if not data.get(**ours) or not data.get(**ref):
+                                continue
+                            lat = lambda q: (f"{fmt(data.median('latency_us.' + q, **ours))} / "
+                                             f"{fmt(data.median('latency_us.' + q, **ref))}")
+                            r_rps = ratio(data.median("rps", **ours), data.median("rps", **ref))
+                            c_ours = data.median("server_cpu_us_per_req", **ours)
+                            c_ref = data.median("server_cpu_us_per_req", **ref)
+                            r_cpu = ratio(c_ours, c_ref)
+                            over = r_cpu is not None and round(r_cpu, 2) > 1.0  # as the cell shows it
+                            mark = "" if r_cpu is None else (" ✗" if over else " ✓")
+                            if over:
+                                cpu_over.append((mode, c, n, b, pl, r_cpu))
+                            cmd = "MGET" if c != RB or b != 1 else "GET"
+                            w(f"| {c} | {cmd} | {n} | {b} | {pl if pl != 1 else 'none'} | "
+                              f"{fmt_range(data.values('rps', **ours))} | {fmt_range(data.values('rps', **ref))} | "
+                              f"{fmt(r_rps, 2)} | {lat('p50')} | {lat('p99')} | {lat('p999')} | "
+                              f"{fmt_range(data.values('server_cpu_us_per_req', **ours), 1)} | "
+                              f"{fmt_range(data.values('server_cpu_us_per_req', **ref), 1)} | {fmt(r_cpu, 2)}{mark} |")
+            w("")
+    modes_present = [mo for mo in ["warm", "miss", "mixed", "cold", "write"] if any(k[0] == mo for k in data.groups)]
+    has_neg = any("negative_hits" in (smp.get("cache_stats_delta") or {}) for smp in doc["samples"])
     for mode in modes_present:
         w(f"## {MODE_TITLES[mode]}")
         w("")
@@ -404,29 +515,47 @@ def main():
                           f"{fmt(data.median('client_cpu_us_per_req', *args), 1)} |")
             w("")
             continue
-        w("| client | path | conns | keys | requests/s | p50 µs | p90 µs | p99 µs | p99.9 µs | server CPU µs/req | "
-          "client CPU µs/req | peak server PSS MiB | cache hits/req | misses/req |")
-        w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        if mode == "miss":
+            w("*absent keys/req*: keys without a row per request (on average); *negative hits/req*: the absent "
+              "keys the cache answered from its negative entries. For redis-benchmark, a request is one command "
+              "(also with `-P`), and p90 is not printed by it (its p95 is in the JSON).")
+            w("")
+        elif any(k[0] == mode and k[1] == RB for k in data.groups):
+            w("For redis-benchmark, a request is one command (also with `-P`), and p90 is not printed by it (its "
+              "p95 is in the JSON).")
+            w("")
+        miss_col = mode == "miss"
+        cols = (["client", "path", "conns", "keys"] + (["absent keys/req"] if miss_col else [])
+                + ["requests/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "server CPU µs/req", "client CPU µs/req",
+                   "peak server PSS MiB", "cache hits/req"] + (["negative hits/req"] if has_neg else []) + ["misses/req"])
+        w("| " + " | ".join(cols) + " |")
+        w("| " + " | ".join("---" for _ in cols) + " |")
         for c in cfg["clients"]:
             for p in paths:
                 for n in conns_all:
                     for b in cfg["batches"]:
-                        g = data.get(mode, c, p, n, b)
-                        if not g:
-                            continue
-                        def per_req(field):
-                            xs = [s["cache_stats_delta"].get(field, 0) / max(s["requests"], 1) for s in g
-                                  if s.get("cache_stats_delta")]
-                            return fmt(med(xs), 2) if p != "redis" else "–"
-                        w(f"| {c} | {PATH_NAMES[p]} | {n} | {b} | {fmt_range(data.values('rps', mode, c, p, n, b))} | "
-                          f"{fmt(data.median('latency_us.p50', mode, c, p, n, b))} | "
-                          f"{fmt(data.median('latency_us.p90', mode, c, p, n, b))} | "
-                          f"{fmt(data.median('latency_us.p99', mode, c, p, n, b))} | "
-                          f"{fmt(data.median('latency_us.p999', mode, c, p, n, b))} | "
-                          f"{fmt_range(data.values('server_cpu_us_per_req', mode, c, p, n, b), 1)} | "
-                          f"{fmt(data.median('client_cpu_us_per_req', mode, c, p, n, b), 1)} | "
-                          f"{fmt((data.median('server_pss_peak_bytes', mode, c, p, n, b) or 0) / 2**20)} | "
-                          f"{per_req('hits')} | {per_req('misses')} |")
+                        for pl in data.pipelines():
+                            a = dict(mode=mode, client=c, path=p, conns=n, batch=b, pipeline=pl)
+                            g = data.get(**a)
+                            if not g:
+                                continue
+                            def per_req(field, g=g, p=p):
+                                xs = [s["cache_stats_delta"].get(field, 0) / max(s["requests"], 1) for s in g
+                                      if s.get("cache_stats_delta")]
+                                return fmt(med(xs), 2) if p != "redis" else "–"
+                            cells = [c, path_label(c, p, b, pl), str(n), str(b)]
+                            if miss_col:
+                                cells.append(fmt(data.median("absent_keys_per_request", **a), 1))
+                            cells += [fmt_range(data.values("rps", **a)),
+                                      fmt(data.median("latency_us.p50", **a)), fmt(data.median("latency_us.p90", **a)),
+                                      fmt(data.median("latency_us.p99", **a)), fmt(data.median("latency_us.p999", **a)),
+                                      fmt_range(data.values("server_cpu_us_per_req", **a), 1),
+                                      fmt(data.median("client_cpu_us_per_req", **a), 1),
+                                      fmt((data.median("server_pss_peak_bytes", **a) or 0) / 2**20), per_req("hits")]
+                            if has_neg:
+                                cells.append(per_req("negative_hits"))
+                            cells.append(per_req("misses"))
+                            w("| " + " | ".join(cells) + " |")
         w("")
     # ------------------------------------------------------------ notes
     w("## Where the cache does not help (generated from the numbers above)")
@@ -448,7 +577,7 @@ def main():
                 cl = data.median("client_cpu_us_per_req", "warm", c, p, c64, b)
                 sv = data.median("server_cpu_us_per_req", "warm", c, p, c64, b)
                 if cl is not None and sv is not None and cl >= sv:
-                    bound.append(f"{PATH_NAMES[p]}/{b}")
+                    bound.append(f"{path_label(c, p, b)}/{b}")
         if bound:
             notes.append(f"With the {c} client the client spends at least as much CPU per request as the server on "
                          f"{len(bound)} of the warm combinations at {c64} connections ({', '.join(bound[:8])}"
@@ -476,6 +605,45 @@ def main():
                              + (f" and {fmt(crd, 1)} µs for redis-server SET" if rd else "")
                              + " (SET is an INSERT … ON CONFLICT DO UPDATE of the whole row from its JSON, run "
                                "through SPI in a transaction of its own).")
+    if cpu_over:
+        shown = sorted(cpu_over, key=lambda x: -x[5])
+        notes.append(f"RESP costs more server CPU per request than redis-server in {len(cpu_over)} of the side-by-side "
+                     "combinations (largest first): " + "; ".join(
+                         f"{mo}, {c}, {'GET' if c == RB and b == 1 else 'MGET'} of {b}, {n} conns"
+                         f"{', -P ' + str(pl) if pl != 1 else ''}: {r:.2f}x" for mo, c, n, b, pl, r in shown[:10])
+                     + (", …" if len(shown) > 10 else "") + ".")
+    if has_miss:
+        for c in cfg["clients"]:
+            for b in cfg["batches"]:
+                for pl in data.pipelines():
+                    for p in ["mget", "fdw", "resp"]:
+                        a = dict(mode="miss", client=c, path=p, conns=c64, batch=b, pipeline=pl)
+                        g = data.get(**a)
+                        if not g:
+                            continue
+                        neg = med([s_["cache_stats_delta"].get("negative_hits", 0) / max(s_["requests"], 1)
+                                   for s_ in g if s_.get("cache_stats_delta")])
+                        absent = data.median("absent_keys_per_request", **a)
+                        label = path_label(c, p, b, pl)
+                        if has_neg and absent and (neg or 0) < 0.9 * absent:
+                            notes.append(f"Miss mode, {c} client, {label}, {b} key(s), {c64} connections: only "
+                                         f"{fmt(neg, 2)} of the {fmt(absent, 1)} absent keys per request were "
+                                         "answered from negative entries.")
+                        cm = data.median("server_cpu_us_per_req", **a)
+                        cw = data.median("server_cpu_us_per_req", "warm", c, p, c64, b, pipeline=pl)
+                        cs = data.median("server_cpu_us_per_req", "miss", c, "sql", c64, b)
+                        if cm is not None and cs is not None and cm >= cs:
+                            notes.append(f"Miss mode, {c} client, {label}, {b} key(s), {c64} connections: "
+                                         f"{fmt(cm, 1)} µs server CPU per request, not below prepared SQL's "
+                                         f"{fmt(cs, 1)} µs.")
+                        if cm is not None and cw and cm > 1.25 * cw:
+                            notes.append(f"Miss mode, {c} client, {label}, {b} key(s), {c64} connections: "
+                                         f"{fmt(cm, 1)} µs server CPU per request against {fmt(cw, 1)} µs for the "
+                                         "same number of present keys (warm): absent keys cost more than rows.")
+    if has_rb:
+        notes.append("redis-benchmark: its server CPU window runs from just before the process starts to just "
+                     "after it exits, so it includes opening and closing its connections (a few ms at most "
+                     "against a run of seconds); its requests/s counts commands, also when pipelined.")
     if any(k[0] == "cold" for k in data.groups):
         notes.append("Cold fill: the table has only 4,096 rows, so a flushed cache is refilled within the first "
                      "fraction of a second of a sample; the misses/req column shows how cold each sample really was. "

@@ -2,10 +2,11 @@
 // bench/node/client.js: the Node.js client of the benchmark harness (node-postgres, node-redis).
 // Same command line and stdin/stdout protocol as bench/loadgen.cpp:
 //   node client.js check --pg CONNINFO --resp-port P --redis-port R [--resp-user U --resp-password W]
-//   node client.js run --pg CONNINFO --path PATH --conns N --batch B --seconds S [--mode warm|mixed|cold|write]
+//   node client.js run --pg CONNINFO --path PATH --conns N --batch B --seconds S [--mode warm|miss|mixed|cold|write]
 //                      [--resp-port P] [--redis-port R] [--resp-user U --resp-password W]
 // PATH: sql | mget | mget_json | fdw | resp | redis (reads), update | resp_set | redis_set (writes;
 // resp_set connects as U).
+// miss: every other key has no row (see missKeys); every reply must have exactly the expected NULLs/nils.
 // One event loop; every connection runs its own closed loop (one outstanding request).
 const pg = require('pg');
 const redis = require('redis');
@@ -73,6 +74,14 @@ function randomValue() {
 // The row (id, value) of public.items as RESP SET writes it: byte for byte row_to_json(row)::text
 // (JSON.stringify escapes strings as PostgreSQL's escape_json does; members in column order).
 const rowJson = (id, value) => JSON.stringify({ id, value });
+
+// The keys of one request of the miss mode, as bench/loadgen.cpp's miss_keys: every other key has
+// no row (absent ids follow the table: rows+1, rows+2, ...), the same keys in every request; a
+// request of one key alternates between id 1 and id rows+1.
+function missKeys(o, seq, index) {
+  if (o.batch === 1) return [(seq + index) % 2 === 0 ? 1 : o.rows + 1];
+  return Array.from({ length: o.batch }, (_, i) => (i % 2 === 0 ? i / 2 + 1 : o.rows + (i - 1) / 2 + 1));
+}
 const writerAuth = (o) => ({ username: o.respUser, password: o.respPassword });
 
 // ------------------------------------------------------------------ check
@@ -158,6 +167,11 @@ async function check(o) {
   const range = (n) => Array.from({ length: n }, (_, i) => i + 1);
   const cases = [[1], [3, 1, 3, 999999], [5, null, 5, 0, -1], [], [null, null], [4096, 1, 4097], [null], [42, 42, 42],
     range(16), range(16).reverse(), range(64), range(64).reverse()];
+  // the keys of the miss mode (every other one without a row), as the timed samples send them
+  for (const n of [1, 16, 64]) {
+    const m = { ...o, batch: n };
+    for (let seq = 0; seq < (n === 1 ? 2 : 1); seq++) cases.push(missKeys(m, seq, 0));
+  }
   let compared = 0;
   for (let pass = 0; pass < 2; pass++) {
     for (const keys of cases) {
@@ -227,6 +241,7 @@ async function run(o) {
   const isResp = o.path === 'resp' || o.path === 'redis' || isSet;
   if (!isResp && !SQL[o.path]) die(`unknown path ${o.path}`);
   if (isSet && o.mode !== 'write') die(`path ${o.path} needs --mode write`);
+  if (!['warm', 'miss', 'mixed', 'cold', 'write'].includes(o.mode)) die(`unknown mode ${o.mode}`);
   const conns = [];
   for (let i = 0; i < o.conns; i++) {
     const s = { index: i, seq: 0 };
@@ -238,6 +253,7 @@ async function run(o) {
   const keysFor = (s) => {
     const k = new Array(o.batch);
     if (o.mode === 'warm' || o.path === 'update') for (let i = 0; i < o.batch; i++) k[i] = i + 1;
+    else if (o.mode === 'miss') return missKeys(o, s.seq, s.index);
     else if (o.mode === 'mixed') {
       const start = (s.seq * o.batch + s.index * 7) % o.hot;
       for (let i = 0; i < o.batch; i++) k[i] = ((start + i) % o.hot) + 1;
@@ -265,15 +281,20 @@ async function run(o) {
     }
     const keys = keysFor(s);
     s.seq++;
+    const present = keys.filter((k) => k >= 1 && k <= o.rows).length;
+    const nulls = (arr) => arr.reduce((n, v) => n + (v === null ? 1 : 0), 0);
     if (isResp) {
       const vals = await s.r.mGet(keys.map((k) => `${o.prefix}:${k}`));
       const rows = vals.map((v) => (v === null ? null : JSON.parse(v)));  // decoded rows, like pg's json
       if (rows.length !== o.batch) throw new Error(`reply with ${rows.length} elements`);
+      if (nulls(rows) !== o.batch - present) throw new Error(`reply with ${nulls(rows)} nils, expected ${o.batch - present}`);
     } else {
       const res = await s.pg.query({ name: 'q', text: SQL[o.path], values: [keys] });
       if (o.mode !== 'mixed') {
-        const want = o.path === 'sql' || o.path === 'fdw' ? o.batch : 1;
+        const want = o.path === 'sql' || o.path === 'fdw' ? present : 1;
         if (res.rows.length !== want) throw new Error(`unexpected row count ${res.rows.length}`);
+        if (want === 1 && Array.isArray(res.rows[0].r) && nulls(res.rows[0].r) !== o.batch - present)
+          throw new Error(`${o.path} answered ${nulls(res.rows[0].r)} nulls, expected ${o.batch - present}`);
       }
     }
     return false;

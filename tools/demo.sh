@@ -97,6 +97,16 @@ redis-cli -p "$RESP_PORT" MGET items:1 items:2 items:999999
 echo "\$ redis-cli -p $RESP_PORT HGET items:2 value"
 redis-cli -p "$RESP_PORT" HGET items:2 value
 
+step "RESP writes: SET is an INSERT ... ON CONFLICT DO UPDATE as the role that logged in"
+demo_psql -q <<'SQL'
+CREATE ROLE cache_writer LOGIN PASSWORD 'demo-writer';
+GRANT SELECT, INSERT, UPDATE ON public.items TO cache_writer;
+SQL
+echo "\$ redis-cli -p $RESP_PORT --user cache_writer --pass ... SET items:7 '{\"value\":\"written through RESP\"}'"
+redis-cli -p "$RESP_PORT" --no-auth-warning --user cache_writer --pass demo-writer \
+    SET items:7 '{"value":"written through RESP"}'
+demo_psql -c "SELECT id, value FROM public.items WHERE id = 7"
+
 port=$(tools/cluster.sh port "$DEMO_DIR")
 owner=$(stat -c %U "$DEMO_DIR/data")
 cat <<EOF

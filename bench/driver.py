@@ -7,6 +7,14 @@ READY, reads the server's CPU counters and cache counters, says GO, samples serv
 the client runs, reads its result line, reads the counters again, lets the client disconnect.
 After every sample it rewrites BENCH_STATE (the JSON document, "partial": true until the end).
 
+The go client (bench/go/gobench) speaks the same protocol as loadgen and node.
+
+The soak mode (bench/run soak) runs the native client's `loadgen soak` instead of the matrix: every
+path at once for DURATION_SECONDS with stale probes on the primary and the hot standby bench/run
+started; at each interval line of the client it reads server CPU and PSS of the PostgreSQL
+processes (primary, standby) and of redis-server from /proc and appends a point to
+doc["soak"]["series"].
+
 The redis-benchmark client (CLIENTS=redis-benchmark) has no READY/GO protocol: a short run of
 the same command warms the connections and estimates the rate, then the timed run gets as many
 requests as that rate does in DURATION_SECONDS; server CPU and cache counters are read just
@@ -38,6 +46,11 @@ REDIS_PID = int(ENV["BENCH_REDIS_PID"])
 STATE = ENV["BENCH_STATE"]
 LOADGEN = ENV["BENCH_LOADGEN"]
 NODE_DIR = ENV["BENCH_NODE_DIR"]
+GO_CLIENT = ENV.get("BENCH_GO_CLIENT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "go", "gobench"))
+# soak: the hot standby bench/run started (empty / 0 without one)
+STANDBY_CONNINFO = ENV.get("BENCH_STANDBY_CONNINFO", "")
+STANDBY_RESP_PORT = int(ENV.get("BENCH_STANDBY_RESP_PORT") or 0)
+STANDBY_PID = int(ENV.get("BENCH_STANDBY_PID") or 0)
 MODE = ENV.get("BENCH_MODE", "all")
 
 
@@ -77,8 +90,8 @@ def log(msg):
     print(f"bench: {msg}", file=sys.stderr, flush=True)
 
 
-def psql(sql):
-    out = subprocess.run([PSQL, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-d", CONNINFO, "-c", sql],
+def psql(sql, conninfo=None):
+    out = subprocess.run([PSQL, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-d", conninfo or CONNINFO, "-c", sql],
                          check=True, capture_output=True, text=True)
     return out.stdout.strip()
 
@@ -138,8 +151,25 @@ def memory(pids):
     return rss, pss
 
 
-def stats_global():
-    return json.loads(psql("SELECT row_to_json(s) FROM local_cache.stats_global s"))
+def memory_detail(pids):
+    """{rss, pss, pss_anon, pss_shmem} in bytes, summed over pids: Pss_Anon is the processes' own
+    (heap) memory, Pss_Shmem their share of shared memory (shared_buffers, the cache segment)."""
+    fields = {"Rss:": "rss_bytes", "Pss:": "pss_bytes", "Pss_Anon:": "pss_anon_bytes", "Pss_Shmem:": "pss_shmem_bytes"}
+    out = {v: 0 for v in fields.values()}
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                for line in f:
+                    k = line.split(None, 1)[0]
+                    if k in fields:
+                        out[fields[k]] += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return out
+
+
+def stats_global(conninfo=None):
+    return json.loads(psql("SELECT row_to_json(s) FROM local_cache.stats_global s", conninfo))
 
 
 def delta(a, b):
@@ -155,6 +185,8 @@ def client_cmd(client, sub, args):
         return [LOADGEN, sub] + args
     if client == "node":
         return ["node", os.path.join(NODE_DIR, "client.js"), sub] + args
+    if client == "go":
+        return [GO_CLIENT, sub] + args
     raise SystemExit(f"unknown client {client}")
 
 
@@ -530,6 +562,143 @@ def matrix():
     return [s for rep in specs_by_rep for s in rep]
 
 
+# ------------------------------------------------------------------ soak
+
+SOAK_INTERVAL = float(ENV.get("SOAK_INTERVAL_SECONDS") or min(10.0, max(1.0, DURATION / 20)))
+SOAK_CONNECTIONS = int(ENV.get("SOAK_CONNECTIONS") or 2)
+SOAK_BATCH = int(ENV.get("SOAK_BATCH") or 16)
+SOAK_WRITE_RATE = float(ENV.get("SOAK_WRITE_RATE") or 100)
+SOAK_PROBE_INTERVAL_MS = int(ENV.get("SOAK_PROBE_INTERVAL_MS") or 100) if ENV.get("SOAK_PROBE_INTERVAL_MS") != "0" else 0
+SOAK_PROBE_BOUND_MS = int(ENV.get("SOAK_PROBE_BOUND_MS") or 10000)
+SOAK_PROBE_ROWS = 4
+
+
+def run_standby_check():
+    """The native client's read check against the standby: mget, mget_json, the FDW and RESP
+    on the standby against prepared SQL on the standby (no writes: a standby is read-only)."""
+    log("correctness check, native client, on the standby: every read path against prepared SQL there")
+    p = subprocess.run([LOADGEN, "check", "--pg", STANDBY_CONNINFO, "--resp-port", str(STANDBY_RESP_PORT),
+                        "--redis-port", "0"], capture_output=True, text=True)
+    sys.stderr.write(p.stderr)
+    if p.returncode != 0:
+        raise RuntimeError(f"correctness check on the standby failed (exit {p.returncode}): the mismatches are listed above")
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    res["server"] = "standby"
+    return res
+
+
+def server_groups():
+    """name -> pids of every server the soak samples (recomputed at every point: backends and
+    autovacuum workers come and go)."""
+    g = {"primary": children(PG_PID), "redis": [REDIS_PID]}
+    if STANDBY_PID:
+        g["standby"] = children(STANDBY_PID)
+    return g
+
+
+def run_soak(doc, save):
+    standby = bool(STANDBY_CONNINFO)
+    probes = SOAK_PROBE_INTERVAL_MS > 0
+    soak = doc["soak"] = {
+        "duration_seconds": DURATION, "interval_seconds": SOAK_INTERVAL, "connections_per_read_path": SOAK_CONNECTIONS,
+        "batch": SOAK_BATCH, "write_rate_per_path": SOAK_WRITE_RATE, "standby": standby,
+        "read_paths": ["mget", "fdw", "resp", "redis"], "write_paths": ["update", "resp_set", "redis_set"],
+        "probe_interval_ms": SOAK_PROBE_INTERVAL_MS, "probe_bound_ms": SOAK_PROBE_BOUND_MS, "probe_rows": SOAK_PROBE_ROWS,
+        "series": [], "stale_probes": None,
+    }
+    args = common_args() + ["--conns", str(SOAK_CONNECTIONS), "--batch", str(SOAK_BATCH), "--seconds", str(DURATION),
+                            "--interval", str(SOAK_INTERVAL), "--write-rate", str(SOAK_WRITE_RATE),
+                            "--probe-interval-ms", str(SOAK_PROBE_INTERVAL_MS), "--probe-bound-ms", str(SOAK_PROBE_BOUND_MS),
+                            "--probe-rows", str(SOAK_PROBE_ROWS)]
+    if standby:
+        args += ["--standby-pg", STANDBY_CONNINFO, "--standby-resp-port", str(STANDBY_RESP_PORT)]
+    log(f"soak: {DURATION:g}s, a point every {SOAK_INTERVAL:g}s; reads mget, FDW, RESP, redis-server "
+        f"({SOAK_CONNECTIONS} connections each, {SOAK_BATCH} keys); writes SQL UPDATE, RESP SET, redis-server SET "
+        f"({SOAK_WRITE_RATE:g}/s each); stale probes "
+        + (f"every {SOAK_PROBE_INTERVAL_MS} ms on the primary" + (" and the standby" if standby else "") if probes else "off"))
+    proc = subprocess.Popen([LOADGEN, "soak"] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr,
+                            text=True, bufsize=1)
+    final = None
+    try:
+        line = proc.stdout.readline().strip()
+        if line != "READY":
+            raise RuntimeError(f"loadgen soak did not get ready ({line!r}, exit {proc.wait()})")
+        soak["cache_stats_before"] = stats_global()
+        if standby:
+            soak["standby_cache_stats_before"] = stats_global(STANDBY_CONNINFO)
+        groups = server_groups()
+        ticks = {name: cpu_ticks(pids) for name, pids in groups.items()}
+        proc.stdin.write("GO\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            point = json.loads(line)
+            if point.get("final"):
+                final = point
+                break
+            groups = server_groups()
+            servers = {}
+            for name, pids in groups.items():
+                now = cpu_ticks(pids)
+                prev = ticks.get(name, {})
+                cpu = sum(t - prev.get(p, 0) for p, t in now.items()) / CLK
+                servers[name] = {"cpu_s": cpu, "cpu_percent": 100 * cpu / max(point["interval_s"], 1e-9),
+                                 "processes": len(now), **memory_detail(pids)}
+                ticks[name] = now
+            point["servers"] = servers
+            point["client_cpu_percent"] = 100 * point["client_cpu_s"] / max(point["interval_s"], 1e-9)
+            soak["series"].append(point)
+            save()
+            pr = point.get("probes") or {}
+            log(f"soak t={point['t']:.0f}s: " + ", ".join(
+                f"{p} {v['rps']:.0f}/s p99 {v['p99_us']}us" for p, v in point["paths"].items())
+                + f"; PSS primary {servers['primary']['pss_bytes'] / 2**20:.0f} MiB "
+                  f"(anon {servers['primary']['pss_anon_bytes'] / 2**20:.1f})"
+                + (f", standby {servers['standby']['pss_bytes'] / 2**20:.0f} MiB" if "standby" in servers else "")
+                + (f"; probes {pr.get('probes')}, stale {pr.get('primary_stale')}/{pr.get('standby_stale')}, "
+                   f"standby delay p50 {pr.get('standby_delay_us', {}).get('p50')}us" if pr else ""))
+        soak["cache_stats_after"] = stats_global()
+        if standby:
+            soak["standby_cache_stats_after"] = stats_global(STANDBY_CONNINFO)
+        if proc.poll() is None:
+            proc.stdin.write("CLOSE\n")
+            proc.stdin.flush()
+        rc = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if final is None:
+        raise RuntimeError(f"loadgen soak ended without its final line (exit {rc})")
+    soak["elapsed_s"] = final["elapsed_s"]
+    soak["client_cpu_s"] = final["client_cpu_s"]
+    soak["requests"] = final["requests"]
+    soak["stale_probes"] = final.get("stale_probes")
+    save()
+    if final.get("error"):
+        raise RuntimeError(f"loadgen soak failed: {final['error']}")
+    sp = soak["stale_probes"]
+    if sp:
+        pr, sb = sp["primary"], sp.get("standby") or {}
+        bad = {"stale on the primary": pr["stale"], "wrong on the primary": pr["wrong"],
+               "stale on the standby": sb.get("stale", 0), "wrong on the standby": sb.get("wrong", 0),
+               "not visible on the standby within the bound": sb.get("not_visible_within_bound", 0)}
+        log(f"stale probes: {sp['probes']} probes; primary {pr['observations']} observations, {pr['stale']} stale, "
+            f"{pr['wrong']} wrong" + (f"; standby {sb['observations']} observations, {sb['stale']} stale, {sb['wrong']} wrong, "
+                                      f"{sb['not_visible_within_bound']} not visible within {sb['bound_ms']} ms, delay "
+                                      f"p50/p99/max {sb['delay_all_paths_us']['p50']}/{sb['delay_all_paths_us']['p99']}/"
+                                      f"{sb['delay_all_paths_us']['max']} us" if sb else ""))
+        if any(bad.values()):
+            for e in sp.get("events", []):
+                log(f"stale probe event: {json.dumps(e)}")
+            raise RuntimeError("stale probes: " + ", ".join(f"{n} {k}" for k, n in bad.items() if n)
+                               + " (events above and in soak.stale_probes.events)")
+    if rc != 0:
+        raise RuntimeError(f"loadgen soak exited {rc}")
+
+
 def environment():
     cpu = None
     try:
@@ -563,6 +732,9 @@ def environment():
             "redis_benchmark": sh([REDIS_BENCHMARK, "--version"]) if "redis-benchmark" in CLIENTS else None,
             "node": sh(["node", "--version"]),
             "node_pg": pkg_version("pg"), "node_redis": pkg_version("redis"),
+            "go": sh(["go", "version"]) if "go" in CLIENTS + CHECK_CLIENTS else None,
+            "go_pgx": sh(["dpkg-query", "-W", "-f=${Version}", "golang-github-jackc-pgx-v4-dev"])
+            if "go" in CLIENTS + CHECK_CLIENTS else None,
             "gxx": (sh(["g++", "--version"]) or "").splitlines()[0] if sh(["g++", "--version"]) else None,
             "python": platform.python_version(),
         },
@@ -582,7 +754,8 @@ def main():
                    "hot_rows": 128, "update_percent": 5, "resp_writer_role": RESP_WRITER,
                    "server": {"max_connections": 300, "shared_buffers": "128MB", "local_cache.memory": "384MB",
                               "local_cache.resp_workers": psql("SHOW local_cache.resp_workers"),
-                              "data_directory": "tmpfs (/dev/shm)", "fsync": "off", "synchronous_commit": "off"}},
+                              "data_directory": "tmpfs (/dev/shm)", "fsync": "off",
+                              "synchronous_commit": psql("SHOW synchronous_commit")}},
         "checks": [], "samples": [],
     }
 
@@ -598,6 +771,15 @@ def main():
         for client in CHECK_CLIENTS:
             doc["checks"].append(run_check(client))
             save()
+        if MODE == "soak":
+            if STANDBY_CONNINFO:
+                doc["checks"].append(run_standby_check())
+                save()
+            run_soak(doc, save)
+            doc["partial"] = False
+            doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            save()
+            return 0
         specs = matrix()
         log(f"{len(specs)} samples of {DURATION:g}s ({MODE}; clients {','.join(CLIENTS)}; connections "
             f"{','.join(map(str, CONNECTIONS))}; batches {','.join(map(str, BATCHES))}; repeats {REPEATS})")

@@ -16,6 +16,14 @@
 //       miss: every other key of a request has no row (ids rows+1, rows+2, ... are absent), the
 //       same keys in every request like warm; with --batch 1 requests alternate between id 1 and
 //       id rows+1. Every reply must have exactly the expected number of NULLs / nils (RESP) or rows.
+//   loadgen soak --pg CONNINFO --resp-port P --redis-port R --resp-user U --resp-password W
+//                --seconds S --interval I [--conns N] [--batch B] [--write-rate W]
+//                [--probe-interval-ms M] [--probe-bound-ms X] [--probe-rows K]
+//                [--standby-pg CONNINFO --standby-resp-port P2]
+//       every path at once for S seconds (readers: mget, fdw, resp, redis, N connections each;
+//       writers: update, resp_set, redis_set, W/s each), one JSON line per interval I, then a
+//       final line with the stale probes' results; exit 1 on a stale, wrong or never visible probe
+//       observation (see "soak mode" below)
 //
 // `run` connects, prepares and warms every connection, prints "READY" and waits for a line on
 // stdin; then it runs for S seconds (one outstanding request per connection, closed loop),
@@ -46,6 +54,8 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -66,6 +76,10 @@ struct Options {
     std::string cmd, pg, path = "sql", mode = "warm", prefix = "items", resp_user, resp_password;
     int resp_port = 0, redis_port = 0, conns = 4, batch = 1, update_pct = 5, hot = 128, rows = 4096;
     double seconds = 1;
+    // soak
+    double interval = 10, write_rate = 100;
+    std::string standby_pg;
+    int standby_resp_port = 0, probe_interval_ms = 100, probe_bound_ms = 10000, probe_rows = 4;
 };
 
 const char *sql_for(const std::string &path) {
@@ -862,11 +876,700 @@ int run_load(const Options &o) {
     return 0;
 }
 
+// ------------------------------------------------------------------ soak mode
+//
+// Every path at once for a long time: closed-loop readers (SQL mget, the FDW, RESP MGET and, as
+// the reference, redis-server MGET; --conns connections each, --batch consecutive keys from a
+// random start) beside paced writers (SQL UPDATE, RESP SET as --resp-user, redis-server SET;
+// --write-rate requests/s each, one random row with a fresh value). Every --interval seconds one
+// JSON line per interval: per path requests, requests/s, p50/p99/max latency; the client's CPU;
+// the stale probes' counters. The caller samples server CPU and memory when a line arrives.
+//
+// Stale probes (--probe-interval-ms, 0: none): a writer commits a new value of one of
+// --probe-rows dedicated rows (ids 1000001.., alternately by SQL UPDATE and RESP SET) and, right
+// after the COMMIT (the UPDATE's or SET's reply), reads it through mget (typed rows of the
+// record[]), the FDW and RESP GET on the primary — and prepared SQL on the table as the control —
+// all sent before any reply is read: each must be exactly the new value, else it is stale (an
+// older version) or wrong. With a standby (--standby-pg, --standby-resp-port) the same reads go
+// to the standby, in the same first round and then in rounds 0.2 ms apart until each has shown
+// the new value (at most --probe-bound-ms after the COMMIT), recording per path the delay from
+// the COMMIT's reply to the reply that first showed it (the control's delay is the replay's; a
+// cached path slower than it would be the cache lagging). On the standby a read is stale if it
+// shows a version older than one any standby read already showed (in an earlier round): once
+// the standby has shown a commit, no later read may go back.
+
+const long long PROBE_BASE = 1000000;
+const char *PROBE_MGET_SQL =
+    "SELECT r.id, r.value FROM (SELECT local_cache.mget('public.items'::regclass, $1::bigint[]) AS rows OFFSET 0) m, "
+    "unnest(m.rows) AS r(id bigint, value text)";
+
+struct SoakPath {
+    std::string name;
+    std::mutex m;
+    std::vector<uint32_t> lat;  // this interval's latencies
+    uint64_t total = 0;
+};
+
+struct ProbeRead {
+    std::string path;  // mget | fdw | resp | sql (the control: the table, no cache)
+    PGconn *pg = nullptr;
+    int fd = -1;
+    // result of the last round
+    bool missing = false;
+    std::string value, error;
+    Clock::time_point replied;
+};
+
+std::string json_escape(const std::string &s) { return json_string(s); }
+
+uint32_t pct_of(std::vector<uint32_t> &v, double p) {  // v sorted
+    if (v.empty()) return 0;
+    return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * v.size()))];
+}
+
+// The version of a probe value "p<version>:<random>" (0 for the initial "p0:init"), -2 if it is none.
+long long probe_version(const std::string &v) {
+    if (v.size() < 3 || v[0] != 'p') return -2;
+    size_t colon = v.find(':');
+    if (colon == std::string::npos || colon == 1) return -2;
+    long long n = 0;
+    for (size_t i = 1; i < colon; i++) {
+        if (v[i] < '0' || v[i] > '9') return -2;
+        n = n * 10 + (v[i] - '0');
+    }
+    return n;
+}
+
+struct Soak {
+    Options o;
+    std::atomic<bool> stop{false};
+    std::mutex err_m;
+    std::string error;
+    std::vector<std::unique_ptr<SoakPath>> paths;
+    std::vector<std::thread> threads;
+
+    void fatal(const std::string &msg) {
+        std::lock_guard<std::mutex> g(err_m);
+        if (error.empty()) error = msg;
+        stop = true;
+    }
+    SoakPath &path(const std::string &name) {
+        for (auto &p : paths)
+            if (p->name == name) return *p;
+        paths.push_back(std::make_unique<SoakPath>());
+        paths.back()->name = name;
+        return *paths.back();
+    }
+    void record(SoakPath &p, Clock::time_point t0) {
+        uint32_t us = static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+        std::lock_guard<std::mutex> g(p.m);
+        p.lat.push_back(us);
+        p.total++;
+    }
+    // sleeps up to d, in slices, returning early when stopped
+    void nap(Clock::duration d) {
+        auto until = Clock::now() + d;
+        while (!stop) {
+            auto now = Clock::now();
+            if (now >= until) return;
+            std::this_thread::sleep_for(std::min<Clock::duration>(until - now, std::chrono::milliseconds(50)));
+        }
+    }
+
+    // ---------------------------------------------------------- load
+    void reader(SoakPath &P, PGconn *pg, int fd, unsigned seed) {
+        std::mt19937_64 rng(seed);
+        const std::string &path = P.name;
+        std::vector<long long> k(o.batch);
+        while (!stop) {
+            long long start = static_cast<long long>(rng() % o.rows);
+            for (int i = 0; i < o.batch; i++) k[i] = (start + i) % o.rows + 1;
+            auto t0 = Clock::now();
+            std::string err;
+            if (pg) {
+                std::string arr = array_literal(std::vector<std::optional<long long>>(k.begin(), k.end()));
+                const char *vals[1] = {arr.c_str()};
+                PGresult *r = PQexecPrepared(pg, "q", 1, vals, nullptr, nullptr, 0);
+                if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+                    err = std::string("query failed: ") + PQerrorMessage(pg);
+                } else if (path == "mget") {  // one JSON array, element i the row of key i
+                    rapidjson::Document d;
+                    if (PQntuples(r) != 1 || d.Parse(PQgetvalue(r, 0, 0)).HasParseError() || !d.IsArray() ||
+                        d.Size() != k.size()) {
+                        err = "mget answered " + std::string(PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "no row").substr(0, 200);
+                    } else {
+                        for (size_t i = 0; i < k.size() && err.empty(); i++)
+                            if (!d[i].IsObject() || !d[i].HasMember("id") || !d[i]["id"].IsInt64() || d[i]["id"].GetInt64() != k[i])
+                                err = "mget element " + std::to_string(i) + " is not the row of key " + std::to_string(k[i]);
+                    }
+                } else {  // fdw: the set of the keys' rows
+                    std::vector<long long> ids;
+                    for (int i = 0; i < PQntuples(r); i++) ids.push_back(std::atoll(PQgetvalue(r, i, 0)));
+                    std::sort(ids.begin(), ids.end());
+                    std::vector<long long> want = k;
+                    std::sort(want.begin(), want.end());
+                    if (ids != want) err = "fdw answered " + std::to_string(ids.size()) + " rows, not the keys' " + std::to_string(want.size());
+                }
+                PQclear(r);
+            } else {
+                std::vector<std::string> args = {"MGET"};
+                for (auto x : k) args.push_back(o.prefix + ":" + std::to_string(x));
+                RespValue v = resp_call(fd, resp_command(args));
+                if (v.kind != RespValue::Array || v.items.size() != k.size()) {
+                    err = "MGET answered " + describe(v);
+                } else {
+                    for (size_t i = 0; i < k.size() && err.empty(); i++) {
+                        const std::string head = "{\"id\":" + std::to_string(k[i]) + ",";
+                        if (v.items[i].kind != RespValue::Bulk || v.items[i].str.compare(0, head.size(), head) != 0)
+                            err = "MGET element " + std::to_string(i) + ": " + describe(v.items[i]).substr(0, 200) +
+                                  ", expected the row of key " + std::to_string(k[i]);
+                    }
+                }
+            }
+            if (!err.empty()) return fatal(path + ": " + err);
+            record(P, t0);
+        }
+    }
+
+    void writer(SoakPath &P, PGconn *pg, int fd, unsigned seed) {
+        std::mt19937_64 rng(seed);
+        const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / o.write_rate));
+        auto next = Clock::now();
+        while (!stop) {
+            auto now = Clock::now();
+            if (now < next) {
+                nap(next - now);
+                continue;
+            }
+            if (now - next > std::chrono::seconds(1)) next = now;  // fell behind: no catch-up burst
+            next += period;
+            long long id = static_cast<long long>(rng() % o.rows) + 1;
+            std::string ids = std::to_string(id), val = random_value(rng), err;
+            auto t0 = Clock::now();
+            if (pg) {
+                const char *vals[2] = {ids.c_str(), val.c_str()};
+                PGresult *r = PQexecPrepared(pg, "u", 2, vals, nullptr, nullptr, 0);
+                if (PQresultStatus(r) != PGRES_COMMAND_OK || std::string(PQcmdTuples(r)) != "1")
+                    err = std::string("UPDATE failed: ") + PQerrorMessage(pg);
+                PQclear(r);
+            } else {
+                RespValue v = resp_call(fd, resp_command({"SET", o.prefix + ":" + ids, row_json(id, val)}));
+                if (v.kind != RespValue::Simple || v.str != "OK") err = "SET answered " + describe(v);
+            }
+            if (!err.empty()) return fatal(P.name + ": " + err);
+            record(P, t0);
+        }
+    }
+
+    // ---------------------------------------------------------- stale probes
+    struct ServerStats {
+        uint64_t observations = 0, stale = 0, wrong = 0, not_visible = 0;
+        std::map<std::string, uint64_t> obs_by, stale_by, wrong_by, not_visible_by;
+        std::map<std::string, std::vector<uint32_t>> delays;  // standby: per path, µs from COMMIT to visible
+        std::vector<uint32_t> delays_all;                      // standby: per probe, the slowest path
+    };
+    std::mutex probe_m;
+    uint64_t probes = 0, probes_update = 0, probes_resp_set = 0;
+    ServerStats primary_st, standby_st;
+    std::vector<uint32_t> interval_delays;  // this interval's delays_all
+    uint64_t interval_probes = 0;
+    std::vector<std::string> events;
+    uint64_t events_total = 0;
+    PGconn *probe_write_pg = nullptr;
+    int probe_write_resp = -1;
+    std::vector<ProbeRead> primary_reads, standby_reads;
+
+    void event(const std::string &kind, const std::string &server, const std::string &path, long long id,
+               const std::string &write_path, long long version, const std::string &written, const ProbeRead &rd,
+               long long seen_version, long long baseline, double ms_after_commit) {
+        std::string e = "{\"kind\":\"" + kind + "\",\"server\":\"" + server + "\",\"path\":\"" + path +
+                        "\",\"row\":" + std::to_string(id) + ",\"write_path\":\"" + write_path +
+                        "\",\"written_version\":" + std::to_string(version) + ",\"written_value\":" + json_escape(written) +
+                        ",\"seen\":" + (rd.missing ? std::string("null") : json_escape(rd.value)) +
+                        ",\"seen_version\":" + std::to_string(seen_version) +
+                        ",\"standby_newest_seen_before\":" + (server == "standby" ? std::to_string(baseline) : std::string("null")) +
+                        ",\"ms_after_commit\":" + std::to_string(ms_after_commit) + "}";
+        std::lock_guard<std::mutex> g(probe_m);
+        events_total++;
+        if (events.size() < 50) {  // the first 50 are kept (and shown), the others counted
+            std::fprintf(stderr, "loadgen soak: STALE PROBE %s\n", e.c_str());
+            events.push_back(e);
+        }
+    }
+
+    // Sends the read of row id on the connections reads[from, to), then waits for every reply.
+    void probe_round(std::vector<ProbeRead> &reads, size_t from, size_t to, long long id) {
+        const std::string arr = "{" + std::to_string(id) + "}", key = o.prefix + ":" + std::to_string(id);
+        const char *vals[1] = {arr.c_str()};
+        std::vector<std::string> in(reads.size());
+        std::vector<char> done(reads.size(), 1);
+        for (size_t i = from; i < to; i++) {
+            done[i] = 0;
+            auto &rd = reads[i];
+            rd.missing = false;
+            rd.value.clear();
+            rd.error.clear();
+            if (rd.pg) {
+                if (!PQsendQueryPrepared(rd.pg, "p", 1, vals, nullptr, nullptr, 0))
+                    throw std::runtime_error("probe " + rd.path + ": " + PQerrorMessage(rd.pg));
+            } else {
+                std::string req = resp_command({"GET", key});
+                if (::send(rd.fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size()))
+                    throw std::runtime_error("probe resp: send failed");
+            }
+        }
+        size_t pending = to - from;
+        auto deadline = Clock::now() + std::chrono::seconds(60);
+        while (pending) {
+            std::vector<pollfd> pfds;
+            std::vector<size_t> idx;
+            for (size_t i = 0; i < reads.size(); i++)
+                if (!done[i]) {
+                    pfds.push_back({reads[i].pg ? PQsocket(reads[i].pg) : reads[i].fd, POLLIN, 0});
+                    idx.push_back(i);
+                }
+            int n = ::poll(pfds.data(), pfds.size(), 1000);
+            if (n < 0 && errno != EINTR) throw std::runtime_error("probe: poll failed");
+            if (Clock::now() > deadline) throw std::runtime_error("probe: no reply within 60 s");
+            for (size_t j = 0; j < pfds.size(); j++) {
+                if (!pfds[j].revents) continue;
+                auto &rd = reads[idx[j]];
+                if (rd.pg) {
+                    if (!PQconsumeInput(rd.pg)) throw std::runtime_error("probe " + rd.path + ": " + PQerrorMessage(rd.pg));
+                    bool finished = false;
+                    while (!PQisBusy(rd.pg)) {
+                        PGresult *r = PQgetResult(rd.pg);
+                        if (!r) { finished = true; break; }
+                        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+                            rd.error = PQresultErrorMessage(r);
+                        } else if (PQntuples(r) == 0 || PQgetisnull(r, 0, 0)) {
+                            rd.missing = true;  // fdw: no row; mget: a NULL element
+                        } else if (PQntuples(r) != 1 || std::atoll(PQgetvalue(r, 0, 0)) != id) {
+                            rd.error = std::to_string(PQntuples(r)) + " rows, first id " + PQgetvalue(r, 0, 0);
+                        } else {
+                            rd.value = PQgetvalue(r, 0, 1);
+                        }
+                        PQclear(r);
+                    }
+                    if (!finished) continue;
+                } else {
+                    char tmp[4096];
+                    ssize_t got = ::recv(rd.fd, tmp, sizeof tmp, MSG_DONTWAIT);
+                    if (got == 0) throw std::runtime_error("probe resp: connection closed by the server");
+                    if (got < 0) continue;
+                    in[idx[j]].append(tmp, got);
+                    size_t pos = 0;
+                    RespValue v;
+                    if (!resp_parse(in[idx[j]].data(), in[idx[j]].size(), pos, &v)) continue;
+                    if (v.kind == RespValue::Nil) {
+                        rd.missing = true;
+                    } else if (v.kind != RespValue::Bulk) {
+                        rd.error = describe(v);
+                    } else {
+                        rapidjson::Document d;
+                        if (d.Parse(v.str.c_str()).HasParseError() || !d.IsObject() || !d.HasMember("id") ||
+                            !d["id"].IsInt64() || d["id"].GetInt64() != id || !d.HasMember("value") || !d["value"].IsString())
+                            rd.error = "GET answered " + v.str;
+                        else
+                            rd.value.assign(d["value"].GetString(), d["value"].GetStringLength());
+                    }
+                }
+                rd.replied = Clock::now();
+                done[idx[j]] = 1;
+                pending--;
+            }
+        }
+    }
+
+    void prober() {
+        std::mt19937_64 rng(std::random_device{}());
+        const auto interval = std::chrono::milliseconds(o.probe_interval_ms);
+        std::vector<long long> standby_newest(o.probe_rows, -1);  // newest version any standby read showed
+        const bool standby = !standby_reads.empty();
+        // the primary's reads, then the standby's: [0, np) and [np, np + ns)
+        std::vector<ProbeRead> all = primary_reads;
+        all.insert(all.end(), standby_reads.begin(), standby_reads.end());
+        const size_t np = primary_reads.size(), ns = standby_reads.size();
+        auto start = Clock::now();
+        try {
+            for (uint64_t n = 0; !stop; n++) {
+                auto at = start + interval * static_cast<long>(n);
+                if (Clock::now() < at) nap(at - Clock::now());
+                if (stop) break;
+                const int row = static_cast<int>(n % o.probe_rows);
+                const long long id = PROBE_BASE + 1 + row, version = static_cast<long long>(n) + 1;
+                const std::string value = "p" + std::to_string(version) + ":" + random_value(rng).substr(0, 24);
+                const std::string ids = std::to_string(id), write_path = n % 2 == 0 ? "update" : "resp_set";
+                // the write; its reply comes after COMMIT
+                if (write_path == "update") {
+                    const char *vals[2] = {ids.c_str(), value.c_str()};
+                    PGresult *r = PQexecPrepared(probe_write_pg, "u", 2, vals, nullptr, nullptr, 0);
+                    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK && std::string(PQcmdTuples(r)) == "1";
+                    PQclear(r);
+                    if (!ok) throw std::runtime_error(std::string("probe UPDATE: ") + PQerrorMessage(probe_write_pg));
+                } else {
+                    RespValue v = resp_call(probe_write_resp, resp_command({"SET", o.prefix + ":" + ids, row_json(id, value)}));
+                    if (v.kind != RespValue::Simple || v.str != "OK") throw std::runtime_error("probe SET answered " + describe(v));
+                }
+                const auto committed = Clock::now();
+                auto ms_after = [&](const ProbeRead &rd) {
+                    return std::chrono::duration<double, std::milli>(rd.replied - committed).count();
+                };
+                // the first round: the primary's and the standby's reads, all sent before any reply is read
+                probe_round(all, 0, np + ns, id);
+                // the primary: exactly the new value on every path
+                ServerStats pst;
+                for (size_t i = 0; i < np; i++) {
+                    auto &rd = all[i];
+                    pst.observations++;
+                    pst.obs_by[rd.path]++;
+                    if (rd.error.empty() && !rd.missing && rd.value == value) continue;
+                    long long seen = rd.missing ? -1 : probe_version(rd.value);
+                    bool stale = rd.error.empty() && seen >= -1 && seen < version;
+                    (stale ? pst.stale : pst.wrong)++;
+                    (stale ? pst.stale_by : pst.wrong_by)[rd.path]++;
+                    event(stale ? "stale" : "wrong", "primary", rd.path, id, write_path, version, value, rd, seen, -1,
+                          ms_after(rd));
+                    if (!rd.error.empty()) std::fprintf(stderr, "loadgen soak: probe error on the primary, %s: %s\n", rd.path.c_str(), rd.error.c_str());
+                }
+                // the standby: until every path shows it; never older than what the standby showed before
+                ServerStats sst;
+                uint32_t slowest = 0;
+                if (standby) {
+                    std::vector<char> seen_new(ns, 0);
+                    std::vector<uint32_t> delay(ns, 0);
+                    const auto deadline = committed + std::chrono::milliseconds(o.probe_bound_ms);
+                    for (bool first = true;; first = false) {
+                        if (!first) probe_round(all, np, np + ns, id);
+                        long long newest = standby_newest[row];
+                        for (size_t i = 0; i < ns; i++) {
+                            auto &rd = all[np + i];
+                            sst.observations++;
+                            sst.obs_by[rd.path]++;
+                            long long seen = !rd.error.empty() ? -2 : rd.missing ? -1 : probe_version(rd.value);
+                            bool wrong = seen == -2 || seen > version || (seen == version && rd.value != value);
+                            if (wrong) {
+                                sst.wrong++;
+                                sst.wrong_by[rd.path]++;
+                                event("wrong", "standby", rd.path, id, write_path, version, value, rd, seen,
+                                      standby_newest[row], ms_after(rd));
+                                if (!rd.error.empty()) std::fprintf(stderr, "loadgen soak: probe error on the standby, %s: %s\n", rd.path.c_str(), rd.error.c_str());
+                                continue;
+                            }
+                            if (seen < standby_newest[row]) {
+                                sst.stale++;
+                                sst.stale_by[rd.path]++;
+                                event("stale", "standby", rd.path, id, write_path, version, value, rd, seen,
+                                      standby_newest[row], ms_after(rd));
+                            }
+                            newest = std::max(newest, seen);
+                            if (seen == version && !seen_new[i]) {
+                                seen_new[i] = 1;
+                                delay[i] = static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(rd.replied - committed).count());
+                            }
+                        }
+                        standby_newest[row] = newest;  // later rounds must not go back behind it
+                        if (std::all_of(seen_new.begin(), seen_new.end(), [](char c) { return c; })) break;
+                        if (Clock::now() > deadline) {
+                            for (size_t i = 0; i < ns; i++)
+                                if (!seen_new[i]) {
+                                    sst.not_visible++;
+                                    sst.not_visible_by[all[np + i].path]++;
+                                    event("not_visible", "standby", all[np + i].path, id, write_path, version, value,
+                                          all[np + i], standby_newest[row], standby_newest[row], ms_after(all[np + i]));
+                                }
+                            break;
+                        }
+                        std::this_thread::sleep_for(std::chrono::microseconds(200));
+                    }
+                    for (size_t i = 0; i < ns; i++)
+                        if (seen_new[i]) {
+                            sst.delays[all[np + i].path].push_back(delay[i]);
+                            if (all[np + i].path != "sql") slowest = std::max(slowest, delay[i]);  // the cached paths
+                        }
+                    if (std::all_of(seen_new.begin(), seen_new.end(), [](char c) { return c; })) sst.delays_all.push_back(slowest);
+                }
+                std::lock_guard<std::mutex> g(probe_m);
+                probes++;
+                interval_probes++;
+                (write_path == "update" ? probes_update : probes_resp_set)++;
+                for (auto pr : {std::make_pair(&primary_st, &pst), std::make_pair(&standby_st, &sst)}) {
+                    ServerStats &t = *pr.first, &s = *pr.second;
+                    t.observations += s.observations;
+                    t.stale += s.stale;
+                    t.wrong += s.wrong;
+                    t.not_visible += s.not_visible;
+                    for (auto &kv : s.obs_by) t.obs_by[kv.first] += kv.second;
+                    for (auto &kv : s.stale_by) t.stale_by[kv.first] += kv.second;
+                    for (auto &kv : s.wrong_by) t.wrong_by[kv.first] += kv.second;
+                    for (auto &kv : s.not_visible_by) t.not_visible_by[kv.first] += kv.second;
+                    for (auto &kv : s.delays) t.delays[kv.first].insert(t.delays[kv.first].end(), kv.second.begin(), kv.second.end());
+                    t.delays_all.insert(t.delays_all.end(), s.delays_all.begin(), s.delays_all.end());
+                }
+                interval_delays.insert(interval_delays.end(), sst.delays_all.begin(), sst.delays_all.end());
+            }
+        } catch (const std::exception &e) {
+            fatal(std::string("stale probes: ") + e.what());
+        }
+    }
+
+    // ---------------------------------------------------------- output
+    static std::string delay_json(std::vector<uint32_t> v) {
+        std::sort(v.begin(), v.end());
+        double sum = 0;
+        for (auto x : v) sum += x;
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "{\"count\":%zu,\"mean\":%.0f,\"min\":%u,\"p50\":%u,\"p90\":%u,\"p99\":%u,\"max\":%u}",
+                      v.size(), v.empty() ? 0.0 : sum / v.size(), v.empty() ? 0u : v.front(), pct_of(v, 50), pct_of(v, 90),
+                      pct_of(v, 99), v.empty() ? 0u : v.back());
+        return buf;
+    }
+    static std::string histogram_json(const std::vector<uint32_t> &v) {
+        static const uint32_t edges[] = {100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
+                                         1000000, 2000000, 5000000, 10000000};
+        std::vector<uint64_t> counts(std::size(edges) + 1, 0);
+        for (auto x : v) counts[std::upper_bound(std::begin(edges), std::end(edges), x - 1) - std::begin(edges)]++;
+        std::string s = "[";
+        for (size_t i = 0; i < counts.size(); i++) {
+            if (i) s += ",";
+            s += "[" + (i < std::size(edges) ? std::to_string(edges[i]) : std::string("null")) + "," + std::to_string(counts[i]) + "]";
+        }
+        return s + "]";
+    }
+    std::string by_path(const ServerStats &s, bool standby) const {
+        std::string out = "{";
+        bool first = true;
+        for (const char *p : {"mget", "fdw", "resp", "sql"}) {
+            auto get = [&](const std::map<std::string, uint64_t> &m) { auto it = m.find(p); return it == m.end() ? 0 : it->second; };
+            if (!first) out += ",";
+            first = false;
+            out += std::string("\"") + p + "\":{\"observations\":" + std::to_string(get(s.obs_by)) +
+                   ",\"stale\":" + std::to_string(get(s.stale_by)) + ",\"wrong\":" + std::to_string(get(s.wrong_by));
+            if (standby) {
+                auto it = s.delays.find(p);
+                std::vector<uint32_t> d = it == s.delays.end() ? std::vector<uint32_t>{} : it->second;
+                out += ",\"not_visible_within_bound\":" + std::to_string(get(s.not_visible_by)) +
+                       ",\"delay_us\":" + delay_json(d) + ",\"delay_histogram_us\":" + histogram_json(d);
+            }
+            out += "}";
+        }
+        return out + "}";
+    }
+    // the probes' part of an interval line (cumulative counters, this interval's standby delays)
+    std::string probe_interval_json() {
+        std::lock_guard<std::mutex> g(probe_m);
+        std::vector<uint32_t> d;
+        d.swap(interval_delays);
+        std::sort(d.begin(), d.end());
+        std::string s = "{\"probes\":" + std::to_string(probes) + ",\"in_interval\":" + std::to_string(interval_probes) +
+                        ",\"primary_stale\":" + std::to_string(primary_st.stale) +
+                        ",\"standby_stale\":" + std::to_string(standby_st.stale) +
+                        ",\"wrong\":" + std::to_string(primary_st.wrong + standby_st.wrong) +
+                        ",\"standby_not_visible\":" + std::to_string(standby_st.not_visible) +
+                        ",\"standby_delay_us\":" + delay_json(d) + "}";
+        interval_probes = 0;
+        return s;
+    }
+    std::string probes_final_json() {
+        std::lock_guard<std::mutex> g(probe_m);
+        std::string s = "{\"probes\":" + std::to_string(probes) + ",\"interval_ms\":" + std::to_string(o.probe_interval_ms) +
+                        ",\"rows\":" + std::to_string(o.probe_rows) + ",\"write_paths\":{\"update\":" +
+                        std::to_string(probes_update) + ",\"resp_set\":" + std::to_string(probes_resp_set) + "}" +
+                        ",\"primary\":{\"observations\":" + std::to_string(primary_st.observations) +
+                        ",\"stale\":" + std::to_string(primary_st.stale) + ",\"wrong\":" + std::to_string(primary_st.wrong) +
+                        ",\"by_path\":" + by_path(primary_st, false) + "}";
+        if (standby_reads.empty()) {
+            s += ",\"standby\":null";
+        } else {
+            s += ",\"standby\":{\"observations\":" + std::to_string(standby_st.observations) +
+                 ",\"stale\":" + std::to_string(standby_st.stale) + ",\"wrong\":" + std::to_string(standby_st.wrong) +
+                 ",\"not_visible_within_bound\":" + std::to_string(standby_st.not_visible) +
+                 ",\"bound_ms\":" + std::to_string(o.probe_bound_ms) + ",\"by_path\":" + by_path(standby_st, true) +
+                 ",\"delay_all_paths_us\":" + delay_json(standby_st.delays_all) +
+                 ",\"delay_all_paths_histogram_us\":" + histogram_json(standby_st.delays_all) + "}";
+        }
+        s += ",\"events_total\":" + std::to_string(events_total) + ",\"events\":[";
+        for (size_t i = 0; i < events.size(); i++) s += (i ? "," : "") + events[i];
+        return s + "]}";
+    }
+    bool probes_clean() {
+        std::lock_guard<std::mutex> g(probe_m);
+        return primary_st.stale + primary_st.wrong + standby_st.stale + standby_st.wrong + standby_st.not_visible == 0;
+    }
+};
+
+int run_soak(const Options &o) {
+    if (o.seconds <= 0 || o.interval <= 0) die("soak needs --seconds and --interval > 0");
+    if (o.write_rate <= 0) die("soak needs --write-rate > 0");
+    Soak S;
+    S.o = o;
+    std::vector<std::string> reads = {"mget", "fdw", "resp"}, writes = {"update", "resp_set"};
+    if (o.redis_port) {  // the reference: the same reads and writes to redis-server
+        reads.push_back("redis");
+        writes.push_back("redis_set");
+    }
+    std::vector<PGconn *> pgs;
+    std::vector<int> fds;
+    struct Worker { std::string path; bool write; PGconn *pg; int fd; };
+    std::vector<Worker> workers;
+    for (auto &p : reads) {
+        S.path(p);
+        for (int i = 0; i < o.conns; i++) {
+            Worker w{p, false, nullptr, -1};
+            if (p == "mget" || p == "fdw") {
+                w.pg = pg_connect(o.pg);
+                pg_prepare(w.pg, "q", sql_for(p), 1);
+                pgs.push_back(w.pg);
+            } else {
+                w.fd = resp_connect(p == "resp" ? o.resp_port : o.redis_port);
+                fds.push_back(w.fd);
+            }
+            workers.push_back(w);
+        }
+    }
+    for (auto &p : writes) {
+        S.path(p);
+        Worker w{p, true, nullptr, -1};
+        if (p == "update") {
+            w.pg = pg_connect(o.pg);
+            pg_prepare(w.pg, "u", UPDATE_SQL, 2);
+            pgs.push_back(w.pg);
+        } else {
+            w.fd = p == "resp_set" ? resp_connect_as(o.resp_port, o.resp_user, o.resp_password) : resp_connect(o.redis_port);
+            fds.push_back(w.fd);
+        }
+        workers.push_back(w);
+    }
+    // the stale probes' rows, connections and statements
+    const bool probing = o.probe_interval_ms > 0;
+    if (probing) {
+        if (o.probe_rows < 1) die("--probe-rows must be at least 1");
+        S.probe_write_pg = pg_connect(o.pg);
+        pgs.push_back(S.probe_write_pg);
+        std::string sql = "INSERT INTO public.items SELECT g, 'p0:init' FROM generate_series(" + std::to_string(PROBE_BASE + 1) +
+                          ", " + std::to_string(PROBE_BASE + o.probe_rows) + ") g ON CONFLICT (id) DO UPDATE SET value = EXCLUDED.value";
+        PGresult *r = PQexec(S.probe_write_pg, sql.c_str());
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) die("inserting the probe rows: " + std::string(PQerrorMessage(S.probe_write_pg)));
+        PQclear(r);
+        pg_prepare(S.probe_write_pg, "u", UPDATE_SQL, 2);
+        S.probe_write_resp = resp_connect_as(o.resp_port, o.resp_user, o.resp_password);
+        fds.push_back(S.probe_write_resp);
+        auto reads_of = [&](const std::string &conninfo, int resp_port, std::vector<ProbeRead> &out) {
+            for (const char *p : {"mget", "fdw", "resp", "sql"}) {  // sql: the control, the table without the cache
+                ProbeRead rd;
+                rd.path = p;
+                if (rd.path == "resp") {
+                    rd.fd = resp_connect(resp_port);
+                    fds.push_back(rd.fd);
+                } else {
+                    rd.pg = pg_connect(conninfo);
+                    pg_prepare(rd.pg, "p", rd.path == "mget" ? PROBE_MGET_SQL : sql_for(rd.path.c_str()), 1);
+                    pgs.push_back(rd.pg);
+                }
+                out.push_back(rd);
+            }
+        };
+        reads_of(o.pg, o.resp_port, S.primary_reads);
+        if (!o.standby_pg.empty()) {
+            if (!o.standby_resp_port) die("--standby-pg needs --standby-resp-port");
+            reads_of(o.standby_pg, o.standby_resp_port, S.standby_reads);
+            // wait (bounded) until the standby has replayed the probe rows
+            PGconn *sc = pg_connect(o.standby_pg);
+            std::string q = "SELECT count(*) FROM public.items WHERE id > " + std::to_string(PROBE_BASE) + " AND value = 'p0:init'";
+            auto until = Clock::now() + std::chrono::seconds(60);
+            for (;;) {
+                PGresult *c = PQexec(sc, q.c_str());
+                bool ok = PQresultStatus(c) == PGRES_TUPLES_OK && std::atoi(PQgetvalue(c, 0, 0)) == o.probe_rows;
+                PQclear(c);
+                if (ok) break;
+                if (Clock::now() > until) die("the standby did not replay the probe rows within 60 s");
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            PQfinish(sc);
+        }
+    }
+    std::printf("READY\n");
+    std::fflush(stdout);
+    std::string line;
+    if (!std::getline(std::cin, line)) die("no GO line on stdin");
+
+    unsigned seed = 777;
+    for (auto &w : workers) {
+        SoakPath &P = S.path(w.path);
+        if (w.write)
+            S.threads.emplace_back([&S, &P, w, seed] { S.writer(P, w.pg, w.fd, seed); });
+        else
+            S.threads.emplace_back([&S, &P, w, seed] { S.reader(P, w.pg, w.fd, seed); });
+        seed += 7919;
+    }
+    if (probing) S.threads.emplace_back([&S] { S.prober(); });
+
+    const auto t0 = Clock::now();
+    const auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+    const auto step = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.interval));
+    auto last = t0;
+    double cpu_last = cpu_seconds(), cpu_start = cpu_last;
+    for (auto next = t0 + step; !S.stop; next += step) {
+        auto until = std::min(next, end);
+        while (!S.stop && Clock::now() < until)
+            std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(50)));
+        if (S.stop) break;
+        auto now = Clock::now();
+        double secs = std::chrono::duration<double>(now - last).count(), cpu = cpu_seconds();
+        std::string s = "{\"t\":" + std::to_string(std::chrono::duration<double>(now - t0).count()) +
+                        ",\"interval_s\":" + std::to_string(secs) + ",\"client_cpu_s\":" + std::to_string(cpu - cpu_last) +
+                        ",\"paths\":{";
+        bool first = true;
+        for (auto &p : S.paths) {
+            std::vector<uint32_t> lat;
+            {
+                std::lock_guard<std::mutex> g(p->m);
+                lat.swap(p->lat);
+            }
+            std::sort(lat.begin(), lat.end());
+            char buf[256];
+            std::snprintf(buf, sizeof buf, "\"%s\":{\"requests\":%zu,\"rps\":%.1f,\"p50_us\":%u,\"p99_us\":%u,\"max_us\":%u}",
+                          p->name.c_str(), lat.size(), lat.size() / secs, pct_of(lat, 50), pct_of(lat, 99),
+                          lat.empty() ? 0u : lat.back());
+            s += (first ? "" : ",") + std::string(buf);
+            first = false;
+        }
+        s += "}";
+        if (probing) s += ",\"probes\":" + S.probe_interval_json();
+        s += "}";
+        std::printf("%s\n", s.c_str());
+        std::fflush(stdout);
+        last = now;
+        cpu_last = cpu;
+        if (now >= end) break;
+    }
+    S.stop = true;
+    for (auto &t : S.threads) t.join();
+    const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::string s = "{\"final\":true,\"elapsed_s\":" + std::to_string(elapsed) +
+                    ",\"client_cpu_s\":" + std::to_string(cpu_seconds() - cpu_start) + ",\"requests\":{";
+    for (size_t i = 0; i < S.paths.size(); i++)
+        s += (i ? ",\"" : "\"") + S.paths[i]->name + "\":" + std::to_string(S.paths[i]->total);
+    s += "}";
+    if (probing) s += ",\"stale_probes\":" + S.probes_final_json();
+    s += ",\"error\":" + (S.error.empty() ? std::string("null") : json_escape(S.error)) + "}";
+    std::printf("%s\n", s.c_str());
+    std::fflush(stdout);
+    std::getline(std::cin, line);  // the caller reads server CPU before we disconnect
+    for (auto *c : pgs) PQfinish(c);
+    for (int fd : fds) close(fd);
+    if (!S.error.empty()) {
+        std::fprintf(stderr, "loadgen soak: %s\n", S.error.c_str());
+        return 2;
+    }
+    return probing && !S.probes_clean() ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     Options o;
-    if (argc < 2) die("usage: loadgen check|run [options] (see the header of bench/loadgen.cpp)");
+    if (argc < 2) die("usage: loadgen check|run|soak [options] (see the header of bench/loadgen.cpp)");
     o.cmd = argv[1];
     for (int i = 2; i < argc; i++) {
         std::string a = argv[i];
@@ -888,9 +1591,17 @@ int main(int argc, char **argv) {
         else if (a == "--update-pct") o.update_pct = std::stoi(val());
         else if (a == "--hot") o.hot = std::stoi(val());
         else if (a == "--rows") o.rows = std::stoi(val());
+        else if (a == "--interval") o.interval = std::stod(val());
+        else if (a == "--write-rate") o.write_rate = std::stod(val());
+        else if (a == "--standby-pg") o.standby_pg = val();
+        else if (a == "--standby-resp-port") o.standby_resp_port = std::stoi(val());
+        else if (a == "--probe-interval-ms") o.probe_interval_ms = std::stoi(val());
+        else if (a == "--probe-bound-ms") o.probe_bound_ms = std::stoi(val());
+        else if (a == "--probe-rows") o.probe_rows = std::stoi(val());
         else die("unknown option " + a);
     }
     if (o.cmd == "check") return run_check(o);
     if (o.cmd == "run") return run_load(o);
+    if (o.cmd == "soak") return run_soak(o);
     die("unknown command " + o.cmd);
 }

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """bench/report.py: Markdown report and charts from a bench/run JSON document.
 
+A soak document (bench/run soak) gets a report of its own: the stale probes (counts, the
+standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.svg).
+
     bench/report FILE.json > docs/BENCHMARKS.md     (charts: docs/benchmarks/*.svg)
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
 
@@ -142,7 +145,7 @@ def make_charts(data, cfg, outdir, prefix):
     matplotlib.rcParams["svg.hashsalt"] = "local_cache"  # reproducible SVG ids
     os.makedirs(outdir, exist_ok=True)
     for f in os.listdir(outdir):
-        if f.endswith(".svg"):
+        if f.endswith(".svg") and not f.startswith("soak_"):  # soak charts belong to the soak report
             os.remove(os.path.join(outdir, f))
     links = []
     conns = cfg["connections"]
@@ -211,6 +214,390 @@ def make_charts(data, cfg, outdir, prefix):
     return links
 
 
+# ------------------------------------------------------------------ soak
+
+SOAK_PATHS = ["mget", "fdw", "resp", "redis", "update", "resp_set", "redis_set"]
+SOAK_READS = ["mget", "fdw", "resp", "redis"]
+SOAK_WRITES = ["update", "resp_set", "redis_set"]
+SOAK_PATH_NAMES = {"mget": "SQL mget", "fdw": "FDW", "resp": "RESP MGET", "redis": "redis-server MGET",
+                   "update": "SQL UPDATE", "resp_set": "RESP SET", "redis_set": "redis-server SET"}
+SOAK_COLORS = {"mget": "#1f77b4", "fdw": "#2ca02c", "resp": "#d62728", "redis": "#ff7f0e", "update": "#444444",
+               "resp_set": "#9467bd", "redis_set": "#8c564b", "primary": "#1f77b4", "standby": "#2ca02c",
+               "redis_server": "#ff7f0e", "client": "#7f7f7f", "sql": "#bbbbbb"}
+PROBE_PATH_NAMES = {"mget": "SQL mget (typed rows of the record[])", "fdw": "FDW", "resp": "RESP GET",
+                    "sql": "prepared SQL (control: the table, no cache)"}
+PROBE_PATHS = ["mget", "fdw", "resp", "sql"]
+
+
+def soak_windows(series):
+    """(first, last): the first and the last tenth of the points (at least one each)."""
+    k = max(1, len(series) // 10)
+    return series[:k], series[-k:]
+
+
+def soak_field(points, fn):
+    out = []
+    for p in points:
+        try:
+            v = fn(p)
+        except (KeyError, TypeError):
+            v = None
+        if v is not None:
+            out.append(v)
+    return out
+
+
+def change(a, b):
+    if a is None or b is None or a == 0:
+        return None
+    return (b - a) / a * 100
+
+
+def fmt_pct(x):
+    return "–" if x is None else f"{x:+.0f} %"
+
+
+def fmt_us(x):
+    if x is None:
+        return "–"
+    return f"{x / 1000:,.1f} ms" if x >= 10000 else f"{x:,.0f} µs"
+
+
+def soak_charts(soak, outdir, prefix):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        die("matplotlib is missing: install python3-matplotlib (bench/report does so on Debian)")
+    matplotlib.rcParams["svg.hashsalt"] = "local_cache"
+    os.makedirs(outdir, exist_ok=True)
+    for f in os.listdir(outdir):
+        if f.startswith("soak_") and f.endswith(".svg"):
+            os.remove(os.path.join(outdir, f))
+    series = soak["series"]
+    minutes = soak["duration_seconds"] >= 600
+    xs = [p["t"] / 60 if minutes else p["t"] for p in series]
+    xlabel = "minutes" if minutes else "seconds"
+    links = []
+
+    def save(fig, name, title):
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, name))
+        plt.close(fig)
+        links.append((title, prefix + name))
+
+    for field, label, name, title in (("rps", "requests/s", "soak_rps.svg", "requests/s per path over time"),
+                                      ("p99_us", "p99 latency (µs)", "soak_p99.svg", "p99 latency per path over time")):
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), squeeze=False)
+        for ax, group, gname in ((axes[0][0], SOAK_READS, "reads"), (axes[0][1], SOAK_WRITES, "writes")):
+            for path in group:
+                ys = [(p["paths"].get(path) or {}).get(field) for p in series]
+                if any(y is not None for y in ys):
+                    ax.plot(xs, ys, label=SOAK_PATH_NAMES[path], color=SOAK_COLORS[path], linewidth=1.2)
+            ax.set_title(f"{gname}: {label}")
+            ax.set_xlabel(xlabel)
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        save(fig, name, title)
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), squeeze=False)
+    for server, key in (("primary", "primary"), ("standby", "standby"), ("redis-server", "redis")):
+        cpu = [(p["servers"].get(key) or {}).get("cpu_percent") for p in series]
+        pss = [(p["servers"].get(key) or {}).get("pss_bytes") for p in series]
+        color = SOAK_COLORS["redis_server" if key == "redis" else key]
+        if any(c is not None for c in cpu):
+            axes[0][0].plot(xs, cpu, label=server, color=color, linewidth=1.2)
+        anon = [(p["servers"].get(key) or {}).get("pss_anon_bytes") for p in series]
+        if any(m is not None for m in pss):
+            axes[0][1].plot(xs, [m / 2**20 if m is not None else None for m in pss], label=server, color=color,
+                            linewidth=1.2)
+        if any(m is not None for m in anon):
+            axes[0][1].plot(xs, [m / 2**20 if m is not None else None for m in anon], label=f"{server}: anonymous",
+                            color=color, linewidth=1, linestyle="--")
+    axes[0][0].plot(xs, [p.get("client_cpu_percent") for p in series], label="client (loadgen)",
+                    color=SOAK_COLORS["client"], linewidth=1, linestyle="--")
+    axes[0][0].set_title("CPU (% of one core)")
+    axes[0][1].set_title("PSS (MiB, all processes; dashed: anonymous)")
+    for ax in axes[0]:
+        ax.set_xlabel(xlabel)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    save(fig, "soak_server.svg", "server CPU and memory (PSS) over time")
+
+    sb = (soak.get("stale_probes") or {}).get("standby")
+    if sb:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), squeeze=False)
+        ax = axes[0][0]
+        paths = [p for p in PROBE_PATHS if p in sb["by_path"]]
+        hist0 = sb["by_path"][paths[0]]["delay_histogram_us"] if paths else []
+        labels = [("≤ " + fmt_us(e)) if e is not None else "more" for e, _ in hist0]
+        # drop empty buckets at both ends
+        nonzero = [i for i in range(len(hist0)) if any(sb["by_path"][p]["delay_histogram_us"][i][1] for p in paths)]
+        lo, hi = (nonzero[0], nonzero[-1] + 1) if nonzero else (0, 0)
+        width = 0.8 / max(1, len(paths))
+        for j, p in enumerate(paths):
+            counts = [c for _, c in sb["by_path"][p]["delay_histogram_us"][lo:hi]]
+            ax.bar([i + j * width for i in range(len(counts))], counts, width, label=PROBE_PATH_NAMES[p].split(" (")[0],
+                   color=SOAK_COLORS[p])
+        ax.set_xticks([i + width * (len(paths) - 1) / 2 for i in range(hi - lo)])
+        ax.set_xticklabels(labels[lo:hi], rotation=30, fontsize=7)
+        ax.set_ylabel("probes")
+        ax.set_title("standby: COMMIT to visible, per path")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+        ax = axes[0][1]
+        for q, style in (("p50", "-"), ("max", "--")):
+            ys = [((p.get("probes") or {}).get("standby_delay_us") or {}).get(q) for p in series]
+            ys = [y / 1000 if y else None for y in ys]
+            ax.plot(xs, ys, linestyle=style, color="#2ca02c", label=f"{q} of the interval's probes (slowest path)")
+        ax.set_title("standby: COMMIT to visible on the three cached paths (ms)")
+        ax.set_xlabel(xlabel)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        save(fig, "soak_standby_delay.svg", "standby visibility delay of the stale probes")
+    return links
+
+
+def soak_report(doc, args, charts):
+    soak, cfg = doc["soak"], doc["config"]
+    series = soak["series"]
+    if not series:
+        die(f"{args.file} has no soak points")
+    links = soak_charts(soak, charts, args.link_prefix) if charts else []
+    out = []
+    w = out.append
+    sp = soak.get("stale_probes") or {}
+    sb = sp.get("standby")
+    standby = soak.get("standby")
+    w("<!-- GENERATED FILE: written by bench/report from a bench/run soak result; do not edit by hand. -->")
+    w("# Soak")
+    w("")
+    w(f"*Generated by `bench/report {args.file}` from the JSON document of one `bench/run soak`; do not edit by hand.*")
+    w("")
+    # ------------------------------------------------------------ verdict
+    pr = sp.get("primary") or {}
+    bad = (pr.get("stale", 0) + pr.get("wrong", 0) + (sb or {}).get("stale", 0) + (sb or {}).get("wrong", 0)
+           + (sb or {}).get("not_visible_within_bound", 0))
+    if sp:
+        w(f"**Stale probes: {sp['probes']:,} writes, each read back at once through mget, the FDW and RESP on the "
+          f"primary{' and, until visible, on the hot standby' if sb else ''}: "
+          + ("no stale or wrong observation.**" if not bad else f"{bad} stale, wrong or never visible observations.**"))
+        w("")
+    # ------------------------------------------------------------ method
+    w("## Method")
+    w("")
+    w(f"Produced by: `{doc.get('command') or 'bench/run soak'}` then `bench/report {args.file}`, run from "
+      f"{doc['started_at']} to {doc.get('finished_at', '?')} ({soak.get('elapsed_s', 0):,.0f} s).")
+    w("")
+    srv = cfg.get("server", {})
+    w("`bench/run soak` starts the throwaway cluster of the other modes (tmpfs, fsync off, `shared_buffers = 128MB`, "
+      f"`local_cache.memory = 384MB`, {srv.get('local_cache.resp_workers')} RESP workers; `synchronous_commit = "
+      f"{srv.get('synchronous_commit')}`), 4,096 rows of 128-byte values in `public.items`, cached, the foreign table, "
+      "and redis-server holding the same rows"
+      + (", plus a **hot standby**: a streaming replica of the cluster (`pg_basebackup -R`, the same "
+         "`shared_preload_libraries = 'local_cache'`) with its own RESP port" if standby else "")
+      + ". One native client (`bench/loadgen soak`) then runs every path at once:")
+    w("")
+    w(f"* reads, closed loops, {soak['connections_per_read_path']} connections per path, {soak['batch']} consecutive "
+      "keys from a random start per request: SQL mget (`array_to_json(local_cache.mget(...))`), the FDW "
+      "(`SELECT * FROM cache.items WHERE id = ANY($1)`), RESP `MGET` and, as the reference, redis-server `MGET`; "
+      "every reply must hold exactly the requested rows;")
+    w(f"* writes, paced at {soak['write_rate_per_path']:g} per second per path, one random row with a fresh value: "
+      "the prepared SQL `UPDATE`, RESP `SET` (as the writing role) and redis-server `SET`;")
+    if sp:
+        w(f"* **stale probes**, one every {sp['interval_ms']} ms on {sp['rows']} rows of their own (ids 1000001…): a "
+          "writer commits a new value (alternately SQL `UPDATE` and RESP `SET`) and, as soon as the COMMIT has "
+          "returned (the UPDATE's or the SET's reply), reads the row through mget (typed rows of the `record[]`: "
+          "`unnest(local_cache.mget(...)) AS r(id bigint, value text)`), the FDW and RESP `GET` on the primary, and "
+          "prepared SQL on the table as the control, all requests sent before any reply is read. Each must show "
+          "exactly the new value; an older value is **stale**, anything else **wrong**."
+          + (f" The same reads go to the standby in the same first round and then in rounds (0.2 ms apart) until "
+             f"each has shown the new value, at most {sb['bound_ms']:,} ms after the COMMIT: the **delay** of a path is "
+             "the time from the COMMIT's reply to the reply that first showed the new value (the first round runs "
+             "concurrently with the primary's reads, so delays below a round trip read as one). The control's delay "
+             "is the replay's; a cached path much slower than the control would be the cache lagging behind the "
+             "replay. On the standby a "
+             "read is **stale** if it shows an older version than any standby read of the row already showed in an "
+             "earlier round: once a commit is visible there, no later read may go back. A path that never showed "
+             "the value within the bound counts as *not visible*." if sb else ""))
+    w("")
+    w(f"Every {soak['interval_seconds']:g} s the client reports per path the requests, requests/s, p50, p99 and max "
+      "latency of the interval; at that moment the harness reads from `/proc` the CPU time (utime + stime) and the "
+      "memory (PSS from `smaps_rollup`, so shared memory counts once, split into *anonymous* — the processes' own "
+      "heap, where a leak would show — and *shared memory* — shared_buffers and the cache segment, which grow as "
+      "pages are first touched, up to their size; RSS in the JSON) of the postmaster and all its "
+      "children" + (", of the standby's" if standby else "") + " and of redis-server. CPU is shown as a percentage "
+      "of one core over the interval. PSS grows while the cache segment, shared buffers and catalog caches are first "
+      "touched; a leak shows as growth that goes on after that.")
+    w("")
+    checks = doc.get("checks", [])
+    if checks:
+        w("Before the soak: " + "; ".join(
+            f"{c['client']} client's check{' on the standby (read paths)' if c.get('server') == 'standby' else ''}: "
+            f"{c['comparisons']} comparisons, {c['mismatches']} mismatches" for c in checks) + ".")
+        w("")
+    write_environment(w, doc)
+    # ------------------------------------------------------------ stale probes
+    if sp:
+        w("## Stale probes")
+        w("")
+        wp = sp.get("write_paths", {})
+        w(f"{sp['probes']:,} probes ({wp.get('update', 0):,} by SQL UPDATE, {wp.get('resp_set', 0):,} by RESP SET).")
+        w("")
+        w("| server | path | observations | stale | wrong | not visible | delay p50 | p90 | p99 | max |")
+        w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for p in PROBE_PATHS:
+            if p not in pr["by_path"]:
+                continue
+            b = pr["by_path"].get(p, {})
+            w(f"| primary | {PROBE_PATH_NAMES[p]} | {b.get('observations', 0):,} | {b.get('stale', 0)} | "
+              f"{b.get('wrong', 0)} | – | – | – | – | – |")
+        if sb:
+            for p in PROBE_PATHS:
+                if p not in sb["by_path"]:
+                    continue
+                b = sb["by_path"].get(p, {})
+                d = b.get("delay_us", {})
+                w(f"| standby | {PROBE_PATH_NAMES[p]} | {b.get('observations', 0):,} | {b.get('stale', 0)} | "
+                  f"{b.get('wrong', 0)} | {b.get('not_visible_within_bound', 0)} | {fmt_us(d.get('p50'))} | "
+                  f"{fmt_us(d.get('p90'))} | {fmt_us(d.get('p99'))} | {fmt_us(d.get('max'))} |")
+            d = sb.get("delay_all_paths_us", {})
+            w(f"| standby | mget, FDW, RESP (the slowest of a probe) | | {sb['stale']} | {sb['wrong']} | "
+              f"{sb['not_visible_within_bound']} | {fmt_us(d.get('p50'))} | {fmt_us(d.get('p90'))} | "
+              f"{fmt_us(d.get('p99'))} | {fmt_us(d.get('max'))} |")
+        w("")
+        w("Stale on the primary must be 0 (after COMMIT returns nobody reads the old row); on the standby stale "
+          "must be 0 too (a read never goes back behind what the standby already showed)."
+          + (" Standby observations count every read of the rounds, the ones before the value arrived included."
+             if sb else "")
+          + ("" if sb else " This run had no standby (SOAK_STANDBY=0)."))
+        w("")
+        events = sp.get("events") or []
+        if events:
+            w(f"Observations that failed ({sp.get('events_total', len(events))} in all; the first {len(events)}):")
+            w("")
+            w("| kind | server | path | row | write | written | seen | standby had shown | ms after COMMIT |")
+            w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            for e in events:
+                w(f"| {e['kind']} | {e['server']} | {e['path']} | {e['row']} | {e['write_path']} | "
+                  f"`{e['written_value']}` (v{e['written_version']}) | `{e['seen']}` (v{e['seen_version']}) | "
+                  f"{'–' if e.get('standby_newest_seen_before') is None else 'v' + str(e['standby_newest_seen_before'])} | "
+                  f"{e['ms_after_commit']:.3f} |")
+            w("")
+    # ------------------------------------------------------------ over time
+    first, last = soak_windows(series)
+    w("## Over time")
+    w("")
+    w(f"{len(series)} points, one every {soak['interval_seconds']:g} s. *first* and *last*: medians over the first and "
+      f"the last tenth of the points ({len(first)} each).")
+    w("")
+    w("| path | requests | mean requests/s | requests/s first → last | change | p99 first → last | p99 max of the points |")
+    w("| --- | --- | --- | --- | --- | --- | --- |")
+    notes = []
+    elapsed = soak.get("elapsed_s") or sum(p["interval_s"] for p in series)
+    for path in SOAK_PATHS:
+        if not any(path in p["paths"] for p in series):
+            continue
+        total = (soak.get("requests") or {}).get(path) or sum(p["paths"][path]["requests"] for p in series if path in p["paths"])
+        r0 = med(soak_field(first, lambda p: p["paths"][path]["rps"]))
+        r1 = med(soak_field(last, lambda p: p["paths"][path]["rps"]))
+        q0 = med(soak_field(first, lambda p: p["paths"][path]["p99_us"]))
+        q1 = med(soak_field(last, lambda p: p["paths"][path]["p99_us"]))
+        qmax = max(soak_field(series, lambda p: p["paths"][path]["p99_us"]) or [0])
+        w(f"| {SOAK_PATH_NAMES[path]} | {total:,} | {fmt(total / elapsed if elapsed else None)} | {fmt(r0)} → {fmt(r1)} | "
+          f"{fmt_pct(change(r0, r1))} | {fmt_us(q0)} → {fmt_us(q1)} | {fmt_us(qmax)} |")
+        if path in SOAK_READS and r0 and r1 is not None and r1 < 0.8 * r0:
+            notes.append(f"{SOAK_PATH_NAMES[path]}: requests/s fell from {fmt(r0)} to {fmt(r1)} "
+                         f"({fmt_pct(change(r0, r1))}) between the first and the last tenth of the run.")
+        if q0 and q1 is not None and q1 > 2 * q0 and q1 - q0 > 1000:
+            notes.append(f"{SOAK_PATH_NAMES[path]}: p99 rose from {fmt_us(q0)} to {fmt_us(q1)} between the first and the "
+                         "last tenth of the run.")
+    w("")
+    w("| server | mean CPU (% of a core) | PSS first → last | change | PSS max | anonymous PSS first → last | "
+      "shared-memory PSS first → last | processes (last point) |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, key in (("PostgreSQL primary", "primary"), ("PostgreSQL standby", "standby"), ("redis-server", "redis")):
+        if not any(key in p["servers"] for p in series):
+            continue
+        cpu = soak_field(series, lambda p: p["servers"][key]["cpu_percent"])
+        m0 = med(soak_field(first, lambda p: p["servers"][key]["pss_bytes"]))
+        m1 = med(soak_field(last, lambda p: p["servers"][key]["pss_bytes"]))
+        mmax = max(soak_field(series, lambda p: p["servers"][key]["pss_bytes"]) or [0])
+        a0 = med(soak_field(first, lambda p: p["servers"][key]["pss_anon_bytes"]))
+        a1 = med(soak_field(last, lambda p: p["servers"][key]["pss_anon_bytes"]))
+        h0 = med(soak_field(first, lambda p: p["servers"][key]["pss_shmem_bytes"]))
+        h1 = med(soak_field(last, lambda p: p["servers"][key]["pss_shmem_bytes"]))
+        procs = series[-1]["servers"].get(key, {}).get("processes")
+        mib = lambda x: "–" if x is None else fmt(x / 2**20, 1)
+        w(f"| {name} | {fmt(statistics.mean(cpu) if cpu else None)} | {mib(m0)} → {mib(m1)} MiB | "
+          f"{fmt_pct(change(m0, m1))} | {mib(mmax)} MiB | {mib(a0)} → {mib(a1)} MiB | {mib(h0)} → {mib(h1)} MiB | {procs} |")
+        if a0 is not None and a1 is not None and a1 - a0 > max(4 * 2**20, 0.05 * a0):
+            notes.append(f"{name}: anonymous (private, heap) PSS grew by {mib(a1 - a0)} MiB ({fmt_pct(change(a0, a1))}) "
+                         "from the first to the last tenth of the run: **a possible leak** (a longer run tells it from "
+                         "caches still filling).")
+        elif m0 and m1 and m1 - m0 > max(8 * 2**20, 0.05 * m0):
+            notes.append(f"{name}: PSS grew by {mib(m1 - m0)} MiB ({fmt_pct(change(m0, m1))}) from the first to the "
+                         "last tenth of the run"
+                         + (f", of which shared memory {mib((h1 or 0) - (h0 or 0))} MiB (pages of shared_buffers and of "
+                            "the cache segment touched for the first time: bounded by their size), anonymous "
+                            f"{mib((a1 or 0) - (a0 or 0))} MiB" if h0 is not None and h1 is not None else "")
+                         + ".")
+    w("")
+    if links:
+        for title, link in links:
+            w(f"![{title}]({link})")
+            w("")
+    # ------------------------------------------------------------ cache counters
+    rows = []
+    for name, k0, k1 in (("primary", "cache_stats_before", "cache_stats_after"),
+                         ("standby", "standby_cache_stats_before", "standby_cache_stats_after")):
+        a, b = soak.get(k0), soak.get(k1)
+        if a and b:
+            d = {k: b[k] - a[k] for k in b if isinstance(b.get(k), (int, float)) and isinstance(a.get(k), (int, float))}
+            rows.append((name, d, b))
+    if rows:
+        keys = ["hits", "misses", "fills", "evictions", "invalidations"]
+        w("## Cache counters over the soak")
+        w("")
+        w("| server | " + " | ".join(keys) + " | memory used at the end |")
+        w("| --- | " + " | ".join("---" for _ in keys) + " | --- |")
+        for name, d, b in rows:
+            w(f"| {name} | " + " | ".join(fmt(d.get(k)) for k in keys)
+              + f" | {fmt((b.get('memory_used') or 0) / 2**20, 1)} MiB |")
+        w("")
+    # ------------------------------------------------------------ notes
+    w("## Notes (generated from the numbers above)")
+    w("")
+    if elapsed < 600:
+        notes.append(f"This run lasted {elapsed:,.0f} s: too short to tell a slow leak or slowdown from noise (the "
+                     "default is one hour).")
+    if sb and "sql" in sb.get("by_path", {}):
+        ctl = sb["by_path"]["sql"]["delay_us"]
+        lagging = [p for p in ("mget", "fdw", "resp") if p in sb["by_path"]
+                   and sb["by_path"][p]["delay_us"]["p99"] > 2 * ctl["p99"] + 2000]
+        notes.append("Standby delays, cached paths against the control (plain SQL on the table, which sees a commit "
+                     "when it is replayed): " + "; ".join(
+                         f"{PROBE_PATH_NAMES[p].split(' (')[0]} p50 {fmt_us(sb['by_path'][p]['delay_us']['p50'])}, p99 "
+                         f"{fmt_us(sb['by_path'][p]['delay_us']['p99'])}, max {fmt_us(sb['by_path'][p]['delay_us']['max'])}"
+                         for p in PROBE_PATHS if p in sb["by_path"]) + ". "
+                     + (f"**{', '.join(lagging)} lag behind the replay** (p99 more than twice the control's)."
+                        if lagging else "The cached paths follow the replay: their delays are the control's, so the "
+                                        "delay is shipping and replaying the WAL, not the cache."))
+    if srv.get("synchronous_commit") == "off" and sb:
+        notes.append("synchronous_commit was off: a commit's WAL reaches the standby only when the walwriter "
+                     "flushes it (wal_writer_delay, 200 ms), which dominates the standby delays.")
+    notes.append("Client and servers share the machine's cores: the readers run closed loops, so requests/s moves "
+                 "with whatever else runs on the machine; compare the shape over time, not the level.")
+    for n_ in notes:
+        w(f"* {n_}")
+    w("")
+    return out
+
+
 def charts_beside_output():
     """<dir of the file standard output writes to>/benchmarks, or None when it is no file."""
     try:
@@ -219,6 +606,28 @@ def charts_beside_output():
         return os.path.join(os.path.dirname(os.path.realpath(f"/proc/self/fd/{sys.stdout.fileno()}")), "benchmarks")
     except OSError:
         return None
+
+
+def write_environment(w, doc):
+    m, v, g = doc.get("machine", {}), doc.get("versions", {}), doc.get("git", {})
+    w("## Environment")
+    w("")
+    w("| | |")
+    w("| --- | --- |")
+    w(f"| CPU | {m.get('cpu_model')} ({m.get('cores')} cores) |")
+    w(f"| memory | {fmt((m.get('memory_bytes') or 0) / 2**30, 1)} GiB |")
+    w(f"| OS, kernel | {m.get('os')}, {m.get('kernel')} |")
+    w(f"| PostgreSQL | {v.get('postgresql')} |")
+    w(f"| local_cache | extension {v.get('local_cache')}, git {g.get('head')}{' (working tree modified)' if g.get('dirty') else ''} |")
+    w(f"| redis-server | {v.get('redis_server')} |")
+    w(f"| clients | libpq {v.get('libpq')}; {v.get('gxx')}; Node.js {v.get('node')}, pg {v.get('node_pg')}, redis {v.get('node_redis')}"
+      + (f"; {v.get('go')}, pgx {v.get('go_pgx')} (Debian)" if v.get("go") else "")
+      + (f"; {v.get('redis_benchmark')}" if v.get("redis_benchmark") else "") + " |")
+    w("")
+    w("Client and servers share the same machine and its cores: every request costs client CPU as well as "
+      "server CPU, so on a small machine requests/s measures the sum of both. Server CPU µs per request is the "
+      "number that does not depend on the client.")
+    w("")
 
 
 def main():
@@ -231,11 +640,17 @@ def main():
         doc = json.load(f)
     if doc.get("partial", True) or doc.get("error"):
         die(f"{args.file} is a partial result ({doc.get('error') or 'not finished'}); refusing to report it")
+    charts = args.charts or charts_beside_output()
+    if doc.get("soak") is not None:  # bench/run soak: a report of its own
+        if not charts:
+            print("bench/report: standard output is not a file and no --charts given: no charts drawn",
+                  file=sys.stderr)
+        sys.stdout.write("\n".join(soak_report(doc, args, charts)))
+        return
     if not doc.get("samples"):
         die(f"{args.file} has no samples")
     data = Data(doc)
     cfg = doc["config"]
-    charts = args.charts or charts_beside_output()
     links = make_charts(data, cfg, charts, args.link_prefix) if charts else []
     if not charts:
         print("bench/report: standard output is not a file and no --charts given: no charts drawn",
@@ -276,7 +691,14 @@ def main():
     w("Clients: **native** is `bench/loadgen` (C++17, libpq in non-blocking mode with prepared statements and text "
       "results, its own RESP2 client; min(connections, 2 × cores) threads driving the connections with `poll()`); "
       "**node** is Node.js with node-postgres (`pg`, prepared statements, rows parsed into objects) and node-redis "
-      "(`redis`, replies `JSON.parse`d into rows) on one event loop. Both are closed loops with one outstanding request "
+      "(`redis`, replies `JSON.parse`d into rows) on one event loop"
+      + ("; **go** is `bench/go` (Go with pgx v4 from Debian's packages, prepared statements and binary results "
+         "scanned into typed rows, one goroutine per connection; a plain RESP2 client of its own, values decoded with "
+         "`encoding/json`). **The go client's SQL mget is `SELECT local_cache.mget('public.items'::regclass, "
+         "$1::bigint[])` itself** — the `record[]`, which pgx decodes in binary (pgtype's `Record` inside a registered "
+         "`_record` array type) — not the `array_to_json(...)` the other clients send (which the server plans as "
+         "`mget_json`)" if "go" in cfg["clients"] else "")
+      + (". All are" if "go" in cfg["clients"] else ". Both are") + " closed loops with one outstanding request "
       "per connection; every connection is warmed (3 requests) before the sample starts.")
     w("")
     has_rb = any(k[1] == RB for k in data.groups)
@@ -341,24 +763,7 @@ def main():
       "every 250 ms.")
     w("")
     # ------------------------------------------------------------ environment
-    m, v, g = doc.get("machine", {}), doc.get("versions", {}), doc.get("git", {})
-    w("## Environment")
-    w("")
-    w("| | |")
-    w("| --- | --- |")
-    w(f"| CPU | {m.get('cpu_model')} ({m.get('cores')} cores) |")
-    w(f"| memory | {fmt((m.get('memory_bytes') or 0) / 2**30, 1)} GiB |")
-    w(f"| OS, kernel | {m.get('os')}, {m.get('kernel')} |")
-    w(f"| PostgreSQL | {v.get('postgresql')} |")
-    w(f"| local_cache | extension {v.get('local_cache')}, git {g.get('head')}{' (working tree modified)' if g.get('dirty') else ''} |")
-    w(f"| redis-server | {v.get('redis_server')} |")
-    w(f"| clients | libpq {v.get('libpq')}; {v.get('gxx')}; Node.js {v.get('node')}, pg {v.get('node_pg')}, redis {v.get('node_redis')}"
-      + (f"; {v.get('redis_benchmark')}" if v.get("redis_benchmark") else "") + " |")
-    w("")
-    w("Client and servers share the same machine and its cores: every request costs client CPU as well as "
-      "server CPU, so on a small machine requests/s measures the sum of both. Server CPU µs per request is the "
-      "number that does not depend on the client.")
-    w("")
+    write_environment(w, doc)
     # ------------------------------------------------------------ ratios
     conns_all = cfg["connections"]
     c64 = 64 if 64 in conns_all else max(conns_all)

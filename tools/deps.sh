@@ -20,6 +20,8 @@ PACKAGES=(
     libclang-rt-14-dev         # its sanitizer and fuzzer runtimes
     libipc-run-perl
     redis-tools
+    golang-go                  # the benchmark's Go client (bench/go), built in GOPATH mode from
+    golang-github-jackc-pgx-v4-dev  # Debian's packages only: pgx v4 and its dependencies
     make
     g++
     util-linux                 # runuser (run servers as the postgres user)

@@ -452,27 +452,34 @@ step_stress() {
     "$ROOT/tools/cluster.sh" destroy "$STRESS_DIR" || true
 }
 
-# The benchmark harness's smoke run: tiny matrix, native client only (the node client runs its
-# correctness check), every path compared with prepared SQL first; no timing assertions.
+# The benchmark harness's smoke run: tiny matrix with the native and the Go client (the node
+# client runs its correctness check), every path compared with prepared SQL first; then a short
+# soak (every path at once, stale probes on the primary and on a hot standby, a point every
+# second); no timing assertions. Fails on any check mismatch and on any stale, wrong or never
+# visible probe observation.
 step_bench() {
-    local rc=0 out=$WORK/bench_smoke.json
+    local rc=0 out=$WORK/bench_smoke.json soak=$WORK/bench_soak.json summary
     if [[ ${STATUS[install]:-} != ok ]]; then
         record bench-smoke "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
         return
     fi
-    banner "bench-smoke: bench/run all (tiny matrix) and bench/report"
-    run_logged "$LOGS/bench.log" "$(step_timeout 420)" env CLIENTS=native BENCH_CHECK_CLIENTS=native,node \
+    banner "bench-smoke: bench/run all (tiny matrix, native and go clients) and bench/report"
+    run_logged "$LOGS/bench.log" "$(step_timeout 300)" env CLIENTS=native,go BENCH_CHECK_CLIENTS=native,node,go \
         CONNECTIONS=4 BATCHES=1,16,64 REPEATS=1 DURATION_SECONDS=0.5 PG_CONFIG="$PG_CONFIG" \
         bash -c '"$0" all >"$1"' "$ROOT/bench/run" "$out" || rc=$?
     if ((rc != 0)); then
         record bench-smoke FAILED 0 1 "bench/run exit $rc$(timed_out "$rc") (mismatch or error above)"
         return
     fi
+    if ! python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if {"native", "go"} <= {s["client"] for s in d["samples"]} else 1)' "$out"; then
+        record bench-smoke FAILED 0 1 "the smoke run has no samples of the go client (skipped? see $LOGS/bench.log)"
+        return
+    fi
     # Without --charts the charts go beside the output file, never into docs/.
     mkdir -p "$WORK/bench_report"
     local docs_before
     docs_before=$(cd "$ROOT" && find docs -type f -newer "$out" 2>/dev/null)
-    if ! run_logged "$LOGS/bench_report.log" "$(step_timeout 300)" \
+    if ! run_logged "$LOGS/bench_report.log" "$(step_timeout 120)" \
         bash -c '"$0" "$1" >"$2"' "$ROOT/bench/report" "$out" "$WORK/bench_report/BENCHMARKS.md"; then
         record bench-smoke FAILED 0 1 "bench/report failed on the smoke result"
         return
@@ -482,7 +489,40 @@ step_bench() {
         record bench-smoke FAILED 0 1 "bench/report did not put its charts beside its output (or wrote into docs/)"
         return
     fi
-    record bench-smoke PASSED 1 0 "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["samples"]))' "$out") samples, checks of the native and node clients passed"
+    banner "bench-smoke: bench/run soak (15 s, stale probes on the primary and a hot standby) and bench/report"
+    run_logged "$LOGS/bench_soak.log" "$(step_timeout 150)" env DURATION_SECONDS=15 SOAK_INTERVAL_SECONDS=1 \
+        PG_CONFIG="$PG_CONFIG" BENCH_NO_INSTALL=1 bash -c '"$0" soak >"$1"' "$ROOT/bench/run" "$soak" || rc=$?
+    if ((rc != 0)); then
+        record bench-smoke FAILED 0 1 "bench/run soak exit $rc$(timed_out "$rc") (stale probe, mismatch or error above)"
+        return
+    fi
+    # bench/run soak already fails on them; this says what the document holds
+    if ! summary=$(python3 - "$soak" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["soak"]
+sp = s["stale_probes"]
+pr, sb = sp["primary"], sp["standby"]
+bad = pr["stale"] + pr["wrong"] + sb["stale"] + sb["wrong"] + sb["not_visible_within_bound"]
+ok = not d["partial"] and len(s["series"]) >= 5 and sp["probes"] > 0 and pr["observations"] > 0 and sb["observations"] > 0 and bad == 0
+dl = sb["delay_all_paths_us"]
+print(f"{len(s['series'])} soak points, {sp['probes']} stale probes: primary {pr['stale']} stale/{pr['wrong']} wrong, "
+      f"standby {sb['stale']} stale/{sb['wrong']} wrong/{sb['not_visible_within_bound']} not visible, "
+      f"standby delay p50 {dl['p50']} us, max {dl['max']} us")
+sys.exit(0 if ok else 1)
+PY
+    ); then
+        record bench-smoke FAILED 0 1 "the soak's stale probes: ${summary:-no result} (see $LOGS/bench_soak.log)"
+        return
+    fi
+    mkdir -p "$WORK/bench_report_soak"
+    if ! run_logged "$LOGS/bench_report_soak.log" "$(step_timeout 60)" \
+        bash -c '"$0" "$1" >"$2"' "$ROOT/bench/report" "$soak" "$WORK/bench_report_soak/SOAK.md" ||
+        ! ls "$WORK/bench_report_soak/benchmarks/"soak_*.svg >/dev/null 2>&1; then
+        record bench-smoke FAILED 0 1 "bench/report failed on the soak result (or drew no charts)"
+        return
+    fi
+    record bench-smoke PASSED 1 0 "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["samples"]))' "$out") samples (native, go), checks of the native, node and go clients passed; $summary"
 }
 
 # ---------------------------------------------------------------------------- main

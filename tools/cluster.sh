@@ -51,10 +51,14 @@ port_in_use() {
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# Below the kernel's ephemeral range: a port that some client connection holds as its local end
+# looks free to port_in_use but cannot be bound, so a server started on it would never listen.
 freeport() {
-    local i p
+    local i p low=32768 high
+    read -r low high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    ((low > 16000)) || low=32768
     for i in $(seq 1 200); do
-        p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+        p=$(( 15000 + (RANDOM * 32768 + RANDOM) % (low - 15000) ))
         if ! port_in_use "$p" && [[ ! -e "/tmp/.s.PGSQL.$p" ]]; then
             echo "$p"
             return 0

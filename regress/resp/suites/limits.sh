@@ -148,7 +148,7 @@ allowed=$((1000 + 64 + 4))
 if (ulimit -n "$allowed" && timeout 120 "$CLUSTER_SH" start "$FD_DIR" auto "local_cache.resp_port = $FD_PORT" \
         "local_cache.resp_workers = 1" "local_cache.resp_role = 'postgres'" "max_files_per_process = 1000" >/dev/null 2>&1); then
     fd_pong() { [[ "$(RESP_PORT=$FD_PORT raw 'send:PING\r\n' read:1)" == '+PONG\r\n' ]]; }
-    wait_for "the RESP server of the low-limit cluster" 30 fd_pong || true
+    wait_for "the RESP server of the low-limit cluster" 30 fd_pong || tail -n 20 "$FD_DIR/server.log" | sed 's/^/      /'
     check_re "a worker logs its open files limit and how many clients it takes" \
         "open files limit $allowed, room for 4 clients" "$(cat "$FD_DIR/server.log")"
     answered=0 refused=0

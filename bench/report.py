@@ -893,6 +893,7 @@ def main():
             w("")
     modes_present = [mo for mo in ["warm", "miss", "mixed", "cold", "write"] if any(k[0] == mo for k in data.groups)]
     has_neg = any("negative_hits" in (smp.get("cache_stats_delta") or {}) for smp in doc["samples"])
+    has_coalesced = any("coalesced_misses" in (smp.get("cache_stats_delta") or {}) for smp in doc["samples"])
     for mode in modes_present:
         w(f"## {MODE_TITLES[mode]}")
         w("")
@@ -929,10 +930,15 @@ def main():
             w("For redis-benchmark, a request is one command (also with `-P`), and p90 is not printed by it (its "
               "p95 is in the JSON).")
             w("")
+        if has_coalesced and mode == "cold":
+            w("*coalesced/req*: misses answered by another connection's read of the same key "
+              "(`local_cache.fill_wait`); each is one index read saved.")
+            w("")
         miss_col = mode == "miss"
         cols = (["client", "path", "conns", "keys"] + (["absent keys/req"] if miss_col else [])
                 + ["requests/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "server CPU µs/req", "client CPU µs/req",
-                   "peak server PSS MiB", "cache hits/req"] + (["negative hits/req"] if has_neg else []) + ["misses/req"])
+                   "peak server PSS MiB", "cache hits/req"] + (["negative hits/req"] if has_neg else []) + ["misses/req"]
+                + (["coalesced/req"] if has_coalesced and mode == "cold" else []))
         w("| " + " | ".join(cols) + " |")
         w("| " + " | ".join("---" for _ in cols) + " |")
         for c in cfg["clients"]:
@@ -960,6 +966,8 @@ def main():
                             if has_neg:
                                 cells.append(per_req("negative_hits"))
                             cells.append(per_req("misses"))
+                            if has_coalesced and mode == "cold":
+                                cells.append(per_req("coalesced_misses"))
                             w("| " + " | ".join(cells) + " |")
         w("")
     # ------------------------------------------------------------ notes

@@ -11,6 +11,10 @@
  *     not deleted or updated by a transaction that is in progress or committed.
  * Together with invalidation at pre-commit this keeps every cached version the newest
  * committed one; docs/TECHNICAL.md has the argument.
+ *
+ * Under a stampede (many callers missing one key at once) one caller reads the key from the
+ * table and the others wait, up to local_cache.fill_wait, to look it up again (store.h's
+ * fill claims); they are counted as coalesced misses.
  */
 #include "fetch.h"
 
@@ -39,6 +43,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 }
 
 namespace local_cache {
@@ -289,6 +294,74 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 	table_close(heap, NoLock);
 }
 
+/*
+ * Serves the key at `position` from the cache if it has an entry the snapshot may use: a
+ * row's entry needs its inserter visible to the snapshot; a negative entry the newest deleter
+ * of the key's rows (see absence_settled).
+ */
+bool serve_from_cache(const FetchRequest &request, const StoreKey &key, int position, RowCallback callback,
+					  void *context, bool *absent)
+{
+	Snapshot snapshot = request.snapshot;
+	return store_lookup(key, [&](const EntryView &view) {
+		if (!xmin_visible(view.xmin, snapshot))
+			return false;
+		*absent = view.tuple_len == 0;
+		if (!*absent) {
+			FetchedRow row = {view.tuple, view.tuple_len, view.json, view.json_len};
+			callback(context, position, row);
+		}
+		return true;
+	});
+}
+
+/*
+ * read_misses for a caller that fills, one read per key under a stampede: keys another process
+ * is reading from the table right now are left to it, waited for (up to local_cache.fill_wait,
+ * after this call's own reads), and looked up again; what is still missing is read then.
+ */
+void read_misses_coalesced(const FetchRequest &request, Miss *misses, int nmisses, RowCallback callback,
+						   void *context, FetchCounts *counts)
+{
+	Oid relid = request.info->relid;
+	Miss *waiting = static_cast<Miss *>(palloc(sizeof(Miss) * nmisses));
+	int nwaiting = 0;
+	int nclaimed = 0;
+	for (int i = 0; i < nmisses; i++) {
+		if (store_claim_fill(store_key(MyDatabaseId, relid, misses[i].key)) == FillClaim::Others)
+			waiting[nwaiting++] = misses[i];
+		else
+			misses[nclaimed++] = misses[i];
+	}
+	PG_TRY();
+	{
+		if (nclaimed > 0)
+			read_misses(request, misses, nclaimed, true, callback, context, counts);
+	}
+	PG_FINALLY();
+	{
+		store_end_fills();
+	}
+	PG_END_TRY();
+	if (nwaiting == 0)
+		return;
+
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), local_cache_fill_wait_ms);
+	int nstill_missing = 0;
+	for (int i = 0; i < nwaiting; i++) {
+		StoreKey key = store_key(MyDatabaseId, relid, waiting[i].key);
+		bool absent;
+		if (store_wait_for_fill(key, deadline) &&
+			serve_from_cache(request, key, waiting[i].position, callback, context, &absent)) {
+			counts->coalesced_misses++;
+			continue;
+		}
+		waiting[nstill_missing++] = waiting[i];
+	}
+	if (nstill_missing > 0)
+		read_misses(request, waiting, nstill_missing, true, callback, context, counts);
+}
+
 } // namespace
 
 void render_row_json(const char *tuple, StringInfo out)
@@ -300,11 +373,10 @@ void render_row_json(const char *tuple, StringInfo out)
 void fetch_rows(const FetchRequest &request, RowCallback callback, void *context,
 				FetchCounts *counts_out)
 {
-	FetchCounts counts = {0, 0, 0, 0, 0};
+	FetchCounts counts = {0, 0, 0, 0, 0, 0};
 	bool caching = use_cache(request);
 	Oid dbid = MyDatabaseId;
 	Oid relid = request.info->relid;
-	Snapshot snapshot = request.snapshot;
 	Miss *misses = nullptr;
 	int nmisses = 0;
 
@@ -314,19 +386,7 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 		int64 key = request.keys[i];
 		if (caching) {
 			bool absent = false;
-			/* A row's entry: its inserter must be visible to the snapshot; a negative entry:
-			 * the newest deleter of the key's rows (see absence_settled). */
-			bool hit = store_lookup(store_key(dbid, relid, key), [&](const EntryView &view) {
-				if (!xmin_visible(view.xmin, snapshot))
-					return false;
-				absent = view.tuple_len == 0;
-				if (!absent) {
-					FetchedRow row = {view.tuple, view.tuple_len, view.json, view.json_len};
-					callback(context, i, row);
-				}
-				return true;
-			});
-			if (hit) {
+			if (serve_from_cache(request, store_key(dbid, relid, key), i, callback, context, &absent)) {
 				counts.hits++;
 				counts.negative_hits += absent ? 1 : 0;
 				continue;
@@ -341,7 +401,9 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 
 	if (caching)
 		counts.misses = nmisses;
-	if (nmisses > 0)
+	if (nmisses > 0 && caching && local_cache_fill_wait_ms > 0)
+		read_misses_coalesced(request, misses, nmisses, callback, context, &counts);
+	else if (nmisses > 0)
 		read_misses(request, misses, nmisses, caching, callback, context, &counts);
 
 	TableSlotRef table = request.info->table;
@@ -350,6 +412,7 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 	store_count(table, COUNTER_MISSES, counts.misses);
 	store_count(table, COUNTER_FILLS, counts.fills);
 	store_count(table, COUNTER_FILL_REJECTIONS, counts.fill_rejections);
+	store_count(table, COUNTER_COALESCED_MISSES, counts.coalesced_misses);
 	if (counts_out != nullptr)
 		*counts_out = counts;
 }

@@ -51,6 +51,7 @@ struct FetchCounts {
 	uint64 hits;          /* every key answered from the cache ... */
 	uint64 negative_hits; /* ... of them, those that have no row */
 	uint64 misses;
+	uint64 coalesced_misses; /* ... of them, those answered by another process's fill */
 	uint64 fills;
 	uint64 fill_rejections;
 };

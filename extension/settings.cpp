@@ -14,6 +14,7 @@ int local_cache_memory_mb = 128;
 int local_cache_max_row_size = 8192;
 bool local_cache_enabled = true;
 bool local_cache_wal_invalidations = true;
+int local_cache_fill_wait_ms = 10;
 
 namespace local_cache {
 
@@ -39,6 +40,12 @@ void core_define_settings(void)
 							 "every row from their tables; needed to remove the library.",
 							 &local_cache_wal_invalidations, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.fill_wait",
+							"How long a miss waits for another session that is reading the same key.",
+							"Under a stampede one session reads a missed key from its table and the "
+							"others wait up to this long for its entry; 0 makes every miss read the table.",
+							&local_cache_fill_wait_ms, 10, 0, 60000,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
 }
 
 } // namespace local_cache

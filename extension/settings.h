@@ -8,6 +8,7 @@ extern int local_cache_memory_mb;
 extern int local_cache_max_row_size;
 extern bool local_cache_enabled;
 extern bool local_cache_wal_invalidations;
+extern int local_cache_fill_wait_ms;
 
 namespace local_cache {
 

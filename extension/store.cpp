@@ -15,6 +15,8 @@
  *     assignment. Order: slots_lock before shard locks, never the other way.
  *   - counters, TableSlot::state and the capture words are atomics, updated without locks
  *     (a capture word only by compare-and-swap).
+ *   - each shard's fills in flight (FillClaims) have a spinlock of their own, never held
+ *     while taking another lock.
  */
 #include "store.h"
 
@@ -22,9 +24,13 @@
 #include "settings.h"
 
 extern "C" {
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 }
 
 namespace local_cache {
@@ -53,6 +59,21 @@ struct TableSlot {
 	pg_atomic_uint64 capture;
 };
 
+/*
+ * The keys of one shard that some process is reading from its table right now (a miss it
+ * will fill), so that others missing them wait for the entry instead of reading too.
+ * Protected by mutex; a claim's end is broadcast on `ended`.
+ */
+constexpr int CLAIMS_PER_SHARD = 8;
+struct FillClaims {
+	slock_t mutex;
+	ConditionVariable ended;
+	struct {
+		EntryKey key;
+		int pid; /* 0: free */
+	} claims[CLAIMS_PER_SHARD];
+};
+
 struct StoreControl {
 	LWLock *slots_lock;
 	uint64 memory_budget;
@@ -63,6 +84,7 @@ struct StoreControl {
 	pg_atomic_uint64 global_capture;        /* capture changes of tables without a slot */
 	pg_atomic_uint64 catalog_epoch;         /* see store_catalog_epoch() */
 	TableSlot slots[MAX_TABLES];
+	FillClaims fill_claims[NUM_SHARDS];
 };
 
 StoreControl *control = nullptr;
@@ -214,6 +236,10 @@ void store_startup_shmem(void)
 		}
 		pg_atomic_init_u64(&control->global_capture, 0);
 		pg_atomic_init_u64(&control->catalog_epoch, 1);
+		for (int i = 0; i < NUM_SHARDS; i++) {
+			SpinLockInit(&control->fill_claims[i].mutex);
+			ConditionVariableInit(&control->fill_claims[i].ended);
+		}
 		for (int i = 0; i < NUM_SHARDS; i++)
 			if (Shard::create(store_shard(i), control->shard_bytes) == nullptr)
 				elog(FATAL, "local_cache: local_cache.memory is too small for %d shards", NUM_SHARDS);
@@ -293,6 +319,92 @@ FillResult store_fill(const StoreKey &key, uint64 seq, TableSlotRef table,
 	}
 	LWLockRelease(lock);
 	return result;
+}
+
+namespace {
+
+/* This process's claims, ended together by store_end_fills(). */
+constexpr int MAX_HELD_CLAIMS = 64;
+StoreKey held_claims[MAX_HELD_CLAIMS];
+int num_held_claims = 0;
+
+/* The pid that claims the key, or 0. Caller holds the mutex. */
+int claimant(const FillClaims *fills, const EntryKey &key)
+{
+	for (const auto &claim : fills->claims)
+		if (claim.pid != 0 && claim.key == key)
+			return claim.pid;
+	return 0;
+}
+
+void end_fills_at_exit(int, Datum)
+{
+	store_end_fills();
+}
+
+} // namespace
+
+FillClaim store_claim_fill(const StoreKey &key)
+{
+	static bool exit_callback_registered = false;
+	if (!exit_callback_registered) {
+		before_shmem_exit(end_fills_at_exit, (Datum) 0);
+		exit_callback_registered = true;
+	}
+	FillClaims *fills = &control->fill_claims[key.shard];
+	FillClaim result = FillClaim::NoRoom;
+	SpinLockAcquire(&fills->mutex);
+	int pid = claimant(fills, key.key);
+	if (pid == MyProcPid)
+		result = FillClaim::Mine;
+	else if (pid != 0)
+		result = FillClaim::Others;
+	else if (num_held_claims < MAX_HELD_CLAIMS) {
+		for (auto &claim : fills->claims) {
+			if (claim.pid == 0) {
+				claim.key = key.key;
+				claim.pid = MyProcPid;
+				held_claims[num_held_claims++] = key;
+				result = FillClaim::Mine;
+				break;
+			}
+		}
+	}
+	SpinLockRelease(&fills->mutex);
+	return result;
+}
+
+void store_end_fills(void)
+{
+	for (int i = 0; i < num_held_claims; i++) {
+		FillClaims *fills = &control->fill_claims[held_claims[i].shard];
+		SpinLockAcquire(&fills->mutex);
+		for (auto &claim : fills->claims)
+			if (claim.pid == MyProcPid && claim.key == held_claims[i].key)
+				claim.pid = 0;
+		SpinLockRelease(&fills->mutex);
+		ConditionVariableBroadcast(&fills->ended);
+	}
+	num_held_claims = 0;
+}
+
+bool store_wait_for_fill(const StoreKey &key, TimestampTz deadline)
+{
+	FillClaims *fills = &control->fill_claims[key.shard];
+	bool ended;
+	ConditionVariablePrepareToSleep(&fills->ended);
+	for (;;) {
+		SpinLockAcquire(&fills->mutex);
+		int pid = claimant(fills, key.key);
+		SpinLockRelease(&fills->mutex);
+		ended = pid == 0 || pid == MyProcPid;
+		long left_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+		if (ended || left_ms <= 0)
+			break;
+		ConditionVariableTimedSleep(&fills->ended, left_ms, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return ended;
 }
 
 void store_invalidate(const StoreKey &key)

@@ -9,6 +9,7 @@
 #include "pg.h"
 
 extern "C" {
+#include "datatype/timestamp.h"
 #include "storage/lwlock.h"
 }
 #include "shard.h"
@@ -24,6 +25,7 @@ enum Counter {
 	COUNTER_EVICTIONS,
 	COUNTER_INVALIDATIONS,
 	COUNTER_NEGATIVE_HITS, /* hits of entries that say "no row with this key" (1.2's column) */
+	COUNTER_COALESCED_MISSES, /* misses answered by another process's fill (1.2's column) */
 	NUM_COUNTERS
 };
 /* The counters every version of the SQL functions returns, in this order; later ones follow
@@ -76,6 +78,20 @@ uint64 store_fill_seq(const StoreKey &key);
 enum class FillResult { Filled, Rejected, SlotLost };
 FillResult store_fill(const StoreKey &key, uint64 seq, TableSlotRef table,
 					  const EntryPayload &payload);
+
+/*
+ * One read of the table per missed key under a stampede. Before a process reads a missed key
+ * from its table it claims the key; another that misses it meanwhile (Others) waits for the
+ * claim to end, at most until `deadline`, and looks it up again instead of reading the table
+ * too. NoRoom: no claim could be taken, read without one. A process ends all its claims with
+ * store_end_fills() once its fills are done, also on error; at exit they end by themselves.
+ * Waiting only after ending one's own claims keeps waits free of cycles.
+ */
+enum class FillClaim { Mine, Others, NoRoom };
+FillClaim store_claim_fill(const StoreKey &key);
+void store_end_fills(void);
+/* Whether the key's claim ended by the deadline. */
+bool store_wait_for_fill(const StoreKey &key, TimestampTz deadline);
 
 /* Invalidation of one key (at pre-commit of a writing transaction). */
 void store_invalidate(const StoreKey &key);

@@ -142,6 +142,21 @@ SELECT lc_check('st_evict', '{1,2,39999,40000}');
 UPDATE st_evict SET payload = 'changed' WHERE id IN (1, 40000);
 SELECT lc_check('st_evict', '{1,2,39999,40000}');
 
+-- A session never waits for its own fill: duplicates of a missed key are one read and no
+-- coalesced miss, with any local_cache.fill_wait (several sessions: regress/t/006).
+SHOW local_cache.fill_wait;
+SELECT local_cache.flush('st') >= 0 AS flushed;
+SELECT local_cache.reset_stats();
+SELECT local_cache.mget_json('st', '{4,4,11,4,11}');
+SELECT misses, fills, coalesced_misses, negative_hits FROM local_cache.stats WHERE relation = 'st'::regclass;
+SET local_cache.fill_wait = 0;
+SELECT local_cache.flush('st') >= 0 AS flushed;
+SELECT local_cache.mget_json('st', '{4,4,11,4,11}');
+SELECT misses, fills, coalesced_misses FROM local_cache.stats WHERE relation = 'st'::regclass;
+RESET local_cache.fill_wait;
+SET local_cache.fill_wait = -1;
+SET local_cache.fill_wait = '61s';
+
 DROP TABLE st, st_wide, st_evict;
 -- The remaining fixtures of setup.sql.
 DROP VIEW items_view;

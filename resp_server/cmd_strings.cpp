@@ -75,6 +75,8 @@ bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count)
 
 void get_command(CommandContext &c)
 {
+	if (c.data.reply_hits(c.session, &c.request.argv[1], 1, c.reply))
+		return;
 	if (lookup_rows(c, &c.request.argv[1], 1))
 		reply_collected_value(c, 0);
 }
@@ -82,6 +84,11 @@ void get_command(CommandContext &c)
 void mget_command(CommandContext &c)
 {
 	size_t count = c.argc() - 1;
+	size_t reply_start = c.reply.buffer().size();
+	c.reply.array(count);
+	if (c.data.reply_hits(c.session, &c.request.argv[1], count, c.reply))
+		return;
+	c.reply.buffer().truncate(reply_start);
 	if (!lookup_rows(c, &c.request.argv[1], count))
 		return;
 	c.reply.array(count);

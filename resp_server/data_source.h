@@ -20,6 +20,8 @@
 
 namespace local_cache::resp {
 
+class ReplyWriter;
+
 /* The role a connection acts as, once authenticated (or the default role, resp_role). */
 struct AuthenticatedRole {
 	uint64_t id = 0;   /* opaque to this layer; the PostgreSQL side stores the role's Oid */
@@ -255,6 +257,18 @@ public:
 	 * row's JSON (row_to_json's text). Duplicated keys are each answered. */
 	virtual LookupResult get_rows(const Session &session, const RowKey *keys, size_t count,
 								  ValueSink &sink) = 0;
+
+	/*
+	 * GET and MGET when every key can be answered from the cache as it stands: writes one value
+	 * per key into `reply` (the row's JSON as a bulk string; nil for a key without a row, one
+	 * that does not parse, or of no table), copied once, straight from the cache. Returns
+	 * false, having written nothing, when any key needs get_rows.
+	 */
+	virtual bool reply_hits(const Session &session, const std::string_view *keys, size_t count,
+							ReplyWriter &reply)
+	{
+		return false;
+	}
 
 	/* HGET, HMGET: for each columns[i] that names a column of the row whose value is not NULL,
 	 * call sink.value(i, text) with the value as text (the column's output function). */

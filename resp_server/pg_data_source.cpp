@@ -214,8 +214,9 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 	Oid *relids = static_cast<Oid *>(MemoryContextAllocZero(results_context, sizeof(Oid) * (count + 1)));
 	Oid role = Oid(session.role->id);
 	TableSlotRef *tables = static_cast<TableSlotRef *>(MemoryContextAlloc(results_context, sizeof(TableSlotRef) * (count + 1)));
-	if (serve_hits(role, keys, count, found, tables)) {
-		count_hits(found, tables, count);
+	bool *negative = static_cast<bool *>(MemoryContextAlloc(results_context, sizeof(bool) * (count + 1)));
+	if (serve_hits(role, keys, count, found, tables, negative)) {
+		count_hits(tables, negative, count);
 		deliver(found, count, sink);
 		return LookupResult::ok();
 	}
@@ -243,6 +244,17 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 		learn_readers(epoch, role, relids, count);
 	deliver(found, count, sink);
 	return LookupResult::ok();
+}
+
+bool PgDataSource::reply_hits(const Session &session, const std::string_view *keys, size_t count, ReplyWriter &reply)
+{
+	MemoryContextReset(results_context);
+	TableSlotRef *tables = static_cast<TableSlotRef *>(MemoryContextAlloc(results_context, sizeof(TableSlotRef) * (count + 1)));
+	bool *negative = static_cast<bool *>(MemoryContextAlloc(results_context, sizeof(bool) * (count + 1)));
+	if (!resp::reply_hits(Oid(session.role->id), keys, count, reply, tables, negative))
+		return false;
+	count_hits(tables, negative, count);
+	return true;
 }
 
 LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key,

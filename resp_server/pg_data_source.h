@@ -18,6 +18,7 @@ public:
 
 	LookupResult get_rows(const Session &session, const RowKey *keys, size_t count,
 						  ValueSink &sink) override;
+	bool reply_hits(const Session &session, const std::string_view *keys, size_t count, ReplyWriter &reply) override;
 	LookupResult get_columns(const Session &session, const RowKey &key,
 							 const std::string_view *columns, size_t count, ValueSink &sink) override;
 	LookupResult get_all_columns(const Session &session, const RowKey &key, FieldSink &sink) override;

@@ -14,6 +14,7 @@ extern "C" {
 }
 
 #include <cstdlib>
+#include <optional>
 
 namespace local_cache::resp {
 
@@ -71,88 +72,164 @@ void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count)
 	}
 }
 
+namespace {
+
+enum class HitsOutcome { AllHits, ShortOfRoom, NotAllHits };
+
 /*
- * Serves every key from the cache, without a transaction; false (nothing served) when a key
- * is not a hit or needs something only a transaction can check. found[i] points into
- * hit_bytes; tables[i] receives the key's table for the hit counters.
+ * What both hit paths share: the checks that let a key be answered without a transaction, and
+ * the lookups. key_at(i) gives key i (nullopt: it does not parse, a nil); out.row(i, json) and
+ * out.nil(i) receive the answers in key order — row() under the shard lock, where it may only
+ * copy into room it already has, returning false when it has not (ShortOfRoom: the caller makes
+ * room and runs it again). tables[i] receives the key's table, negative[i] whether it is a
+ * negative hit, for count_hits.
  */
-bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables)
+template <typename KeyAt, typename Out>
+HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, TableSlotRef *tables, bool *negative)
 {
 	if (batch.active || !local_cache_enabled || RecoveryInProgress() || !prefixes_valid ||
 		learned_epoch != store_catalog_epoch())
-		return false;
+		return HitsOutcome::NotAllHits;
+	TableSlotRef table{};
+	bool short_of_room = false;
+	/* Keys of one table usually come together: look the table up once for them. */
+	std::string_view last_prefix;
+	Oid relid = InvalidOid;
+	bool first = true;
+	for (size_t i = 0; i < count; i++) {
+		tables[i].slot = -1;
+		negative[i] = false;
+		std::optional<RowKey> key = key_at(i);
+		if (key && (first || key->prefix != last_prefix)) {
+			first = false;
+			last_prefix = key->prefix;
+			relid = relid_for_prefix(key->prefix);
+			if (OidIsValid(relid)) {
+				if (!known_reader(relid, role))
+					return HitsOutcome::NotAllHits;
+				RelInfo *info = relinfo_peek(relid);
+				if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
+					!store_capture_unchanged(info->table))
+					return HitsOutcome::NotAllHits;
+				table = info->table;
+			}
+		}
+		if (!key || !OidIsValid(relid)) {
+			short_of_room |= !out.nil(i); /* no such key or table: a missing key */
+			continue;
+		}
+		tables[i] = table;
+		bool hit = store_lookup(store_key(MyDatabaseId, relid, key->id), [&](const EntryView &view) {
+			if (view.tuple_len == 0) {
+				/* a negative entry: no row (its deleter committed: see fetch.cpp) */
+				negative[i] = true;
+				short_of_room |= !out.nil(i);
+				return true;
+			}
+			if (view.json == nullptr)
+				return false;
+			short_of_room |= !out.row(i, view.json, view.json_len);
+			return true;
+		});
+		if (!hit)
+			return HitsOutcome::NotAllHits;
+	}
+	return short_of_room ? HitsOutcome::ShortOfRoom : HitsOutcome::AllHits;
+}
+
+/* Hits copied into hit_bytes, found[i] pointing there (serve_hits). */
+struct CopiedHits {
+	Found *found;
+	size_t used = 0;
+
+	bool nil(size_t i)
+	{
+		found[i] = {nullptr, 0, false};
+		return true;
+	}
+	bool row(size_t i, const char *json, uint32 length)
+	{
+		bool room = used + length <= hit_capacity;
+		if (room)
+			memcpy(hit_bytes + used, json, length);
+		found[i] = {hit_bytes + used, length, false};
+		used += length;
+		return room;
+	}
+};
+
+/* Hits encoded into the reply (reply_hits); `needed` bounds what the values take. */
+struct RepliedHits {
+	ReplyWriter &reply;
+	size_t needed = 0;
+
+	bool nil(size_t)
+	{
+		needed += ReplyWriter::in_room_size(0);
+		return reply.null_in_room();
+	}
+	bool row(size_t, const char *json, uint32 length)
+	{
+		needed += ReplyWriter::in_room_size(length);
+		return reply.bulk_in_room(std::string_view(json, length));
+	}
+};
+
+} // namespace
+
+bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables, bool *negative)
+{
 	if (hit_capacity > (size_t(1) << 20)) {
 		free(hit_bytes);
 		hit_bytes = nullptr;
 		hit_capacity = 0;
 	}
-	TableSlotRef table{};
+	auto key_at = [keys](size_t i) { return std::optional<RowKey>(keys[i]); };
 	for (int attempt = 0; attempt < 2; attempt++) {
-		size_t used = 0;
-		bool short_of_room = false;
-		/* Keys of one table usually come together: look the table up once for them. */
-		std::string_view last_prefix;
-		Oid relid = InvalidOid;
-		bool first = true;
-		for (size_t i = 0; i < count; i++) {
-			found[i] = {nullptr, 0, false};
-			tables[i].slot = -1;
-			if (first || keys[i].prefix != last_prefix) {
-				first = false;
-				last_prefix = keys[i].prefix;
-				relid = relid_for_prefix(keys[i].prefix);
-				if (OidIsValid(relid)) {
-					if (!known_reader(relid, role))
-						return false;
-					RelInfo *info = relinfo_peek(relid);
-					if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
-						!store_capture_unchanged(info->table))
-						return false;
-					table = info->table;
-				}
-			}
-			if (!OidIsValid(relid))
-				continue; /* no such table: a missing key */
-			tables[i] = table;
-			bool hit = store_lookup(store_key(MyDatabaseId, relid, keys[i].id), [&](const EntryView &view) {
-				if (view.tuple_len == 0)
-					return true; /* a negative entry: no row (its deleter committed: see fetch.cpp) */
-				if (view.json == nullptr)
-					return false;
-				if (used + view.json_len <= hit_capacity)
-					memcpy(hit_bytes + used, view.json, view.json_len);
-				else
-					short_of_room = true;
-				found[i] = {hit_bytes + used, view.json_len, false};
-				used += view.json_len;
-				return true;
-			});
-			if (!hit)
-				return false;
-		}
-		if (!short_of_room)
-			return true;
-		if (used > size_t(local_cache_resp_output_buffer_limit))
+		CopiedHits copied{found};
+		HitsOutcome outcome = look_up_hits(role, count, key_at, copied, tables, negative);
+		if (outcome != HitsOutcome::ShortOfRoom)
+			return outcome == HitsOutcome::AllHits;
+		if (copied.used > size_t(local_cache_resp_output_buffer_limit))
 			return false; /* the slow path answers the error */
-		char *grown = static_cast<char *>(realloc(hit_bytes, used));
+		char *grown = static_cast<char *>(realloc(hit_bytes, copied.used));
 		if (grown == nullptr)
 			return false;
 		hit_bytes = grown;
-		hit_capacity = used;
+		hit_capacity = copied.used;
 	}
 	return false;
 }
 
-/* Counts the hits serve_hits found, one addition per run of keys of the same table; keys
- * without a row (negative entries) count as negative hits too. */
-void count_hits(const Found *found, const TableSlotRef *tables, size_t count)
+bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply, TableSlotRef *tables,
+				bool *negative)
+{
+	ReplyBuffer &buffer = reply.buffer();
+	size_t start = buffer.size();
+	auto key_at = [keys](size_t i) { return parse_row_key(keys[i]); };
+	for (int attempt = 0; attempt < 2; attempt++) {
+		RepliedHits replied{reply};
+		HitsOutcome outcome = look_up_hits(role, count, key_at, replied, tables, negative);
+		if (outcome == HitsOutcome::AllHits)
+			return true;
+		buffer.truncate(start);
+		if (outcome == HitsOutcome::NotAllHits || replied.needed > size_t(local_cache_resp_output_buffer_limit))
+			return false; /* the slow path answers (and the error for too large a reply) */
+		buffer.reserve(replied.needed); /* outside any lock: growing may allocate */
+	}
+	return false;
+}
+
+/* Counts the hits serve_hits or reply_hits found, one addition per run of keys of the same
+ * table; keys without a row (negative entries) count as negative hits too. */
+void count_hits(const TableSlotRef *tables, const bool *negative_hit, size_t count)
 {
 	uint64 hits = 0, negative = 0;
 	for (size_t i = 0; i < count; i++) {
 		if (tables[i].slot < 0)
 			continue;
 		hits++;
-		negative += found[i].bytes == nullptr ? 1 : 0;
+		negative += negative_hit[i] ? 1 : 0;
 		size_t next = i + 1;
 		while (next < count && tables[next].slot < 0)
 			next++;

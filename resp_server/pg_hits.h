@@ -7,6 +7,7 @@
 #include "pg_tables.h"
 
 #include "../extension/store.h"
+#include "reply.h"
 
 namespace local_cache::resp {
 
@@ -16,12 +17,21 @@ void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count);
 /*
  * Serves every key from the cache, without a transaction; false (nothing served) when a key
  * is not a hit or needs something only a transaction can check. found[i] points into memory
- * of its own, valid until the next call; tables[i] receives the key's table.
+ * of its own, valid until the next call; tables[i] receives the key's table, negative[i]
+ * whether the key's hit says it has no row.
  */
-bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables);
+bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables, bool *negative);
 
-/* Counts the hits serve_hits found (negative ones too), one addition per run of keys of the
- * same table. */
-void count_hits(const Found *found, const TableSlotRef *tables, size_t count);
+/*
+ * The same for GET and MGET, encoding each value into the reply straight from the shard (the
+ * one copy, under the shard lock, into room reserved before); keys are parsed here, and keys
+ * that do not parse answer nil. False, with nothing written, as for serve_hits.
+ */
+bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply, TableSlotRef *tables,
+				bool *negative);
+
+/* Counts the hits either found (negative ones too), one addition per run of keys of the same
+ * table. */
+void count_hits(const TableSlotRef *tables, const bool *negative, size_t count);
 
 } // namespace local_cache::resp

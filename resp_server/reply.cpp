@@ -139,6 +139,27 @@ void ReplyWriter::bulk(std::string_view bytes)
 	out_.commit(size_t(p - out));
 }
 
+size_t ReplyWriter::in_room_size(size_t bulk_length)
+{
+	return kMaxIntegerLine + bulk_length + 2;
+}
+
+bool ReplyWriter::bulk_in_room(std::string_view bytes)
+{
+	if (out_.capacity() - out_.size() < in_room_size(bytes.size()))
+		return false;
+	bulk(bytes);
+	return true;
+}
+
+bool ReplyWriter::null_in_room()
+{
+	if (out_.capacity() - out_.size() < in_room_size(0))
+		return false;
+	null();
+	return true;
+}
+
 void ReplyWriter::null()
 {
 	if (protocol_ >= 3)

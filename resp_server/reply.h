@@ -98,6 +98,14 @@ public:
 	void bulk(std::string_view bytes);
 	/* RESP2 $-1, RESP3 _ */
 	void null();
+	/*
+	 * bulk() and null() for callers that may not allocate (a cache hit copied under a shard
+	 * lock): they write only into room already reserved, and return false, writing nothing,
+	 * when there is not enough. in_room_size() bounds what each takes, to reserve up front.
+	 */
+	bool bulk_in_room(std::string_view bytes);
+	bool null_in_room();
+	static size_t in_room_size(size_t bulk_length);
 	/* RESP2 *-1, RESP3 _ */
 	void null_array();
 	void array(size_t count);

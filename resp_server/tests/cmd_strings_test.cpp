@@ -71,6 +71,28 @@ BOOST_AUTO_TEST_CASE(get)
 	BOOST_TEST(c.run({"GET", "items:3"}) == "_\r\n");
 }
 
+/* The cache-hit path (DataSource::reply_hits) writes the same bytes as get_rows, and a request
+ * it cannot answer whole leaves no trace in the reply. */
+BOOST_AUTO_TEST_CASE(get_and_mget_answered_from_hits_reply_the_same)
+{
+	for (int protocol : {2, 3}) {
+		Connection slow, fast;
+		fast.data.reply_from_hits = true;
+		slow.session.protocol = fast.session.protocol = protocol;
+		for (const Args &args : {Args{"MGET", "items:1", "items:01", "nokey", "nosuchtable:1", "items:2", "items:1"},
+								 Args{"GET", "items:2"}, Args{"GET", "items:01"}, Args{"MGET", "nokey"}}) {
+			BOOST_TEST(fast.run(args) == slow.run(args));
+		}
+		BOOST_TEST(fast.data.reply_hits_answers == 4);
+		BOOST_TEST(fast.data.get_rows_calls == 0);
+		/* items:999 has no row: the request goes to get_rows, and its reply is the only one. */
+		for (const Args &args : {Args{"MGET", "items:1", "items:999"}, Args{"GET", "items:999"}})
+			BOOST_TEST(fast.run(args) == slow.run(args));
+		BOOST_TEST(fast.data.reply_hits_answers == 4);
+		BOOST_TEST(fast.data.get_rows_calls == 2);
+	}
+}
+
 BOOST_AUTO_TEST_CASE(mget)
 {
 	Connection c;

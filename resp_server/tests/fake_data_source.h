@@ -6,6 +6,7 @@
 #pragma once
 
 #include "data_source.h"
+#include "reply.h"
 
 #include <map>
 #include <optional>
@@ -24,6 +25,8 @@ using local_cache::resp::DataSource;
 using local_cache::resp::FieldSink;
 using local_cache::resp::InfoStats;
 using local_cache::resp::KeySink;
+using local_cache::resp::parse_row_key;
+using local_cache::resp::ReplyWriter;
 using local_cache::resp::ScanPosition;
 using local_cache::resp::SetOptions;
 using local_cache::resp::SetOutcome;
@@ -53,8 +56,13 @@ public:
 	 * index it was never given, to check that the handlers do not trust the order or the index. */
 	bool scramble_answers = true;
 
+	/* reply_hits answers requests whose keys are all "hits" (rows, or keys of no table, or that
+	 * do not parse) in place of get_rows, as the PostgreSQL side does; off: it never does. */
+	bool reply_from_hits = false;
+
 	/* What reached the fake. */
 	int get_rows_calls = 0;
+	int reply_hits_answers = 0;
 	std::vector<std::pair<std::string, int64_t>> last_keys;
 	int authenticate_calls = 0;
 	/* The next this many logins answer Pending (a password check still running). */
@@ -101,6 +109,28 @@ public:
 		info.proto_max_bulk_len = 512 * 1024 * 1024;
 		info.client_query_buffer_limit = 1024 * 1024 * 1024;
 		key_count = 6;
+	}
+
+	bool reply_hits(const Session &, const std::string_view *keys, size_t count, ReplyWriter &reply) override
+	{
+		if (!reply_from_hits)
+			return false;
+		for (size_t i = 0; i < count; i++) {
+			std::optional<RowKey> key = parse_row_key(keys[i]);
+			if (key && tables.count(key->prefix) &&
+				(check(key->prefix).status != LookupResult::Status::Ok || find(*key) == nullptr))
+				return false;
+		}
+		for (size_t i = 0; i < count; i++) {
+			std::optional<RowKey> key = parse_row_key(keys[i]);
+			const Row *row = key ? find(*key) : nullptr;
+			if (row != nullptr)
+				reply.bulk(row->json);
+			else
+				reply.null();
+		}
+		reply_hits_answers++;
+		return true;
 	}
 
 	LookupResult get_rows(const Session &, const RowKey *keys, size_t count, ValueSink &sink) override

@@ -78,6 +78,26 @@ BOOST_AUTO_TEST_CASE(bulk_strings_and_nulls)
 	BOOST_TEST(encode(2, [&](ReplyWriter &w) { w.bulk(big); }) == "$100000\r\n" + big + "\r\n");
 }
 
+/* What a cache hit writes under a shard lock: only into room reserved before, never growing. */
+BOOST_AUTO_TEST_CASE(bulk_and_null_in_reserved_room_only)
+{
+	ReplyBuffer buffer;
+	ReplyWriter writer(buffer, 2);
+	BOOST_TEST(!writer.bulk_in_room("{}"));
+	BOOST_TEST(!writer.null_in_room());
+	BOOST_TEST(buffer.size() == 0u);
+	buffer.reserve(ReplyWriter::in_room_size(2) + ReplyWriter::in_room_size(0));
+	size_t capacity = buffer.capacity();
+	BOOST_TEST(writer.bulk_in_room("{}"));
+	BOOST_TEST(writer.null_in_room());
+	BOOST_TEST(std::string(buffer.view()) == "$2\r\n{}\r\n$-1\r\n");
+	BOOST_TEST(buffer.capacity() == capacity);
+	std::string big(capacity, 'x');
+	BOOST_TEST(!writer.bulk_in_room(big));
+	BOOST_TEST(std::string(buffer.view()) == "$2\r\n{}\r\n$-1\r\n");
+	BOOST_TEST(buffer.capacity() == capacity);
+}
+
 BOOST_AUTO_TEST_CASE(aggregates)
 {
 	expect_encoding(

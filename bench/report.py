@@ -635,6 +635,7 @@ def main():
     ap.add_argument("file")
     ap.add_argument("--charts", help="directory for the SVG charts (default: beside the output file)")
     ap.add_argument("--link-prefix", default="benchmarks/")
+    ap.add_argument("--soak", help="a bench/run soak result, reported as the last section")
     args = ap.parse_args()
     with open(args.file) as f:
         doc = json.load(f)
@@ -908,17 +909,17 @@ def main():
             for c in cfg["clients"]:
                 for n in conns_all:
                     for p, var in WRITE_PATHS:
-                        args = ("write", c, p, n, 1, var)
-                        if not data.get(*args):
+                        key = ("write", c, p, n, 1, var)
+                        if not data.get(*key):
                             continue
                         cache = {"cache_enabled": "enabled", "cache_disabled": "disabled"}.get(var, "–")
-                        w(f"| {c} | {PATH_NAMES[p]} | {n} | {cache} | {fmt_range(data.values('rps', *args))} | "
-                          f"{fmt(data.median('latency_us.p50', *args))} | "
-                          f"{fmt(data.median('latency_us.p90', *args))} | "
-                          f"{fmt(data.median('latency_us.p99', *args))} | "
-                          f"{fmt(data.median('latency_us.p999', *args))} | "
-                          f"{fmt_range(data.values('server_cpu_us_per_req', *args), 1)} | "
-                          f"{fmt(data.median('client_cpu_us_per_req', *args), 1)} |")
+                        w(f"| {c} | {PATH_NAMES[p]} | {n} | {cache} | {fmt_range(data.values('rps', *key))} | "
+                          f"{fmt(data.median('latency_us.p50', *key))} | "
+                          f"{fmt(data.median('latency_us.p90', *key))} | "
+                          f"{fmt(data.median('latency_us.p99', *key))} | "
+                          f"{fmt(data.median('latency_us.p999', *key))} | "
+                          f"{fmt_range(data.values('server_cpu_us_per_req', *key), 1)} | "
+                          f"{fmt(data.median('client_cpu_us_per_req', *key), 1)} |")
             w("")
             continue
         if mode == "miss":
@@ -1072,7 +1073,20 @@ def main():
     for n_ in notes:
         w(f"* {n_}")
     w("")
+    if args.soak:
+        out += soak_section(args, charts)
     sys.stdout.write("\n".join(out))
+
+
+def soak_section(args, charts):
+    """The soak report of --soak FILE, one heading level down, as the last section."""
+    with open(args.soak) as f:
+        doc = json.load(f)
+    if doc.get("partial", True) or doc.get("error") or doc.get("soak") is None:
+        die(f"{args.soak} is no finished bench/run soak result; refusing to report it")
+    soak_args = argparse.Namespace(file=args.soak, link_prefix=args.link_prefix)
+    lines = [line for line in soak_report(doc, soak_args, charts) if not line.startswith("<!--")]
+    return [("#" + line) if line.startswith("#") else line for line in lines]
 
 
 if __name__ == "__main__":

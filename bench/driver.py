@@ -151,6 +151,29 @@ def memory(pids):
     return rss, pss
 
 
+class PeakMemory:
+    """The peak RSS and PSS of pids, sampled every 0.25 s by a thread until stop()."""
+
+    def __init__(self, pids):
+        self.peak = [0, 0]
+        self.done = threading.Event()
+
+        def sample():
+            while not self.done.is_set():
+                rss, pss = memory(pids)
+                self.peak = [max(self.peak[0], rss), max(self.peak[1], pss)]
+                self.done.wait(0.25)
+
+        self.thread = threading.Thread(target=sample, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        """[peak RSS, peak PSS] in bytes."""
+        self.done.set()
+        self.thread.join()
+        return self.peak
+
+
 def memory_detail(pids):
     """{rss, pss, pss_anon, pss_shmem} in bytes, summed over pids: Pss_Anon is the processes' own
     (heap) memory, Pss_Shmem their share of shared memory (shared_buffers, the cache segment)."""
@@ -248,23 +271,12 @@ def run_sample(spec):
         s0 = stats_global()
         pids = server_pids(path)
         c0 = cpu_ticks(pids)
-        peak = [0, 0]
-        done = threading.Event()
-
-        def sampler():
-            while not done.is_set():
-                rss, pss = memory(pids)
-                peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
-                done.wait(0.25)
-
-        th = threading.Thread(target=sampler, daemon=True)
-        th.start()
+        peak_memory = PeakMemory(pids)
         proc.stdin.write("GO\n")
         proc.stdin.flush()
         line = proc.stdout.readline().strip()
         c1 = cpu_ticks(pids)
-        done.set()
-        th.join()
+        peak = peak_memory.stop()
         if not line.startswith("{"):
             raise RuntimeError(f"{client} client failed during the sample (exit {proc.wait()})")
         res = json.loads(line)
@@ -478,19 +490,9 @@ def run_rb_sample(spec):
 
     s0 = stats_global()
     pids = server_pids(path)
-    peak = [0, 0]
-    done = threading.Event()
-
-    def sampler():
-        while not done.is_set():
-            rss, pss = memory(pids)
-            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
-            done.wait(0.25)
-
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     c0 = cpu_ticks(pids)
-    th = threading.Thread(target=sampler, daemon=True)
-    th.start()
+    peak_memory = PeakMemory(pids)
     t0 = time.monotonic()
     try:
         out = rb_exec(cmd(n_timed))
@@ -498,8 +500,7 @@ def run_rb_sample(spec):
         wall = time.monotonic() - t0
         c1 = cpu_ticks(pids)
         ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done.set()
-        th.join()
+        peak = peak_memory.stop()
     s1 = stats_global()
     rps, completed, lat = parse_rb(out)
     requests = completed or n_timed

@@ -19,6 +19,7 @@ OBJS = \
 	extension/relinfo.o \
 	extension/invalidation.o \
 	extension/keys.o \
+	extension/key_bytes.o \
 	extension/fetch.o \
 	extension/planner.o \
 	extension/sql_functions.o \
@@ -52,7 +53,8 @@ OBJS = \
 	resp_server/worker.o
 
 EXTENSION = local_cache
-DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1.1--1.2.sql
+DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1.1--1.2.sql \
+	sql/local_cache--1.2--1.3.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 
 REGRESS = setup admin mget invalidation ddl capture privileges negative stats fdw fdw_errors
@@ -88,8 +90,9 @@ override CPPFLAGS += -MMD -MP
 UNITTEST_BIN = extension/tests/unit_tests
 UNITTEST_SRCS = extension/tests/test_main.cpp extension/tests/shard_lookup_test.cpp \
 	extension/tests/shard_invalidation_test.cpp extension/tests/shard_eviction_test.cpp \
-	extension/tests/shard_ring_test.cpp extension/tests/shard_model_test.cpp extension/shard.cpp
-UNITTEST_HEADERS = extension/shard.h extension/tests/shard_harness.h
+	extension/tests/shard_ring_test.cpp extension/tests/shard_model_test.cpp extension/shard.cpp \
+	extension/tests/key_bytes_test.cpp extension/key_bytes.cpp
+UNITTEST_HEADERS = extension/shard.h extension/key_bytes.h extension/tests/shard_harness.h
 
 $(UNITTEST_BIN): $(UNITTEST_SRCS) $(UNITTEST_HEADERS)
 	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iextension -o $@ $(UNITTEST_SRCS) \
@@ -97,10 +100,10 @@ $(UNITTEST_BIN): $(UNITTEST_SRCS) $(UNITTEST_HEADERS)
 
 # The RESP protocol layer (resp_server/: parser, replies, command table) is its own module.
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
-RESP_SRCS = resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp \
+RESP_SRCS = extension/key_bytes.cpp resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp \
 	resp_server/cmd_strings.cpp resp_server/cmd_hashes.cpp resp_server/cmd_connection.cpp \
 	resp_server/cmd_server.cpp resp_server/cmd_keyspace.cpp resp_server/cmd_transactions.cpp resp_server/glob.cpp resp_server/password_check.cpp
-RESP_HEADERS = resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
+RESP_HEADERS = extension/key_bytes.h extension/shard.h resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
 	resp_server/command_context.h resp_server/data_source.h resp_server/buffers.h \
 	resp_server/password_check.h
 RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \

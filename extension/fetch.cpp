@@ -51,7 +51,7 @@ namespace local_cache {
 namespace {
 
 struct Miss {
-	int64 key;
+	KeyBytes key;
 	int position;
 };
 
@@ -59,27 +59,18 @@ int compare_misses(const void *a, const void *b)
 {
 	const Miss *x = static_cast<const Miss *>(a);
 	const Miss *y = static_cast<const Miss *>(b);
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
+	if (int c = compare_key_bytes(x->key, y->key))
+		return c;
 	return x->position - y->position;
 }
 
 /* One distinct missed key: its run of positions in the sorted misses, its fill sequence. */
 struct MissedKey {
-	int64 key;
 	int first_miss;
 	int nmisses;
 	StoreKey store_key;
 	uint64 fill_seq;
-	bool found; /* the table has a row for it in the caller's snapshot */
 };
-
-int compare_missed_key(const void *key, const void *element)
-{
-	int64 k = *static_cast<const int64 *>(key);
-	int64 e = static_cast<const MissedKey *>(element)->key;
-	return k < e ? -1 : (k > e ? 1 : 0);
-}
 
 bool use_cache(const FetchRequest &request)
 {
@@ -125,14 +116,10 @@ bool version_is_settled(HeapTupleHeader tuple)
  * the negative entry is only for snapshots that see it committed (an older REPEATABLE READ
  * snapshot may still see the deleted row).
  */
-bool absence_settled(Relation heap, Relation index, const RelInfo *info, int64 key, TransactionId *deleter)
+bool absence_settled(Relation heap, IndexScanDesc scan, TupleTableSlot *slot, ScanKey scankeys, int nscankeys,
+					 TransactionId *deleter)
 {
-	ScanKeyData scankey;
-	ScanKeyEntryInitialize(&scankey, 0, 1, BTEqualStrategyNumber, info->key.type, InvalidOid, info->key.eq_proc,
-						   key_to_datum(key, info->key.type));
-	IndexScanDesc scan = index_beginscan(heap, index, SnapshotAny, 1, 0);
-	index_rescan(scan, &scankey, 1, NULL, 0);
-	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	index_rescan(scan, scankeys, nscankeys, NULL, 0);
 	TransactionId horizon = GetOldestNonRemovableTransactionId(heap);
 	bool settled = slot->tts_ops == &TTSOpsBufferHeapTuple;
 	*deleter = InvalidTransactionId;
@@ -149,8 +136,6 @@ bool absence_settled(Relation heap, Relation index, const RelInfo *info, int64 k
 				 (!TransactionIdIsValid(*deleter) || TransactionIdFollows(xmax, *deleter)))
 			*deleter = xmax;
 	}
-	ExecDropSingleTupleTableSlot(slot);
-	index_endscan(scan);
 	return settled;
 }
 
@@ -171,11 +156,62 @@ void fill(RelInfo *info, const MissedKey *missed, const EntryPayload &payload, F
 	}
 }
 
+/*
+ * The misses of one call, read from the table one index probe per distinct key (which costs
+ * what one scan of = ANY(keys) does: btree descends once per array element too, and composite
+ * keys have no array form). Every version scan is opened on first use.
+ */
+struct TableReader {
+	Relation heap;
+	Relation index;
+	int nscankeys;
+	ScanKeyData scankeys[MAX_KEY_COLUMNS];
+	IndexScanDesc visible = nullptr; /* the caller's snapshot */
+	IndexScanDesc every_version = nullptr; /* SnapshotAny, for absence_settled */
+	TupleTableSlot *slot;
+	TupleTableSlot *version_slot = nullptr;
+
+	TableReader(const RelInfo *info, Snapshot snapshot)
+	{
+		heap = table_open(info->relid, NoLock); /* locked by relinfo_open */
+		index = index_open(info->key.index, AccessShareLock);
+		nscankeys = info->key.ncolumns;
+		visible = index_beginscan(heap, index, snapshot, nscankeys, 0);
+		slot = table_slot_create(heap, NULL);
+	}
+	void close()
+	{
+		ExecDropSingleTupleTableSlot(slot);
+		index_endscan(visible);
+		if (every_version != nullptr) {
+			ExecDropSingleTupleTableSlot(version_slot);
+			index_endscan(every_version);
+		}
+		index_close(index, NoLock);
+		table_close(heap, NoLock);
+	}
+	/* Probes the key: afterwards next_row() returns its visible row, if any. */
+	void probe(const PrimaryKey &key, const Datum *values)
+	{
+		key_scan_keys(key, values, scankeys);
+		index_rescan(visible, scankeys, nscankeys, NULL, 0);
+	}
+	bool next_row() { return index_getnext_slot(visible, ForwardScanDirection, slot); }
+	bool absence_settled_for_probed(TransactionId *deleter)
+	{
+		if (every_version == nullptr) {
+			every_version = index_beginscan(heap, index, SnapshotAny, nscankeys, 0);
+			version_slot = table_slot_create(heap, NULL);
+		}
+		return absence_settled(heap, every_version, version_slot, scankeys, nscankeys, deleter);
+	}
+};
+
 /* A key the caller's snapshot has no row for: a negative entry, if that is settled. */
-void fill_absent(RelInfo *info, Relation heap, Relation index, const MissedKey *missed, FetchCounts *counts)
+void fill_absent(RelInfo *info, TableReader &reader, const MissedKey *missed, FetchCounts *counts)
 {
 	TransactionId deleter;
-	if (!absence_settled(heap, index, info, missed->key, &deleter)) {
+	if (!reader.absence_settled_for_probed(&deleter)) {
 		counts->fill_rejections++;
 		return;
 	}
@@ -213,85 +249,52 @@ void read_misses(const FetchRequest &request, Miss *misses, int nmisses, bool ca
 {
 	RelInfo *info = request.info;
 	qsort(misses, nmisses, sizeof(Miss), compare_misses);
-
-	MissedKey *keys = static_cast<MissedKey *>(palloc(sizeof(MissedKey) * nmisses));
-	Datum *key_datums = static_cast<Datum *>(palloc(sizeof(Datum) * nmisses));
-	int nkeys = 0;
-	for (int i = 0; i < nmisses; i++) {
-		if (!key_fits(misses[i].key, info->key.type))
-			continue;
-		if (nkeys > 0 && keys[nkeys - 1].key == misses[i].key) {
-			keys[nkeys - 1].nmisses++;
-			continue;
-		}
-		MissedKey *k = &keys[nkeys];
-		k->key = misses[i].key;
-		k->first_miss = i;
-		k->found = false;
-		k->nmisses = 1;
-		if (caching) {
-			/* Before the table is read: an invalidation from here on rejects the fill. */
-			k->store_key = store_key(MyDatabaseId, info->relid, k->key);
-			k->fill_seq = store_fill_seq(k->store_key);
-		}
-		key_datums[nkeys++] = key_to_datum(k->key, info->key.type);
-	}
-	if (nkeys == 0)
-		return;
-
-	int16 typlen;
-	bool typbyval;
-	char typalign;
-	get_typlenbyvalalign(info->key.type, &typlen, &typbyval, &typalign);
-	ArrayType *array = construct_array(key_datums, nkeys, info->key.type, typlen, typbyval, typalign);
-
-	Relation heap = table_open(info->relid, NoLock); /* locked by relinfo_open */
-	Relation index = index_open(info->key.index, AccessShareLock);
-	ScanKeyData scankey;
-	ScanKeyEntryInitialize(&scankey, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, info->key.type,
-						   InvalidOid, info->key.eq_proc, PointerGetDatum(array));
-	IndexScanDesc scan = index_beginscan(heap, index, request.snapshot, 1, 0);
-	index_rescan(scan, &scankey, 1, NULL, 0);
-	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	TupleDesc desc = RelationGetDescr(heap);
+	TableReader reader(info, request.snapshot);
+	TupleDesc desc = RelationGetDescr(reader.heap);
 	StringInfoData json;
 	initStringInfo(&json);
+	Datum values[MAX_KEY_COLUMNS];
 
-	while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
-		bool isnull;
-		int64 key = key_from_datum(slot_getattr(slot, info->key.attnum, &isnull), info->key.type);
-		MissedKey *missed = static_cast<MissedKey *>(
-			bsearch(&key, keys, nkeys, sizeof(MissedKey), compare_missed_key));
-		if (missed == nullptr)
-			continue;
-		missed->found = true;
-
-		HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
-		HeapTupleHeader datum = DatumGetHeapTupleHeader(heap_copy_tuple_as_datum(tuple, desc));
-		FetchedRow row = {reinterpret_cast<const char *>(datum), HeapTupleHeaderGetDatumLength(datum),
-						  nullptr, 0};
+	for (int i = 0; i < nmisses;) {
+		MissedKey missed;
+		missed.first_miss = i;
+		missed.nmisses = 1;
+		while (i + missed.nmisses < nmisses && compare_key_bytes(misses[i].key, misses[i + missed.nmisses].key) == 0)
+			missed.nmisses++;
+		i += missed.nmisses;
 		if (caching) {
-			if (info->json_cacheable) {
-				resetStringInfo(&json);
-				render_row_json(row.tuple, &json);
-				row.json = json.data;
-				row.json_len = uint32(json.len);
-			}
-			fill_one(info, missed, slot, tuple, row, counts);
+			/* Before the table is read: an invalidation from here on rejects the fill. */
+			missed.store_key = store_key(MyDatabaseId, info->relid, misses[missed.first_miss].key);
+			missed.fill_seq = store_fill_seq(missed.store_key);
 		}
-		for (int i = 0; i < missed->nmisses; i++)
-			callback(context, misses[missed->first_miss + i].position, row);
+		/* Bytes no value of the key's types has (e.g. 2^40 for an integer column): no row. */
+		if (!key_values(info->key, misses[missed.first_miss].key, values))
+			continue;
+		reader.probe(info->key, values);
+		bool found = false;
+		while (reader.next_row()) {
+			found = true;
+			HeapTuple tuple = ExecFetchSlotHeapTuple(reader.slot, false, NULL);
+			HeapTupleHeader datum = DatumGetHeapTupleHeader(heap_copy_tuple_as_datum(tuple, desc));
+			FetchedRow row = {reinterpret_cast<const char *>(datum), HeapTupleHeaderGetDatumLength(datum),
+							  nullptr, 0};
+			if (caching) {
+				if (info->json_cacheable) {
+					resetStringInfo(&json);
+					render_row_json(row.tuple, &json);
+					row.json = json.data;
+					row.json_len = uint32(json.len);
+				}
+				fill_one(info, &missed, reader.slot, tuple, row, counts);
+			}
+			for (int m = 0; m < missed.nmisses; m++)
+				callback(context, misses[missed.first_miss + m].position, row);
+		}
+		if (caching && !found)
+			fill_absent(info, reader, &missed, counts);
+		CHECK_FOR_INTERRUPTS();
 	}
-
-	ExecDropSingleTupleTableSlot(slot);
-	index_endscan(scan);
-	if (caching) {
-		for (int i = 0; i < nkeys; i++)
-			if (!keys[i].found)
-				fill_absent(info, heap, index, &keys[i], counts);
-	}
-	index_close(index, NoLock);
-	table_close(heap, NoLock);
+	reader.close();
 }
 
 /*
@@ -383,7 +386,7 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 	for (int i = 0; i < request.nkeys; i++) {
 		if (request.key_is_null != nullptr && request.key_is_null[i])
 			continue;
-		int64 key = request.keys[i];
+		KeyBytes key = request.keys[i];
 		if (caching) {
 			bool absent = false;
 			if (serve_from_cache(request, store_key(dbid, relid, key), i, callback, context, &absent)) {
@@ -417,33 +420,47 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 		*counts_out = counts;
 }
 
-int scan_primary_keys(RelInfo *info, Snapshot snapshot, bool has_after, int64 after, int64 *keys, int limit)
+int scan_primary_keys(RelInfo *info, Snapshot snapshot, const KeyBytes *after, StringInfo keys, uint32 *ends,
+					  int limit)
 {
 	if (limit <= 0)
 		return 0;
-	if (has_after && !key_fits(after, info->key.type)) {
-		/* The key column's type changed since the cursor was made: past its largest value
-		 * nothing follows; below its smallest, everything does. */
-		if (after > 0)
-			return 0;
-		has_after = false;
-	}
+	const PrimaryKey &key = info->key;
+	Datum values[MAX_KEY_COLUMNS];
+	/* A cursor's key that no value of the key's types has any more (ALTER TYPE since): start
+	 * over, as SCAN may return a key twice but never skip one. */
+	bool has_after = after != nullptr && key_values(key, *after, values);
 	Relation heap = table_open(info->relid, NoLock);
-	Relation index = index_open(info->key.index, AccessShareLock);
+	Relation index = index_open(key.index, AccessShareLock);
 	IndexScanDesc scan = index_beginscan(heap, index, snapshot, has_after ? 1 : 0, 0);
-	ScanKeyData scankey;
+	/* (columns) > (after's values): one row comparison, which btree starts from (a plain
+	 * comparison for one column). */
+	ScanKeyData row_compare;
+	bool composite = key.shape.composite();
+	ScanKeyData *columns = static_cast<ScanKeyData *>(palloc(sizeof(ScanKeyData) * key.ncolumns));
 	if (has_after) {
-		Oid greater = get_opfamily_member(index->rd_opfamily[0], info->key.type, info->key.type,
-										  BTGreaterStrategyNumber);
-		ScanKeyInit(&scankey, 1, BTGreaterStrategyNumber, get_opcode(greater),
-					key_to_datum(after, info->key.type));
+		for (int c = 0; c < key.ncolumns; c++) {
+			Oid greater = get_opfamily_member(key.opfamilies[c], key.index_types[c], key.index_types[c],
+											  BTGreaterStrategyNumber);
+			int flags = composite ? SK_ROW_MEMBER | (c == key.ncolumns - 1 ? SK_ROW_END : 0) : 0;
+			ScanKeyEntryInitialize(&columns[c], flags,
+								   AttrNumber(c + 1), BTGreaterStrategyNumber, key.index_types[c], key.collations[c],
+								   get_opcode(greater), values[c]);
+		}
+		if (composite)
+			ScanKeyEntryInitialize(&row_compare, SK_ROW_HEADER, 1, BTGreaterStrategyNumber, InvalidOid, InvalidOid,
+								   InvalidOid, PointerGetDatum(columns));
+		else
+			row_compare = columns[0];
 	}
-	index_rescan(scan, has_after ? &scankey : NULL, has_after ? 1 : 0, NULL, 0);
+	index_rescan(scan, has_after ? &row_compare : NULL, has_after ? 1 : 0, NULL, 0);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	TupleDesc desc = RelationGetDescr(heap);
 	int n = 0;
 	while (n < limit && index_getnext_slot(scan, ForwardScanDirection, slot)) {
-		bool isnull;
-		keys[n++] = key_from_datum(slot_getattr(slot, info->key.attnum, &isnull), info->key.type);
+		HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
+		if (append_row_key_bytes(key, tuple, desc, keys))
+			ends[n++] = uint32(keys->len);
 		CHECK_FOR_INTERRUPTS();
 	}
 	ExecDropSingleTupleTableSlot(slot);

@@ -35,11 +35,11 @@ using RowCallback = void (*)(void *context, int position, const FetchedRow &row)
 struct FetchRequest {
 	RelInfo *info;
 	Snapshot snapshot;
-	const int64 *keys;
+	const KeyBytes *keys; /* canonical key bytes (keys.h) */
 	const bool *key_is_null;
 	int nkeys;
 
-	FetchRequest(RelInfo *info_, Snapshot snapshot_, const int64 *keys_, int nkeys_,
+	FetchRequest(RelInfo *info_, Snapshot snapshot_, const KeyBytes *keys_, int nkeys_,
 				 const bool *key_is_null_ = nullptr)
 		: info(info_), snapshot(snapshot_), keys(keys_), key_is_null(key_is_null_), nkeys(nkeys_)
 	{
@@ -61,10 +61,12 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 
 /*
  * The keys of the table's rows visible to `snapshot`, in key order, after `after` (from the
- * first when !has_after): at most `limit`, written to keys[]; returns how many. Through the
- * primary-key index, for SCAN. The table is locked by the caller.
+ * first when nullptr): at most `limit`, their bytes appended to `keys`, key i ending at
+ * ends[i]; returns how many. Through the primary-key index, for SCAN. The table is locked by
+ * the caller.
  */
-int scan_primary_keys(RelInfo *info, Snapshot snapshot, bool has_after, int64 after, int64 *keys, int limit);
+int scan_primary_keys(RelInfo *info, Snapshot snapshot, const KeyBytes *after, StringInfo keys, uint32 *ends,
+					  int limit);
 
 /* row_to_json of a row given as composite datum bytes, appended to `out`. */
 void render_row_json(const char *tuple, StringInfo out);

@@ -24,6 +24,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
+#include "common/hashfn.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -54,31 +55,53 @@ struct ChangedTable {
 	int64 nkeys;
 };
 
+/* The hash key is the table and the bytes `key` points to (changed_key_hash/match). */
 struct ChangedKey {
-	Oid relid; /* hash key: the whole struct, zeroed first (padding) */
-	int64 key;
+	Oid relid;
+	KeyBytes key; /* in TopTransactionContext once entered */
 };
+
+uint32 changed_key_hash(const void *entry, Size)
+{
+	const ChangedKey *changed = static_cast<const ChangedKey *>(entry);
+	return hash_bytes(reinterpret_cast<const unsigned char *>(changed->key.data), int(changed->key.len)) ^
+		murmurhash32(changed->relid);
+}
+
+int changed_key_match(const void *a, const void *b, Size)
+{
+	const ChangedKey *x = static_cast<const ChangedKey *>(a);
+	const ChangedKey *y = static_cast<const ChangedKey *>(b);
+	return x->relid == y->relid && x->key == y->key ? 0 : 1;
+}
 
 /* Both live in TopTransactionContext and are forgotten at transaction end. */
 HTAB *changed_tables = nullptr;
 HTAB *changed_keys = nullptr;
 
-HTAB *create_set(const char *name, Size keysize, Size entrysize)
+/* Where a changed row's key bytes are made, before they are found new and copied. */
+StringInfo key_buffer = nullptr;
+
+HTAB *create_set(const char *name, Size keysize, Size entrysize, bool by_key_bytes)
 {
 	HASHCTL ctl;
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = keysize;
 	ctl.entrysize = entrysize;
 	ctl.hcxt = TopTransactionContext;
-	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	if (!by_key_bytes)
+		return hash_create(name, 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ctl.hash = changed_key_hash;
+	ctl.match = changed_key_match;
+	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 }
 
 ChangedTable *changed_table_entry(Oid relid, bool *found)
 {
 	if (changed_tables == nullptr) {
 		wal_xact_starts_writing();
-		changed_tables = create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable));
-		changed_keys = create_set("local_cache changed keys", sizeof(ChangedKey), sizeof(ChangedKey));
+		changed_tables = create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable), false);
+		changed_keys = create_set("local_cache changed keys", sizeof(ChangedKey), sizeof(ChangedKey), true);
 	}
 	ChangedTable *table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_ENTER, found));
 	if (!*found) {
@@ -108,18 +131,33 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 {
 	if (table->flush_all || tuple == nullptr)
 		return;
-	bool isnull;
-	Datum value = heap_getattr(tuple, table->key.attnum, desc, &isnull);
-	if (isnull)
+	if (key_buffer == nullptr) {
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		key_buffer = makeStringInfo();
+		MemoryContextSwitchTo(old);
+	}
+	resetStringInfo(key_buffer);
+	if (!append_row_key_bytes(table->key, tuple, desc, key_buffer))
 		return;
 	ChangedKey changed;
-	memset(&changed, 0, sizeof(changed));
 	changed.relid = table->relid;
-	changed.key = key_from_datum(value, table->key.type);
+	changed.key = KeyBytes{key_buffer->data, uint32(key_buffer->len)};
 	bool found;
-	hash_search(changed_keys, &changed, HASH_ENTER, &found);
-	if (!found && ++table->nkeys > MAX_KEYS_PER_TABLE)
-		table->flush_all = true;
+	ChangedKey *entry = static_cast<ChangedKey *>(hash_search(changed_keys, &changed, HASH_ENTER, &found));
+	if (!found) {
+		char *bytes = static_cast<char *>(MemoryContextAlloc(TopTransactionContext, key_buffer->len + 1));
+		memcpy(bytes, key_buffer->data, key_buffer->len);
+		entry->key.data = bytes;
+		if (++table->nkeys > MAX_KEYS_PER_TABLE)
+			table->flush_all = true;
+	}
+	/* Keep the buffer small after a row with a long key. */
+	if (key_buffer->maxlen > 64 * 1024) {
+		pfree(key_buffer->data);
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		initStringInfo(key_buffer);
+		MemoryContextSwitchTo(old);
+	}
 }
 
 /*

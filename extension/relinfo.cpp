@@ -106,7 +106,7 @@ struct SignatureHash {
  * backend first sees the new one (store_set_signature): whatever path missed a change to the
  * triggers, writes made while they were changed are not served.
  */
-uint64 shape_signature(Relation rel, AttrNumber pk_attnum, SignatureHash hash)
+uint64 shape_signature(Relation rel, const PrimaryKey &key, SignatureHash hash)
 {
 	TupleDesc desc = RelationGetDescr(rel);
 	hash.add(rel->rd_rel->relfilenode);
@@ -120,7 +120,9 @@ uint64 shape_signature(Relation rel, AttrNumber pk_attnum, SignatureHash hash)
 		hash.add(att->attisdropped);
 		hash.add(att->atthasmissing);
 	}
-	hash.add(pk_attnum);
+	hash.add(key.ncolumns);
+	for (int c = 0; c < key.ncolumns; c++)
+		hash.add(key.attnums[c]);
 	return hash.value;
 }
 
@@ -244,7 +246,7 @@ void build(RelInfo *info)
 	if (primary_key_of(rel, &info->key) != KeyProblem::None)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-				 errmsg("table \"%s\" no longer has a single-column bigint, integer or smallint primary key",
+				 errmsg("table \"%s\" no longer has a primary key local_cache can key rows by",
 						RelationGetRelationName(rel)),
 				 errhint("Call local_cache.disable('%s').", RelationGetRelationName(rel))));
 
@@ -262,7 +264,7 @@ void build(RelInfo *info)
 	info->rowtype = rel->rd_rel->reltype;
 	info->relnamespace = RelationGetNamespace(rel);
 	namestrcpy(&info->relname, RelationGetRelationName(rel));
-	store_set_signature(MyDatabaseId, info->relid, info->table, shape_signature(rel, info->key.attnum, triggers));
+	store_set_signature(MyDatabaseId, info->relid, info->table, shape_signature(rel, info->key, triggers));
 	/* Without intact capture triggers writes are not seen: read the table. */
 	info->cacheable = capture_intact && info->capture_settled && info->table.slot >= 0;
 	relation_close(rel, NoLock);

@@ -27,34 +27,60 @@ uint64_t mix64(uint64_t x)
 
 } // namespace
 
-/* One ring record. Padding records use only `bytes` and `kind`. */
+/*
+ * One ring record: this header, the key's bytes (padded to 8), the tuple, the JSON. A key
+ * costs its own length only: an integer key takes 8 bytes, as before keys had any other type.
+ * Padding records use only `bytes` and `kind`.
+ */
 struct Shard::Entry {
 	uint32_t bytes;      /* whole record, a multiple of 8 */
 	uint8_t kind;
 	uint8_t referenced;  /* set by readers under the shared lock; atomic byte stores */
-	uint16_t slot;
+	uint8_t has_json;
+	uint8_t unused;
 	uint32_t next;       /* ring offset + 1 of the next entry in the bucket chain; 0 ends it */
 	uint32_t hash32;
 	uint32_t xmin;
 	uint32_t tuple_len;
 	uint32_t json_len;
-	uint32_t has_json;
-	EntryKey key;
+	uint32_t dbid;
+	uint32_t relid;
+	uint16_t slot;
+	uint16_t key_len;
 
-	char *tuple() { return reinterpret_cast<char *>(this) + sizeof(Entry); }
+	char *key() { return reinterpret_cast<char *>(this) + sizeof(Entry); }
+	char *tuple() { return key() + align8(key_len); }
 	char *json() { return tuple() + tuple_len; }
+	bool has_key(const EntryKey &k)
+	{
+		return relid == k.relid && dbid == k.dbid && key_len == k.key.len &&
+			std::memcmp(key(), k.key.data, key_len) == 0;
+	}
 };
 
 uint64_t hash_entry_key(const EntryKey &key)
 {
 	uint64_t table = (uint64_t(key.relid) << 32) | key.dbid;
-	return mix64(uint64_t(key.key) ^ mix64(table + 0x9E3779B97F4A7C15ULL));
+	uint64_t hash = mix64(table + 0x9E3779B97F4A7C15ULL) ^ key.key.len;
+	const char *bytes = key.key.data;
+	uint32_t left = key.key.len;
+	for (; left >= 8; left -= 8, bytes += 8) {
+		uint64_t word;
+		std::memcpy(&word, bytes, 8);
+		hash = mix64(hash ^ word);
+	}
+	if (left > 0) {
+		uint64_t word = 0;
+		std::memcpy(&word, bytes, left);
+		hash = mix64(hash ^ word ^ (uint64_t(left) << 56));
+	}
+	return hash;
 }
 
-uint32_t Shard::entry_bytes(uint32_t tuple_len, uint32_t json_len)
+uint32_t Shard::entry_bytes(uint32_t key_len, uint32_t tuple_len, uint32_t json_len)
 {
-	static_assert(sizeof(Entry) % 8 == 0, "the entry header keeps the tuple 8-byte aligned");
-	return uint32_t(align8(sizeof(Entry) + uint64_t(tuple_len) + json_len));
+	static_assert(sizeof(Entry) % 8 == 0, "the entry header keeps the key and tuple 8-byte aligned");
+	return uint32_t(align8(sizeof(Entry) + align8(key_len) + uint64_t(tuple_len) + json_len));
 }
 
 Shard *Shard::create(void *mem, size_t bytes)
@@ -104,7 +130,7 @@ uint32_t *Shard::link_to(const EntryKey &key, uint32_t hash32) const
 	uint32_t *link = &buckets_of(this)[hash32 & bucket_mask_];
 	while (*link != 0) {
 		Entry *entry = entry_at(*link - 1);
-		if (entry->hash32 == hash32 && entry->key == key)
+		if (entry->hash32 == hash32 && entry->has_key(key))
 			return link;
 		link = &entry->next;
 	}
@@ -235,9 +261,9 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 	if (seq_ != expected_seq)
 		return InsertResult::Stale;
 	/* In 64 bits: entry_bytes() would wrap for lengths summing to near 4 GiB. */
-	uint64_t wide_bytes = align8(sizeof(Entry) + uint64_t(payload.tuple_len) +
+	uint64_t wide_bytes = align8(sizeof(Entry) + align8(key.key.len) + uint64_t(payload.tuple_len) +
 								 (payload.json ? payload.json_len : 0));
-	if (wide_bytes > max_entry_bytes_)
+	if (wide_bytes > max_entry_bytes_ || key.key.len > max_key_bytes)
 		return InsertResult::TooBig;
 	uint32_t bytes = uint32_t(wide_bytes);
 
@@ -258,7 +284,11 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 	entry->tuple_len = payload.tuple_len;
 	entry->json_len = payload.json ? payload.json_len : 0;
 	entry->has_json = payload.json != nullptr;
-	entry->key = key;
+	entry->dbid = key.dbid;
+	entry->relid = key.relid;
+	entry->key_len = uint16_t(key.key.len);
+	if (key.key.len > 0)
+		std::memcpy(entry->key(), key.key.data, key.key.len);
 	if (payload.tuple_len > 0) /* 0: a negative entry (the key has no row) */
 		std::memcpy(entry->tuple(), payload.tuple, payload.tuple_len);
 	if (payload.json != nullptr)
@@ -293,7 +323,7 @@ uint64_t Shard::remove_table(uint32_t dbid, uint32_t relid, RemoveObserver obser
 		position += entry->bytes;
 		if (entry->kind != Live)
 			continue;
-		if ((dbid != 0 && entry->key.dbid != dbid) || (relid != 0 && entry->key.relid != relid))
+		if ((dbid != 0 && entry->dbid != dbid) || (relid != 0 && entry->relid != relid))
 			continue;
 		unlink_and_kill(link_to_offset(entry->hash32, offset), entry,
 						RemoveReason::Invalidated, observer);

@@ -23,18 +23,31 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace local_cache {
 
+/* A key's canonical bytes (key_bytes.h says how a key becomes bytes); not owned. */
+struct KeyBytes {
+	const char *data;
+	uint32_t len;
+};
+
+inline bool operator==(const KeyBytes &a, const KeyBytes &b)
+{
+	return a.len == b.len && (a.len == 0 || std::memcmp(a.data, b.data, a.len) == 0);
+}
+
+/* A row's name in the cache: its table, and its primary key's canonical bytes. */
 struct EntryKey {
 	uint32_t dbid;
 	uint32_t relid;
-	int64_t key;
+	KeyBytes key;
 };
 
 inline bool operator==(const EntryKey &a, const EntryKey &b)
 {
-	return a.key == b.key && a.relid == b.relid && a.dbid == b.dbid;
+	return a.relid == b.relid && a.dbid == b.dbid && a.key == b.key;
 }
 
 /* 64-bit hash of a key; the high bits pick the shard, the low bits the bucket. */
@@ -58,7 +71,7 @@ using RemoveObserver = void (*)(uint16_t slot, uint32_t bytes, RemoveReason reas
 enum class InsertResult : uint8_t {
 	Inserted,
 	Stale,   /* an invalidation happened in this shard since the caller read seq() */
-	TooBig   /* larger than max_entry_bytes() */
+	TooBig   /* larger than max_entry_bytes(), or a key longer than max_key_bytes */
 };
 
 struct EntryPayload {
@@ -96,8 +109,11 @@ public:
 	uint64_t ring_bytes() const { return ring_bytes_; }
 	uint32_t max_entry_bytes() const { return max_entry_bytes_; }
 
-	/* Bytes one entry occupies in the ring (header included). */
-	static uint32_t entry_bytes(uint32_t tuple_len, uint32_t json_len);
+	/* Bytes one entry occupies in the ring (header and key included). */
+	static uint32_t entry_bytes(uint32_t key_len, uint32_t tuple_len, uint32_t json_len);
+
+	/* Longer keys are never cached (lookups miss, insertions answer TooBig). */
+	static constexpr uint32_t max_key_bytes = 65535;
 
 	/* How many times one insertion may move a referenced entry instead of evicting it. */
 	static constexpr int reinsertions_per_insert = 16;

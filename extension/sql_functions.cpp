@@ -18,6 +18,7 @@ extern "C" {
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/elog.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
@@ -40,36 +41,122 @@ using namespace local_cache;
 
 namespace {
 
-/* The keys argument of mget/mget_json, checked and unpacked. */
+/* The keys argument of mget/mget_json, checked and made key bytes. */
 struct Keys {
-	int64 *values;
+	KeyBytes *bytes;
 	bool *nulls;
 	int count;
 };
 
-Keys unpack_keys(ArrayType *array)
+/* Where a key's element is being converted, for the error's context. */
+struct ElementPosition {
+	RelInfo *info;
+	int key;
+	int column;
+};
+
+void element_error_context(void *arg)
+{
+	ElementPosition *at = static_cast<ElementPosition *>(arg);
+	errcontext("key %d, column \"%s\" of the primary key of table \"%s\"", at->key + 1,
+			   get_attname(at->info->relid, at->info->key.attnums[at->column], false), NameStr(at->info->relname));
+}
+
+/*
+ * The keys argument: for a one-column key a one-dimensional array, for a composite key a
+ * two-dimensional one with a row per key and an element per key column in key order. An
+ * element of a type that names the column's keys as it is (value_kind_for: the key's type,
+ * integers of any width, the string types) is used as it is; any other is converted by the
+ * column's input function from its text form (so '{1,2}', which resolves to text[], names
+ * integer keys). A NULL element makes its key NULL.
+ */
+Keys unpack_keys(RelInfo *info, ArrayType *array)
 {
 	Keys keys = {nullptr, nullptr, 0};
-	if (ARR_NDIM(array) > 1)
+	const PrimaryKey &key = info->key;
+	int ndim = ARR_NDIM(array);
+	int expected_ndim = key.shape.composite() ? 2 : 1;
+	if (ndim != 0 && ndim != expected_ndim)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("keys must be a one-dimensional array"),
-				 errdetail("The array has %d dimensions.", ARR_NDIM(array))));
-	if (ARR_ELEMTYPE(array) != INT8OID)
+				 errmsg("keys of table \"%s\" must be a %s array", NameStr(info->relname),
+						expected_ndim == 1 ? "one-dimensional" : "two-dimensional"),
+				 errdetail("The array has %d dimensions.", ndim),
+				 key.shape.composite()
+					 ? errhint("Its primary key has %d columns: pass one row of %d elements per key.", key.ncolumns,
+							   key.ncolumns)
+					 : 0));
+	if (ndim == 2 && ARR_DIMS(array)[1] != key.ncolumns)
 		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH), errmsg("keys must be an array of bigint")));
-	Datum *datums;
-	deconstruct_array(array, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &datums, &keys.nulls, &keys.count);
-	keys.values = static_cast<int64 *>(palloc(sizeof(int64) * (keys.count + 1)));
-	for (int i = 0; i < keys.count; i++)
-		keys.values[i] = keys.nulls[i] ? 0 : DatumGetInt64(datums[i]);
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("keys of table \"%s\" must have %d elements each, one per primary key column",
+						NameStr(info->relname), key.ncolumns),
+				 errdetail("The keys have %d elements each.", ARR_DIMS(array)[1])));
+	Oid element_type = ARR_ELEMTYPE(array);
+	int16 typlen;
+	bool typbyval;
+	char typalign;
+	get_typlenbyvalalign(element_type, &typlen, &typbyval, &typalign);
+	Datum *elements;
+	bool *element_nulls;
+	int nelements;
+	deconstruct_array(array, element_type, typlen, typbyval, typalign, &elements, &element_nulls, &nelements);
+
+	KeyShape kinds;
+	kinds.ncolumns = key.ncolumns;
+	bool via_text[MAX_KEY_COLUMNS];
+	Oid output_function = InvalidOid, input_functions[MAX_KEY_COLUMNS], input_params[MAX_KEY_COLUMNS];
+	for (int c = 0; c < key.ncolumns; c++) {
+		via_text[c] = !value_kind_for(key.shape.kinds[c], element_type, &kinds.kinds[c]);
+		if (via_text[c]) {
+			/* Integers through bigint's input: a value out of a smaller column's range is a
+			 * missing key, as in a bigint[]. */
+			kinds.kinds[c] = is_integer(key.shape.kinds[c]) ? KeyKind::Int8 : key.shape.kinds[c];
+			bool varlena;
+			getTypeOutputInfo(element_type, &output_function, &varlena);
+			getTypeInputInfo(is_integer(key.shape.kinds[c]) ? INT8OID : key.types[c], &input_functions[c],
+							 &input_params[c]);
+		}
+	}
+
+	ElementPosition at = {info, 0, 0};
+	ErrorContextCallback context;
+	context.callback = element_error_context;
+	context.arg = &at;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+
+	keys.count = nelements / key.ncolumns;
+	keys.bytes = static_cast<KeyBytes *>(palloc0(sizeof(KeyBytes) * (keys.count + 1)));
+	keys.nulls = static_cast<bool *>(palloc0(sizeof(bool) * (keys.count + 1)));
+	int *ends = static_cast<int *>(palloc(sizeof(int) * (keys.count + 1)));
+	StringInfoData buffer;
+	initStringInfo(&buffer);
+	for (at.key = 0; at.key < keys.count; at.key++) {
+		Datum values[MAX_KEY_COLUMNS];
+		for (at.column = 0; at.column < key.ncolumns && !keys.nulls[at.key]; at.column++) {
+			int e = at.key * key.ncolumns + at.column;
+			keys.nulls[at.key] = element_nulls[e];
+			if (keys.nulls[at.key] || !via_text[at.column])
+				values[at.column] = elements[e];
+			else
+				values[at.column] = OidInputFunctionCall(input_functions[at.column],
+														 OidOutputFunctionCall(output_function, elements[e]),
+														 input_params[at.column], -1);
+		}
+		if (!keys.nulls[at.key])
+			append_key_bytes(kinds, values, &buffer);
+		ends[at.key] = buffer.len;
+	}
+	error_context_stack = context.previous;
+	for (int i = 0, start = 0; i < keys.count; start = ends[i], i++)
+		keys.bytes[i] = KeyBytes{buffer.data + start, uint32(ends[i] - start)};
 	return keys;
 }
 
 FetchRequest make_request(RelInfo *info, const Keys &keys)
 {
-	return FetchRequest(info, GetActiveSnapshot(), keys.values, keys.count, keys.nulls);
+	return FetchRequest(info, GetActiveSnapshot(), keys.bytes, keys.count, keys.nulls);
 }
 
 char *copy_bytes(const char *data, uint32 len)
@@ -121,7 +208,7 @@ extern "C" Datum local_cache_mget(PG_FUNCTION_ARGS)
 {
 	return cxx_boundary([&]() -> Datum {
 		RelInfo *info = relinfo_open(relation_argument(fcinfo));
-		Keys keys = unpack_keys(PG_GETARG_ARRAYTYPE_P(1));
+		Keys keys = unpack_keys(info, PG_GETARG_ARRAYTYPE_P(1));
 		if (keys.count == 0)
 			PG_RETURN_ARRAYTYPE_P(construct_empty_array(info->rowtype));
 
@@ -143,7 +230,7 @@ extern "C" Datum local_cache_mget_json(PG_FUNCTION_ARGS)
 {
 	return cxx_boundary([&]() -> Datum {
 		RelInfo *info = relinfo_open(relation_argument(fcinfo));
-		Keys keys = unpack_keys(PG_GETARG_ARRAYTYPE_P(1));
+		Keys keys = unpack_keys(info, PG_GETARG_ARRAYTYPE_P(1));
 
 		JsonPiece *pieces = static_cast<JsonPiece *>(palloc0(sizeof(JsonPiece) * (keys.count + 1)));
 		fetch_rows(make_request(info, keys), collect_json, pieces);

@@ -65,11 +65,25 @@ struct TableSlot {
  * Protected by mutex; a claim's end is broadcast on `ended`.
  */
 constexpr int CLAIMS_PER_SHARD = 8;
+/* A claim names its key by table and hash: keys whose hashes collide share claims, which costs
+ * a waiter at most one bounded wait before it reads the table itself. */
+struct ClaimedKey {
+	uint32 dbid;
+	uint32 relid;
+	uint64 hash;
+
+	explicit ClaimedKey(const StoreKey &key = StoreKey())
+		: dbid(key.key.dbid), relid(key.key.relid), hash(key.hash) {}
+	bool operator==(const ClaimedKey &other) const
+	{
+		return hash == other.hash && relid == other.relid && dbid == other.dbid;
+	}
+};
 struct FillClaims {
 	slock_t mutex;
 	ConditionVariable ended;
 	struct {
-		EntryKey key;
+		ClaimedKey key;
 		int pid; /* 0: free */
 	} claims[CLAIMS_PER_SHARD];
 };
@@ -261,7 +275,7 @@ void store_require_available(void)
 				 errhint("Add local_cache to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
-StoreKey store_key(Oid dbid, Oid relid, int64 key)
+StoreKey store_key(Oid dbid, Oid relid, KeyBytes key)
 {
 	StoreKey result;
 	result.key.dbid = dbid;
@@ -310,7 +324,7 @@ FillResult store_fill(const StoreKey &key, uint64 seq, TableSlotRef table,
 															  on_entry_removed);
 		if (inserted == InsertResult::Inserted) {
 			pg_atomic_fetch_add_u64(&slot->bytes,
-									Shard::entry_bytes(payload.tuple_len,
+									Shard::entry_bytes(key.key.key.len, payload.tuple_len,
 													   payload.json ? payload.json_len : 0));
 			result = FillResult::Filled;
 		} else {
@@ -325,11 +339,15 @@ namespace {
 
 /* This process's claims, ended together by store_end_fills(). */
 constexpr int MAX_HELD_CLAIMS = 64;
-StoreKey held_claims[MAX_HELD_CLAIMS];
+struct HeldClaim {
+	int shard;
+	ClaimedKey key;
+};
+HeldClaim held_claims[MAX_HELD_CLAIMS];
 int num_held_claims = 0;
 
 /* The pid that claims the key, or 0. Caller holds the mutex. */
-int claimant(const FillClaims *fills, const EntryKey &key)
+int claimant(const FillClaims *fills, const ClaimedKey &key)
 {
 	for (const auto &claim : fills->claims)
 		if (claim.pid != 0 && claim.key == key)
@@ -354,7 +372,8 @@ FillClaim store_claim_fill(const StoreKey &key)
 	FillClaims *fills = &control->fill_claims[key.shard];
 	FillClaim result = FillClaim::NoRoom;
 	SpinLockAcquire(&fills->mutex);
-	int pid = claimant(fills, key.key);
+	ClaimedKey claimed(key);
+	int pid = claimant(fills, claimed);
 	if (pid == MyProcPid)
 		result = FillClaim::Mine;
 	else if (pid != 0)
@@ -362,9 +381,9 @@ FillClaim store_claim_fill(const StoreKey &key)
 	else if (num_held_claims < MAX_HELD_CLAIMS) {
 		for (auto &claim : fills->claims) {
 			if (claim.pid == 0) {
-				claim.key = key.key;
+				claim.key = claimed;
 				claim.pid = MyProcPid;
-				held_claims[num_held_claims++] = key;
+				held_claims[num_held_claims++] = {key.shard, claimed};
 				result = FillClaim::Mine;
 				break;
 			}
@@ -395,7 +414,7 @@ bool store_wait_for_fill(const StoreKey &key, TimestampTz deadline)
 	ConditionVariablePrepareToSleep(&fills->ended);
 	for (;;) {
 		SpinLockAcquire(&fills->mutex);
-		int pid = claimant(fills, key.key);
+		int pid = claimant(fills, ClaimedKey(key));
 		SpinLockRelease(&fills->mutex);
 		ended = pid == 0 || pid == MyProcPid;
 		long left_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);

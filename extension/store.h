@@ -52,9 +52,9 @@ struct TableSlotRef {
 
 /* A key located in the store: which shard, and its hash there. */
 struct StoreKey {
-	EntryKey key;
-	uint64 hash;
-	int shard;
+	EntryKey key = {};
+	uint64 hash = 0;
+	int shard = 0;
 };
 
 /* shmem_request_hook / shmem_startup_hook halves. */
@@ -64,7 +64,8 @@ bool store_available(void);
 /* Raises a clear error when the library was not preloaded. */
 void store_require_available(void);
 
-StoreKey store_key(Oid dbid, Oid relid, int64 key);
+/* The key's bytes must stay valid while the StoreKey is used. */
+StoreKey store_key(Oid dbid, Oid relid, KeyBytes key);
 
 /*
  * Looks the key up under its shard's shared lock and calls visit(view) while the lock is

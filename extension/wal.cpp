@@ -29,6 +29,7 @@
  */
 #include "wal.h"
 
+#include "key_bytes.h"
 #include "settings.h"
 #include "store.h"
 
@@ -47,7 +48,9 @@ namespace local_cache {
 namespace {
 
 constexpr RmgrId RM_LOCAL_CACHE_ID = RM_EXPERIMENTAL_ID;
-constexpr uint8 XLOG_LOCAL_CACHE_INVALIDATE = 0x10;
+/* INVALIDATE of library versions before key bytes: integer keys only; replayed still. */
+constexpr uint8 XLOG_LOCAL_CACHE_INVALIDATE_INT64 = 0x10;
+constexpr uint8 XLOG_LOCAL_CACHE_INVALIDATE = 0x40;
 constexpr uint8 XLOG_LOCAL_CACHE_STOP = 0x20;
 constexpr uint8 XLOG_LOCAL_CACHE_START = 0x30;
 /* Keys per record: keeps records far below any size limit. */
@@ -76,7 +79,10 @@ WalState *state = nullptr;
 enum class XactLogging { Undecided, Logs, Unlogged };
 XactLogging xact_logging = XactLogging::Undecided;
 
-/* Followed by Oid flushed[nflushed], then WalKey keys[nkeys]. */
+/*
+ * Followed by Oid flushed[nflushed], then nkeys keys, each (Oid relid, uint32 length, the
+ * key's bytes), unaligned. XLOG_LOCAL_CACHE_INVALIDATE_INT64 has (Oid relid, int64 key) pairs.
+ */
 struct InvalidateRecord {
 	Oid dbid;
 	uint32 nflushed;
@@ -88,32 +94,70 @@ uint8 record_type(XLogReaderState *reader)
 	return XLogRecGetInfo(reader) & XLR_RMGR_INFO_MASK;
 }
 
-void read_record(XLogReaderState *reader, InvalidateRecord *header, const Oid **flushed, const WalKey **keys)
+bool is_invalidate(uint8 type)
 {
-	const char *data = XLogRecGetData(reader);
-	memcpy(header, data, sizeof(*header));
-	*flushed = reinterpret_cast<const Oid *>(data + sizeof(*header));
-	*keys = reinterpret_cast<const WalKey *>(data + sizeof(*header) + sizeof(Oid) * header->nflushed);
+	return type == XLOG_LOCAL_CACHE_INVALIDATE || type == XLOG_LOCAL_CACHE_INVALIDATE_INT64;
 }
+
+/* An INVALIDATE record, read: its flushed tables, then its keys one at a time. */
+class InvalidateReader {
+public:
+	explicit InvalidateReader(XLogReaderState *reader)
+		: data_(XLogRecGetData(reader)), int64_keys_(record_type(reader) == XLOG_LOCAL_CACHE_INVALIDATE_INT64)
+	{
+		memcpy(&header, data_, sizeof(header));
+		at_ = sizeof(header) + sizeof(Oid) * header.nflushed;
+	}
+	Oid flushed(uint32 i) const
+	{
+		Oid relid;
+		memcpy(&relid, data_ + sizeof(header) + sizeof(Oid) * i, sizeof(Oid));
+		return relid;
+	}
+	/* The next key: its bytes are valid while the record is. */
+	void next_key(Oid *relid, KeyBytes *key)
+	{
+		memcpy(relid, data_ + at_, sizeof(Oid));
+		if (int64_keys_) {
+			/* The int64 followed the Oid at its 8-byte alignment. */
+			at_ += 8;
+			*key = KeyBytes{data_ + at_, INT_KEY_BYTES};
+			at_ += INT_KEY_BYTES;
+			return;
+		}
+		at_ += sizeof(Oid);
+		uint32 len;
+		memcpy(&len, data_ + at_, sizeof(len));
+		at_ += sizeof(len);
+		*key = KeyBytes{data_ + at_, len};
+		at_ += len;
+	}
+
+	InvalidateRecord header;
+
+private:
+	const char *data_;
+	bool int64_keys_;
+	size_t at_;
+};
 
 void redo_invalidate(XLogReaderState *reader)
 {
-	InvalidateRecord header;
-	const Oid *flushed;
-	const WalKey *keys;
-	read_record(reader, &header, &flushed, &keys);
+	InvalidateReader record(reader);
+	Oid dbid = record.header.dbid;
 	/* A flushed table may have had its capture changed (the record does not say): standby
 	 * readers validate its triggers again once the transaction's commit has been replayed. */
 	TransactionId xid = XLogRecGetXid(reader);
-	for (uint32 i = 0; i < header.nflushed; i++) {
+	for (uint32 i = 0; i < record.header.nflushed; i++) {
 		if (TransactionIdIsValid(xid))
-			store_capture_begin(header.dbid, flushed[i], xid);
-		store_flush(header.dbid, flushed[i]);
+			store_capture_begin(dbid, record.flushed(i), xid);
+		store_flush(dbid, record.flushed(i));
 	}
-	for (uint32 i = 0; i < header.nkeys; i++) {
-		WalKey key;
-		memcpy(&key, &keys[i], sizeof(key));
-		store_invalidate(store_key(header.dbid, key.relid, key.key));
+	for (uint32 i = 0; i < record.header.nkeys; i++) {
+		Oid relid;
+		KeyBytes key;
+		record.next_key(&relid, &key);
+		store_invalidate(store_key(dbid, relid, key));
 	}
 }
 
@@ -123,6 +167,7 @@ void redo(XLogReaderState *reader)
 		return;
 	switch (record_type(reader)) {
 	case XLOG_LOCAL_CACHE_INVALIDATE:
+	case XLOG_LOCAL_CACHE_INVALIDATE_INT64:
 		redo_invalidate(reader);
 		break;
 	case XLOG_LOCAL_CACHE_STOP:
@@ -141,28 +186,33 @@ void redo(XLogReaderState *reader)
 
 void describe(StringInfo out, XLogReaderState *reader)
 {
-	if (record_type(reader) != XLOG_LOCAL_CACHE_INVALIDATE)
+	if (!is_invalidate(record_type(reader)))
 		return;
-	InvalidateRecord header;
-	const Oid *flushed;
-	const WalKey *keys;
-	read_record(reader, &header, &flushed, &keys);
-	appendStringInfo(out, "db %u; flush %u tables; invalidate %u keys", header.dbid, header.nflushed, header.nkeys);
-	for (uint32 i = 0; i < header.nflushed && i < 8; i++)
-		appendStringInfo(out, "%s%u", i == 0 ? ": flush " : ", ", flushed[i]);
-	for (uint32 i = 0; i < header.nkeys && i < 8; i++) {
-		WalKey key;
-		memcpy(&key, &keys[i], sizeof(key));
-		appendStringInfo(out, "%s%u/" INT64_FORMAT, i == 0 ? ": keys " : ", ", key.relid, key.key);
+	InvalidateReader record(reader);
+	appendStringInfo(out, "db %u; flush %u tables; invalidate %u keys", record.header.dbid, record.header.nflushed,
+					 record.header.nkeys);
+	for (uint32 i = 0; i < record.header.nflushed && i < 8; i++)
+		appendStringInfo(out, "%s%u", i == 0 ? ": flush " : ", ", record.flushed(i));
+	for (uint32 i = 0; i < record.header.nkeys && i < 8; i++) {
+		Oid relid;
+		KeyBytes key;
+		record.next_key(&relid, &key);
+		appendStringInfo(out, "%s%u/", i == 0 ? ": keys " : ", ", relid);
+		/* The bytes in hex (an integer key's in host order): the record knows no types. */
+		for (uint32 b = 0; b < key.len && b < 32; b++)
+			appendStringInfo(out, "%02x", static_cast<unsigned char>(key.data[b]));
+		if (key.len > 32)
+			appendStringInfoString(out, "...");
 	}
-	if (header.nkeys > 8)
+	if (record.header.nkeys > 8)
 		appendStringInfoString(out, ", ...");
 }
 
 const char *identify(uint8 info)
 {
 	switch (info & XLR_RMGR_INFO_MASK) {
-	case XLOG_LOCAL_CACHE_INVALIDATE: return "INVALIDATE";
+	case XLOG_LOCAL_CACHE_INVALIDATE:
+	case XLOG_LOCAL_CACHE_INVALIDATE_INT64: return "INVALIDATE";
 	case XLOG_LOCAL_CACHE_STOP: return "STOP";
 	case XLOG_LOCAL_CACHE_START: return "START";
 	default: return nullptr;
@@ -176,13 +226,19 @@ RmgrData rmgr = {
 void log_invalidate(Oid dbid, const Oid *flushed, int nflushed, const WalKey *keys, int nkeys)
 {
 	InvalidateRecord header = {dbid, uint32(nflushed), uint32(nkeys)};
+	StringInfoData data;
+	initStringInfo(&data);
+	appendBinaryStringInfo(&data, reinterpret_cast<const char *>(&header), sizeof(header));
+	appendBinaryStringInfo(&data, reinterpret_cast<const char *>(flushed), int(sizeof(Oid) * nflushed));
+	for (int i = 0; i < nkeys; i++) {
+		appendBinaryStringInfo(&data, reinterpret_cast<const char *>(&keys[i].relid), sizeof(Oid));
+		appendBinaryStringInfo(&data, reinterpret_cast<const char *>(&keys[i].key.len), sizeof(uint32));
+		appendBinaryStringInfo(&data, keys[i].key.data, int(keys[i].key.len));
+	}
 	XLogBeginInsert();
-	XLogRegisterData(reinterpret_cast<char *>(&header), sizeof(header));
-	if (nflushed > 0)
-		XLogRegisterData(const_cast<char *>(reinterpret_cast<const char *>(flushed)), sizeof(Oid) * nflushed);
-	if (nkeys > 0)
-		XLogRegisterData(const_cast<char *>(reinterpret_cast<const char *>(keys)), sizeof(WalKey) * nkeys);
+	XLogRegisterData(data.data, data.len);
 	XLogInsert(RM_LOCAL_CACHE_ID, XLOG_LOCAL_CACHE_INVALIDATE);
+	pfree(data.data);
 }
 
 /* Lock held exclusively. */

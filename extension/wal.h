@@ -6,12 +6,14 @@
 
 #include "pg.h"
 
+#include "shard.h"
+
 namespace local_cache {
 
 /* A changed key, as written to WAL. */
 struct WalKey {
 	Oid relid;
-	int64 key;
+	KeyBytes key;
 };
 
 /* From core_init(): the custom resource manager. */

@@ -23,7 +23,11 @@ struct ForeignTableInfo {
 	Oid foreign_relid; /* hash key */
 	bool valid;
 	Oid source_relid;
-	AttrNumber key_attnum;     /* the foreign column holding the source's primary key, or 0 */
+	/* The foreign columns holding the source's primary key columns, in key order (0: not
+	 * mapped); lookups need them all. */
+	bool key_mapped;
+	PrimaryKey key;            /* the source's */
+	AttrNumber key_attnums[MAX_KEY_COLUMNS];
 	int natts;                 /* of the foreign table */
 	AttrNumber *source_attnum; /* per foreign column (0-based index); 0 for dropped columns */
 	int source_natts;
@@ -42,7 +46,8 @@ ForeignScan *fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntab
 
 /* fdw_private of a ForeignScan plan, by position. */
 enum PlanPrivate {
-	PLAN_KEY_IS_ARRAY,   /* Integer: 1 for = ANY(array), 0 for = value, -1 for a full scan */
+	PLAN_KEY_IS_ARRAY,   /* Integer: 1 for = ANY(array), 0 for = value (one per key column),
+						  * -1 for a full scan; fdw_exprs holds the array or the values */
 	PLAN_KEY_DISPLAY,    /* String: the key condition as EXPLAIN shows it */
 	PLAN_NEEDED_COLUMNS  /* IntList: foreign attnums the query reads */
 };

@@ -99,7 +99,8 @@ void build_mapping(ForeignTableInfo *info)
 
 	info->natts = fdesc->natts;
 	info->source_natts = sdesc->natts;
-	info->key_attnum = 0;
+	info->key = source_info->key;
+	memset(info->key_attnums, 0, sizeof(info->key_attnums));
 	if (info->source_attnum != nullptr)
 		pfree(info->source_attnum);
 	info->source_attnum = static_cast<AttrNumber *>(
@@ -132,9 +133,13 @@ void build_mapping(ForeignTableInfo *info)
 							NameStr(satt->attname), RelationGetRelationName(rel),
 							format_type_with_typemod(satt->atttypid, satt->atttypmod))));
 		info->source_attnum[i] = sattnum;
-		if (sattnum == source_info->key.attnum)
-			info->key_attnum = fatt->attnum;
+		for (int c = 0; c < info->key.ncolumns; c++)
+			if (sattnum == info->key.attnums[c])
+				info->key_attnums[c] = fatt->attnum;
 	}
+	info->key_mapped = true;
+	for (int c = 0; c < info->key.ncolumns; c++)
+		info->key_mapped &= info->key_attnums[c] != 0;
 	info->source_relid = source;
 	relation_close(rel, NoLock);
 	relation_close(foreign, NoLock);

@@ -1,11 +1,12 @@
 /*
  * planning.cpp — which conditions become cache lookups, and what the paths cost.
  *
- * A condition on the key column is executed as a lookup when it has the form
- *     key = expr        or        key = ANY (array expr)
- * with an integer equality operator (btree integer_ops family, so bigint = integer works
- * too) and an expr that the executor can evaluate before the scan: no Vars of this table,
- * nothing volatile. Restriction clauses give plain lookup paths; join clauses, including
+ * Conditions on the key columns are executed as a lookup when every key column has one of
+ * the form
+ *     column = expr        or (a one-column key)        column = ANY (array expr)
+ * with the primary key's equality operator (its btree family, so bigint = integer works
+ * too; for strings under a deterministic collation) and an expr that the executor can
+ * evaluate before the scan: no Vars of this table, nothing volatile. Restriction clauses give plain lookup paths; join clauses, including
  * those implied by equivalence classes (i.id = o.item_id), give parameterized paths, so a
  * nested loop probes the cache once per outer row. Every other condition is evaluated
  * locally on the returned rows. Without a key condition the path is a full scan of the
@@ -30,6 +31,7 @@ extern "C" {
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 }
@@ -56,24 +58,56 @@ bool (*as_walker(bool (*walker)(Node *, void *)))()
 	return reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(walker));
 }
 
+/* A condition usable as a lookup of key column `column`. */
 struct KeyClause {
 	Expr *value;     /* the side the executor evaluates */
-	bool is_array;
+	bool is_array;   /* column = ANY (value): single-column keys only */
+	int column;
+	RestrictInfo *rinfo;
 };
 
-bool is_key_var(Node *node, Index relid, AttrNumber key_attnum)
+/* One clause per key column, in key order: what a lookup needs. */
+struct KeyConditions {
+	KeyClause columns[MAX_KEY_COLUMNS];
+	int ncolumns; /* the key's */
+
+	bool complete() const
+	{
+		for (int c = 0; c < ncolumns; c++)
+			if (columns[c].rinfo == nullptr)
+				return false;
+		return ncolumns > 0;
+	}
+	void clear(int n)
+	{
+		ncolumns = n;
+		for (int c = 0; c < MAX_KEY_COLUMNS; c++)
+			columns[c] = {nullptr, false, c, nullptr};
+	}
+};
+
+/* Which key column the node is (a Var of this table, perhaps relabeled), or -1. */
+int key_column_of(Node *node, Index relid, const ForeignTableInfo *table)
 {
 	if (node != nullptr && IsA(node, RelabelType))
 		node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
-	if (node == nullptr || !IsA(node, Var))
-		return false;
+	if (node == nullptr || !IsA(node, Var) || !table->key_mapped)
+		return -1;
 	Var *var = reinterpret_cast<Var *>(node);
-	return Index(var->varno) == relid && var->varattno == key_attnum && var->varlevelsup == 0;
+	if (Index(var->varno) != relid || var->varlevelsup != 0)
+		return -1;
+	for (int c = 0; c < table->key.ncolumns; c++)
+		if (var->varattno == table->key_attnums[c])
+			return c;
+	return -1;
 }
 
-bool is_integer_equality(Oid opno)
+/* The primary key's own equality (its btree family: bigint = integer works too), under a
+ * collation whose equality is byte equality. */
+bool is_key_equality(Oid opno, Oid collation, const ForeignTableInfo *table, int column)
 {
-	return get_op_opfamily_strategy(opno, INTEGER_BTREE_FAM_OID) == BTEqualStrategyNumber;
+	return get_op_opfamily_strategy(opno, table->key.opfamilies[column]) == BTEqualStrategyNumber &&
+		(!OidIsValid(collation) || get_collation_isdeterministic(collation));
 }
 
 bool evaluable_before_scan(Node *value, Index relid)
@@ -81,41 +115,47 @@ bool evaluable_before_scan(Node *value, Index relid)
 	return !bms_is_member(relid, pull_varnos(nullptr, value)) && !contain_volatile_functions(value);
 }
 
-/* Recognizes key = expr and key = ANY(expr), either side around for the scalar form. */
-bool match_key_clause(Expr *clause, Index relid, AttrNumber key_attnum, KeyClause *out)
+/* Recognizes column = expr and (one-column keys) column = ANY(expr), either side around for
+ * the scalar form. */
+bool match_key_clause(RestrictInfo *rinfo, Index relid, const ForeignTableInfo *table, KeyClause *out)
 {
-	if (key_attnum == 0)
-		return false;
+	Expr *clause = rinfo->clause;
 	if (IsA(clause, OpExpr)) {
 		OpExpr *op = reinterpret_cast<OpExpr *>(clause);
-		if (list_length(op->args) != 2 || !is_integer_equality(op->opno))
+		if (list_length(op->args) != 2)
 			return false;
 		Node *left = static_cast<Node *>(linitial(op->args));
 		Node *right = static_cast<Node *>(lsecond(op->args));
-		if (is_key_var(left, relid, key_attnum) && evaluable_before_scan(right, relid))
-			*out = {reinterpret_cast<Expr *>(right), false};
-		else if (is_key_var(right, relid, key_attnum) && evaluable_before_scan(left, relid))
-			*out = {reinterpret_cast<Expr *>(left), false};
-		else
+		int column = key_column_of(left, relid, table);
+		Node *value = right;
+		if (column < 0) {
+			column = key_column_of(right, relid, table);
+			value = left;
+		}
+		if (column < 0 || !is_key_equality(op->opno, op->inputcollid, table, column) ||
+			!evaluable_before_scan(value, relid))
 			return false;
+		*out = {reinterpret_cast<Expr *>(value), false, column, rinfo};
 		return true;
 	}
 	if (IsA(clause, ScalarArrayOpExpr)) {
 		ScalarArrayOpExpr *op = reinterpret_cast<ScalarArrayOpExpr *>(clause);
-		if (!op->useOr || list_length(op->args) != 2 || !is_integer_equality(op->opno))
+		if (!op->useOr || list_length(op->args) != 2 || table->key.ncolumns != 1)
 			return false;
 		Node *left = static_cast<Node *>(linitial(op->args));
 		Node *right = static_cast<Node *>(lsecond(op->args));
-		if (!is_key_var(left, relid, key_attnum) || !evaluable_before_scan(right, relid))
+		if (key_column_of(left, relid, table) != 0 || !is_key_equality(op->opno, op->inputcollid, table, 0) ||
+			!evaluable_before_scan(right, relid))
 			return false;
-		*out = {reinterpret_cast<Expr *>(right), true};
+		*out = {reinterpret_cast<Expr *>(right), true, 0, rinfo};
 		return true;
 	}
 	return false;
 }
 
-double estimated_keys(const KeyClause &key)
+double estimated_keys(const KeyConditions &conditions)
 {
+	const KeyClause &key = conditions.columns[0];
 	if (!key.is_array)
 		return 1;
 	if (IsA(key.value, Const)) {
@@ -130,16 +170,32 @@ double estimated_keys(const KeyClause &key)
 	return UNKNOWN_ARRAY_KEYS;
 }
 
-/* The first restriction clause usable as a lookup. */
-RestrictInfo *find_key_restriction(List *clauses, Index relid, AttrNumber key_attnum, KeyClause *key)
+/* Takes the clause for its column unless the column has one already. */
+void offer_clause(KeyConditions *conditions, RestrictInfo *rinfo, Index relid, const ForeignTableInfo *table)
 {
+	KeyClause key;
+	if (!rinfo->pseudoconstant && match_key_clause(rinfo, relid, table, &key) &&
+		conditions->columns[key.column].rinfo == nullptr)
+		conditions->columns[key.column] = key;
+}
+
+/* The restriction clauses usable as a lookup, one per key column; whether every column has one. */
+bool find_key_restrictions(List *clauses, Index relid, const ForeignTableInfo *table, KeyConditions *conditions)
+{
+	conditions->clear(table->key_mapped ? table->key.ncolumns : 0);
 	ListCell *cell;
-	foreach (cell, clauses) {
-		RestrictInfo *rinfo = static_cast<RestrictInfo *>(lfirst(cell));
-		if (!rinfo->pseudoconstant && match_key_clause(rinfo->clause, relid, key_attnum, key))
-			return rinfo;
-	}
-	return nullptr;
+	foreach (cell, clauses)
+		offer_clause(conditions, static_cast<RestrictInfo *>(lfirst(cell)), relid, table);
+	return conditions->complete();
+}
+
+/* The clauses of `clauses` that the lookup does not use. */
+List *other_clauses(List *clauses, const KeyConditions &conditions)
+{
+	List *other = list_copy(clauses);
+	for (int c = 0; c < conditions.ncolumns; c++)
+		other = list_delete_ptr(other, conditions.columns[c].rinfo);
+	return other;
 }
 
 void add_lookup_path(PlannerInfo *root, RelOptInfo *baserel, double keys, Relids required_outer,
@@ -156,10 +212,15 @@ void add_lookup_path(PlannerInfo *root, RelOptInfo *baserel, double keys, Relids
 						  root, baserel, NULL, rows, startup, total, NIL, required_outer, NULL, NIL)));
 }
 
+struct KeyMemberOf {
+	const ForeignTableInfo *table;
+	int column;
+};
+
 bool key_member(PlannerInfo *, RelOptInfo *rel, EquivalenceClass *, EquivalenceMember *em, void *arg)
 {
-	return is_key_var(reinterpret_cast<Node *>(em->em_expr), rel->relid,
-					  *static_cast<AttrNumber *>(arg));
+	KeyMemberOf *of = static_cast<KeyMemberOf *>(arg);
+	return key_column_of(reinterpret_cast<Node *>(em->em_expr), rel->relid, of->table) == of->column;
 }
 
 /* Expressions deparse_expression() can print without a plan: no Vars, no subplans. */
@@ -173,25 +234,38 @@ bool deparsable_alone(Node *node, void *context)
 	return expression_tree_walker(node, as_walker(deparsable_alone), context);
 }
 
-/* "(key = value)" / "(key = ANY (value))" for EXPLAIN, with the query's names for Vars. */
-char *display_key(PlannerInfo *root, Oid foreigntableid, AttrNumber key_attnum, const KeyClause &key)
+/* "(key = value)" / "(key = ANY (value))" for EXPLAIN, with the query's names for Vars;
+ * the columns of a composite key joined by AND. */
+char *display_key(PlannerInfo *root, Oid foreigntableid, const ForeignTableInfo *table,
+				  const KeyConditions &conditions)
 {
-	Node *value_node = reinterpret_cast<Node *>(key.value);
-	if (IsA(value_node, RelabelType))
-		value_node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(value_node)->arg);
-	char *value;
-	if (IsA(value_node, Var) && reinterpret_cast<Var *>(value_node)->varlevelsup == 0) {
-		Var *var = reinterpret_cast<Var *>(value_node);
-		RangeTblEntry *rte = planner_rt_fetch(var->varno, root);
-		value = psprintf("%s.%s", quote_identifier(rte->eref->aliasname),
-						 quote_identifier(get_rte_attribute_name(rte, var->varattno)));
-	} else if (!deparsable_alone(value_node, nullptr)) {
-		value = deparse_expression(value_node, NIL, false, false);
-	} else {
-		value = pstrdup("(expression)");
+	StringInfoData out;
+	initStringInfo(&out);
+	for (int c = 0; c < conditions.ncolumns; c++) {
+		const KeyClause &key = conditions.columns[c];
+		Node *value_node = reinterpret_cast<Node *>(key.value);
+		if (IsA(value_node, RelabelType))
+			value_node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(value_node)->arg);
+		char *value;
+		if (IsA(value_node, Var) && reinterpret_cast<Var *>(value_node)->varlevelsup == 0) {
+			Var *var = reinterpret_cast<Var *>(value_node);
+			RangeTblEntry *rte = planner_rt_fetch(var->varno, root);
+			value = psprintf("%s.%s", quote_identifier(rte->eref->aliasname),
+							 quote_identifier(get_rte_attribute_name(rte, var->varattno)));
+		} else if (!deparsable_alone(value_node, nullptr)) {
+			value = deparse_expression(value_node, NIL, false, false);
+		} else {
+			value = pstrdup("(expression)");
+		}
+		const char *column = quote_identifier(get_attname(foreigntableid, table->key_attnums[c], false));
+		if (c > 0)
+			appendStringInfoString(&out, " AND ");
+		if (key.is_array)
+			appendStringInfo(&out, "(%s = ANY (%s))", column, value);
+		else
+			appendStringInfo(&out, "(%s = %s)", column, value);
 	}
-	const char *column = quote_identifier(get_attname(foreigntableid, key_attnum, false));
-	return key.is_array ? psprintf("(%s = ANY (%s))", column, value) : psprintf("(%s = %s)", column, value);
+	return out.data;
 }
 
 } // namespace
@@ -209,9 +283,9 @@ void fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	relation_close(source, NoLock);
 	baserel->fdw_private = state;
 
-	KeyClause key;
+	KeyConditions key;
 	double selectivity = clauselist_selectivity(root, baserel->baserestrictinfo, 0, JOIN_INNER, NULL);
-	if (find_key_restriction(baserel->baserestrictinfo, baserel->relid, state->table->key_attnum, &key))
+	if (find_key_restrictions(baserel->baserestrictinfo, baserel->relid, state->table, &key))
 		baserel->rows = clamp_row_est(Min(estimated_keys(key), state->source_tuples));
 	else
 		baserel->rows = clamp_row_est(state->source_tuples * selectivity);
@@ -221,13 +295,12 @@ void fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 void fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid)
 {
 	LookupPlanState *state = static_cast<LookupPlanState *>(baserel->fdw_private);
-	AttrNumber key_attnum = state->table->key_attnum;
+	const ForeignTableInfo *table = state->table;
 
-	KeyClause key;
-	RestrictInfo *key_rinfo = find_key_restriction(baserel->baserestrictinfo, baserel->relid, key_attnum, &key);
-	if (key_rinfo != nullptr) {
-		add_lookup_path(root, baserel, Min(estimated_keys(key), state->source_tuples), NULL,
-						list_delete_ptr(list_copy(baserel->baserestrictinfo), key_rinfo));
+	KeyConditions restrictions;
+	if (find_key_restrictions(baserel->baserestrictinfo, baserel->relid, table, &restrictions)) {
+		add_lookup_path(root, baserel, Min(estimated_keys(restrictions), state->source_tuples), NULL,
+						other_clauses(baserel->baserestrictinfo, restrictions));
 	} else {
 		/* Full scan: the source's sequential scan, plus building each row. */
 		QualCost qual_cost;
@@ -239,33 +312,51 @@ void fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid)
 							  root, baserel, NULL, baserel->rows, startup, total, NIL, NULL, NULL, NIL)));
 	}
 
-	if (key_attnum == 0)
+	if (!table->key_mapped)
 		return;
 
-	/* Parameterized lookups: key = outer expression, from join clauses and equivalences. */
+	/* Parameterized lookups: key column = outer expression, from join clauses and equivalences;
+	 * the columns without one take a restriction. */
 	List *join_clauses = NIL;
 	ListCell *cell;
 	foreach (cell, baserel->joininfo) {
 		RestrictInfo *rinfo = static_cast<RestrictInfo *>(lfirst(cell));
-		if (join_clause_is_movable_to(rinfo, baserel) &&
-			match_key_clause(rinfo->clause, baserel->relid, key_attnum, &key))
+		KeyClause key;
+		if (join_clause_is_movable_to(rinfo, baserel) && match_key_clause(rinfo, baserel->relid, table, &key))
 			join_clauses = lappend(join_clauses, rinfo);
 	}
-	if (baserel->has_eclass_joins)
-		join_clauses = list_concat(join_clauses,
-								   generate_implied_equalities_for_column(root, baserel, key_member, &key_attnum,
-																		  baserel->lateral_referencers));
+	if (baserel->has_eclass_joins) {
+		for (int c = 0; c < table->key.ncolumns; c++) {
+			KeyMemberOf of = {table, c};
+			join_clauses = list_concat(join_clauses, generate_implied_equalities_for_column(
+														 root, baserel, key_member, &of, baserel->lateral_referencers));
+		}
+	}
+	/* One path per join clause; the other columns of a composite key take a restriction, or
+	 * else the first join clause of theirs. */
 	foreach (cell, join_clauses) {
 		RestrictInfo *rinfo = static_cast<RestrictInfo *>(lfirst(cell));
-		Relids required_outer = bms_union(rinfo->clause_relids, baserel->lateral_relids);
-		required_outer = bms_del_member(required_outer, baserel->relid);
-		if (bms_is_empty(required_outer) || bms_overlap(required_outer, baserel->relids))
+		KeyConditions key;
+		key.clear(table->key.ncolumns);
+		KeyClause clause;
+		if (!match_key_clause(rinfo, baserel->relid, table, &clause))
 			continue;
-		if (!match_key_clause(rinfo->clause, baserel->relid, key_attnum, &key))
+		key.columns[clause.column] = clause;
+		for (int c = 0; c < key.ncolumns; c++)
+			if (c != clause.column)
+				key.columns[c] = restrictions.columns[c];
+		ListCell *more;
+		foreach (more, join_clauses)
+			offer_clause(&key, static_cast<RestrictInfo *>(lfirst(more)), baserel->relid, table);
+		Relids required_outer = bms_copy(baserel->lateral_relids);
+		for (int c = 0; c < key.ncolumns; c++)
+			if (key.columns[c].rinfo != nullptr)
+				required_outer = bms_union(required_outer, key.columns[c].rinfo->clause_relids);
+		required_outer = bms_del_member(required_outer, baserel->relid);
+		if (!key.complete() || bms_is_empty(required_outer) || bms_overlap(required_outer, baserel->relids))
 			continue;
 		ParamPathInfo *param = get_baserel_parampathinfo(root, baserel, required_outer);
-		List *other = list_concat(list_copy(baserel->baserestrictinfo),
-								  list_delete_ptr(list_copy(param->ppi_clauses), rinfo));
+		List *other = other_clauses(list_concat(list_copy(baserel->baserestrictinfo), param->ppi_clauses), key);
 		add_lookup_path(root, baserel, estimated_keys(key), required_outer, other);
 	}
 }
@@ -274,34 +365,34 @@ ForeignScan *fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntab
 						  ForeignPath *best_path, List *tlist, List *scan_clauses, Plan *outer_plan)
 {
 	LookupPlanState *state = static_cast<LookupPlanState *>(baserel->fdw_private);
-	AttrNumber key_attnum = state->table->key_attnum;
+	const ForeignTableInfo *table = state->table;
 
 	/*
-	 * Choose the key clause among the clauses this scan must enforce: a restriction first
-	 * (it needs no outer row), else a join clause of the parameterization.
+	 * Choose the key clauses among the clauses this scan must enforce: restrictions first
+	 * (they need no outer row), else join clauses of the parameterization.
 	 */
-	KeyClause key = {nullptr, false};
-	RestrictInfo *key_rinfo = nullptr;
+	KeyConditions key;
+	key.clear(table->key_mapped ? table->key.ncolumns : 0);
 	bool parameterized = best_path->path.param_info != nullptr;
-	for (int pass = 0; pass < 2 && key_rinfo == nullptr; pass++) {
+	for (int pass = 0; pass < 2; pass++) {
 		ListCell *cell;
 		foreach (cell, scan_clauses) {
 			RestrictInfo *rinfo = static_cast<RestrictInfo *>(lfirst(cell));
 			bool is_join = !bms_is_empty(bms_del_member(bms_copy(rinfo->clause_relids), baserel->relid));
-			if (rinfo->pseudoconstant || is_join != (pass == 1) || (is_join && !parameterized))
-				continue;
-			if (match_key_clause(rinfo->clause, baserel->relid, key_attnum, &key)) {
-				key_rinfo = rinfo;
-				break;
-			}
+			if (is_join == (pass == 1) && (!is_join || parameterized))
+				offer_clause(&key, rinfo, baserel->relid, table);
 		}
 	}
+	bool lookup = key.complete();
 
 	List *local_quals = NIL;
 	ListCell *cell;
 	foreach (cell, scan_clauses) {
 		RestrictInfo *rinfo = static_cast<RestrictInfo *>(lfirst(cell));
-		if (rinfo != key_rinfo && !rinfo->pseudoconstant)
+		bool used = false;
+		for (int c = 0; lookup && c < key.ncolumns; c++)
+			used |= key.columns[c].rinfo == rinfo;
+		if (!used && !rinfo->pseudoconstant)
 			local_quals = lappend(local_quals, rinfo->clause);
 	}
 
@@ -319,11 +410,13 @@ ForeignScan *fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntab
 	List *fdw_private = NIL;
 	/* EvalPlanQual rechecks (UPDATE ... FROM in READ COMMITTED) must test the key clause too. */
 	List *recheck_quals = NIL;
-	if (key_rinfo != nullptr) {
-		recheck_quals = list_make1(key_rinfo->clause);
-		fdw_exprs = list_make1(key.value);
-		fdw_private = list_make3(makeInteger(key.is_array ? 1 : 0),
-								 makeString(display_key(root, foreigntableid, key_attnum, key)),
+	if (lookup) {
+		for (int c = 0; c < key.ncolumns; c++) {
+			recheck_quals = lappend(recheck_quals, key.columns[c].rinfo->clause);
+			fdw_exprs = lappend(fdw_exprs, key.columns[c].value);
+		}
+		fdw_private = list_make3(makeInteger(key.columns[0].is_array ? 1 : 0),
+								 makeString(display_key(root, foreigntableid, table, key)),
 								 needed);
 	} else {
 		fdw_private = list_make3(makeInteger(-1), makeString(pstrdup("")), needed);

@@ -12,6 +12,7 @@
 
 #include "../extension/boundary.h"
 #include "../extension/fetch.h"
+#include "../extension/keys.h"
 
 extern "C" {
 #include "access/relation.h"
@@ -43,7 +44,8 @@ struct LookupScanState {
 	ForeignTableInfo *table;
 	RelInfo *source;
 	int key_mode;            /* PLAN_KEY_IS_ARRAY value */
-	ExprState *key_expr;
+	int nkey_exprs;
+	ExprState *key_exprs[MAX_KEY_COLUMNS]; /* the array, or each key column's value */
 	bool *needed;            /* per foreign column */
 	MemoryContext batch_context;
 
@@ -71,55 +73,64 @@ void collect(void *context, int position, const FetchedRow &row)
 	state->rows[position] = copy;
 }
 
-int compare_int64(const void *a, const void *b)
+/* The kinds the key expressions' values are read as (keys.h: value_kind_for). */
+KeyShape value_kinds(LookupScanState *state)
 {
-	int64 x = *static_cast<const int64 *>(a), y = *static_cast<const int64 *>(b);
-	return x < y ? -1 : (x > y ? 1 : 0);
+	KeyShape kinds;
+	kinds.ncolumns = state->source->key.ncolumns;
+	for (int c = 0; c < kinds.ncolumns; c++) {
+		Oid type = exprType(reinterpret_cast<Node *>(state->key_exprs[c]->expr));
+		if (state->key_mode == 1)
+			type = get_element_type(type);
+		if (!value_kind_for(state->source->key.shape.kinds[c], type, &kinds.kinds[c]))
+			elog(ERROR, "local_cache_fdw: a value of type %s cannot name a key", format_type_be(type));
+	}
+	return kinds;
 }
 
-
-/* Evaluates the key expression into sorted, distinct, non-NULL keys. */
-int evaluate_keys(LookupScanState *state, ExprContext *econtext, int64 **keys_out)
+/* Evaluates the key expressions into sorted, distinct, non-NULL keys. */
+int evaluate_keys(LookupScanState *state, ExprContext *econtext, KeyBytes **keys_out)
 {
-	bool isnull;
-	Datum value = ExecEvalExpr(state->key_expr, econtext, &isnull);
-	if (isnull)
-		return 0;
-	Oid type = exprType(reinterpret_cast<Node *>(state->key_expr->expr));
-	int64 *keys;
-	int nkeys = 0;
-	if (state->key_mode == 0) {
-		keys = static_cast<int64 *>(palloc(sizeof(int64)));
-		keys[nkeys++] = key_from_datum(value, type);
-	} else {
-		ArrayType *array = DatumGetArrayTypeP(value);
-		Oid element = ARR_ELEMTYPE(array);
+	KeyShape kinds = value_kinds(state);
+	Datum values[MAX_KEY_COLUMNS];
+	for (int c = 0; c < state->nkey_exprs; c++) {
+		bool isnull;
+		values[c] = ExecEvalExpr(state->key_exprs[c], econtext, &isnull);
+		if (isnull)
+			return 0;
+	}
+	Datum *elements = values;
+	bool *nulls = nullptr;
+	int n = 1;
+	if (state->key_mode == 1) {
+		ArrayType *array = DatumGetArrayTypeP(values[0]);
 		int16 typlen;
 		bool typbyval;
 		char typalign;
-		get_typlenbyvalalign(element, &typlen, &typbyval, &typalign);
-		Datum *elements;
-		bool *nulls;
-		int n;
-		deconstruct_array(array, element, typlen, typbyval, typalign, &elements, &nulls, &n);
-		keys = static_cast<int64 *>(palloc(sizeof(int64) * (n + 1)));
-		for (int i = 0; i < n; i++)
-			if (!nulls[i])
-				keys[nkeys++] = key_from_datum(elements[i], element);
+		get_typlenbyvalalign(ARR_ELEMTYPE(array), &typlen, &typbyval, &typalign);
+		deconstruct_array(array, ARR_ELEMTYPE(array), typlen, typbyval, typalign, &elements, &nulls, &n);
 	}
-	qsort(keys, nkeys, sizeof(int64), compare_int64);
-	int distinct = 0;
-	for (int i = 0; i < nkeys; i++)
-		if (distinct == 0 || keys[distinct - 1] != keys[i])
-			keys[distinct++] = keys[i];
+	StringInfoData buffer;
+	initStringInfo(&buffer);
+	int *ends = static_cast<int *>(palloc(sizeof(int) * (n + 1)));
+	int nkeys = 0;
+	for (int i = 0; i < n; i++) {
+		if (nulls != nullptr && nulls[i])
+			continue;
+		append_key_bytes(kinds, state->key_mode == 1 ? &elements[i] : values, &buffer);
+		ends[nkeys++] = buffer.len;
+	}
+	KeyBytes *keys = static_cast<KeyBytes *>(palloc(sizeof(KeyBytes) * (nkeys + 1)));
+	for (int i = 0, start = 0; i < nkeys; start = ends[i], i++)
+		keys[i] = KeyBytes{buffer.data + start, uint32(ends[i] - start)};
 	*keys_out = keys;
-	return distinct;
+	return sort_distinct_keys(keys, nkeys);
 }
 
 void fetch_batch(ForeignScanState *node, LookupScanState *state)
 {
 	MemoryContext old = MemoryContextSwitchTo(state->batch_context);
-	int64 *keys;
+	KeyBytes *keys;
 	int nkeys = evaluate_keys(state, node->ss.ps.ps_ExprContext, &keys);
 	state->rows = static_cast<char **>(palloc0(sizeof(char *) * (nkeys + 1)));
 	state->nrows = nkeys;
@@ -185,12 +196,15 @@ void begin_scan(ForeignScanState *node, int eflags)
 								 OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId());
 	state->key_mode = intVal(list_nth(plan->fdw_private, PLAN_KEY_IS_ARRAY));
 	if (state->key_mode >= 0) {
-		if (state->table->key_attnum == 0)
+		if (!state->table->key_mapped || list_length(plan->fdw_exprs) != state->source->key.ncolumns ||
+			(state->key_mode == 1 && state->source->key.ncolumns != 1))
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INCONSISTENT_DESCRIPTOR_INFORMATION),
 					 errmsg("foreign table \"%s\" no longer maps the primary key of its table",
 							RelationGetRelationName(node->ss.ss_currentRelation))));
-		state->key_expr = ExecInitExpr(static_cast<Expr *>(linitial(plan->fdw_exprs)), &node->ss.ps);
+		ListCell *expr;
+		foreach (expr, plan->fdw_exprs)
+			state->key_exprs[state->nkey_exprs++] = ExecInitExpr(static_cast<Expr *>(lfirst(expr)), &node->ss.ps);
 	}
 	state->needed = static_cast<bool *>(palloc0(sizeof(bool) * (state->table->natts + 1)));
 	ListCell *cell;

@@ -14,13 +14,10 @@ namespace local_cache::resp {
 
 std::optional<RowKey> parse_row_key(std::string_view key)
 {
-	size_t colon = key.rfind(':');
+	size_t colon = key.find(':');
 	if (colon == std::string_view::npos || colon == 0)
 		return std::nullopt;
-	int64_t id = 0;
-	if (!parse_canonical_int64(key.substr(colon + 1), &id))
-		return std::nullopt;
-	return RowKey{key.substr(0, colon), id};
+	return RowKey{key.substr(0, colon), key.substr(colon + 1)};
 }
 
 /* Answers a failed lookup; returns false when the command must stop. */

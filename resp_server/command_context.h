@@ -170,12 +170,12 @@ public:
 		pattern_ = pattern;
 	}
 
-	void key(std::string_view prefix, int64_t id) override
+	void key(std::string_view prefix, std::string_view id) override
 	{
 		size_t start = arena_.size();
 		arena_.append(prefix.data(), prefix.size());
 		arena_ += ':';
-		append_number(arena_, id);
+		arena_.append(id.data(), id.size());
 		if (!pattern_.empty() &&
 			!glob_match(pattern_, std::string_view(arena_).substr(start), false)) {
 			arena_.resize(start);

@@ -92,13 +92,14 @@ struct Session {
 };
 
 /*
- * A data key: "<prefix>:<id>", split at the last ':' (a prefix may itself contain ':'), the
- * prefix non-empty, the id a canonical int64 (see parse_canonical_int64). A key that does
- * not parse is a missing key (nil), never an error.
+ * A data key: "<prefix>:<id>", split at the first ':' (prefixes have none; a text key may),
+ * the prefix non-empty. The id is the canonical text of a key of the prefix's table
+ * (extension/key_bytes.h), which the DataSource reads. A key that names no row is a missing
+ * key (nil), never an error.
  */
 struct RowKey {
 	std::string_view prefix;
-	int64_t id;
+	std::string_view id;
 };
 
 std::optional<RowKey> parse_row_key(std::string_view key);
@@ -113,23 +114,26 @@ protected:
 	~ValueSink() = default;
 };
 
-/* Receives the keys a SCAN finds, in order: the prefix of the key's table and the key's id.
- * Same lifetime rule. */
+/* Receives the keys a SCAN finds, in order: the prefix of the key's table and the key's
+ * canonical text. Same lifetime rule. */
 class KeySink {
 public:
-	virtual void key(std::string_view prefix, int64_t id) = 0;
+	virtual void key(std::string_view prefix, std::string_view id) = 0;
 
 protected:
 	~KeySink() = default;
 };
 
-/* Where a SCAN stands: at the start (the zero value), after the key `after_id` of the table
- * `table` (a number only the DataSource interprets), or at the end (`finished`). */
+/* Where a SCAN stands: at the start (the zero value), after the key whose bytes are
+ * after_key[0..after_length) in the table `table` (both only the DataSource interprets), or at
+ * the end (`finished`). Plain data: the server keeps positions in shared memory. */
 struct ScanPosition {
+	static constexpr size_t kMaxKeyBytes = 240;
 	uint64_t table = 0;
 	bool started = false;
-	int64_t after_id = 0;
 	bool finished = false;
+	uint16_t after_length = 0;
+	char after_key[kMaxKeyBytes] = {};
 };
 
 /* Receives a row's columns for HGETALL, in column order. Same lifetime rule. */

@@ -84,17 +84,17 @@ void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, siz
 				 Budget *budget)
 {
 	RelInfo *info = open_table(relid, role);
-	int64 *values = static_cast<int64 *>(palloc(sizeof(int64) * count));
+	KeyBytes *bytes = static_cast<KeyBytes *>(palloc(sizeof(KeyBytes) * count));
 	int *positions = static_cast<int *>(palloc(sizeof(int) * count));
 	int n = 0;
 	for (size_t i = 0; i < count; i++) {
-		if (relids[i] == relid) {
-			values[n] = keys[i].id;
+		/* An id that is the text of no key of the table names no row. */
+		if (relids[i] == relid && key_of_id(info, keys[i].id, &bytes[n])) {
 			positions[n] = int(i);
 			n++;
 		}
 	}
-	FetchRequest request(info, GetActiveSnapshot(), values, n);
+	FetchRequest request(info, GetActiveSnapshot(), bytes, n);
 	Collector collector = {found, positions, budget};
 	fetch_rows(request, collect, &collector);
 	budget_check(budget);
@@ -134,8 +134,11 @@ bool fetch_row_values(const Session &session, const RowKey &key, RowValues *row)
 	if (!OidIsValid(relid))
 		return false;
 	RelInfo *info = open_table(relid, Oid(session.role->id));
+	KeyBytes bytes;
+	if (!key_of_id(info, key.id, &bytes))
+		return false;
 	Found tuple = {nullptr, 0, false};
-	FetchRequest request(info, GetActiveSnapshot(), &key.id, 1);
+	FetchRequest request(info, GetActiveSnapshot(), &bytes, 1);
 	fetch_rows(request, collect_tuple, &tuple);
 	if (tuple.bytes == nullptr)
 		return false;
@@ -189,12 +192,28 @@ bool keys_can_start_with(const PrefixEntry &table, std::string_view key_start)
 	return key_start.size() <= table.length || key_start[table.length] == ':';
 }
 
-/* A key SCAN found: its table's prefix (in prefix_context) and its id. */
+/* A key SCAN found: its table's prefix (in prefix_context), the table's key shape, and the
+ * key's bytes (in results_context). */
 struct ScannedKey {
 	const char *prefix;
 	size_t length;
-	int64 id;
+	KeyShape shape;
+	KeyBytes key;
 };
+
+/* SCAN goes on after the key position.after_key names in position.table. */
+ScanPosition scan_position(Oid relid, const KeyBytes *after)
+{
+	ScanPosition position;
+	position.table = relid;
+	position.started = after != nullptr;
+	if (after != nullptr) {
+		Assert(after->len <= ScanPosition::kMaxKeyBytes);
+		memcpy(position.after_key, after->data, after->len);
+		position.after_length = uint16(after->len);
+	}
+	return position;
+}
 } // namespace
 
 PgDataSource::PgDataSource(int worker_number) : worker_number_(worker_number)
@@ -348,8 +367,7 @@ LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &posit
 									 std::string_view key_start, KeySink &sink)
 {
 	MemoryContextReset(results_context);
-	ScannedKey *keys = static_cast<ScannedKey *>(MemoryContextAlloc(results_context, sizeof(ScannedKey) * (count + 1)));
-	int64 *ids = static_cast<int64 *>(MemoryContextAlloc(results_context, sizeof(int64) * (count + 1)));
+	ScannedKey *keys = nullptr;
 	size_t n = 0;
 	ScanPosition next;
 	next.finished = true;
@@ -360,12 +378,14 @@ LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &posit
 		PrefixEntry *tables = static_cast<PrefixEntry *>(palloc(sizeof(PrefixEntry) * (nprefixes + 1)));
 		memcpy(tables, prefixes, sizeof(PrefixEntry) * nprefixes);
 		qsort(tables, nprefixes, sizeof(PrefixEntry), compare_relids);
+		size_t capacity = count + 1;
+		keys = static_cast<ScannedKey *>(MemoryContextAlloc(results_context, sizeof(ScannedKey) * capacity));
 		for (int i = 0; i < nprefixes; i++) {
 			const PrefixEntry &table = tables[i];
 			if (table.relid < position.table)
 				continue;
-			if (n == count) {
-				next = ScanPosition{table.relid, false, 0, false};
+			if (n >= count) {
+				next = scan_position(table.relid, nullptr);
 				break;
 			}
 			if (!keys_can_start_with(table, key_start))
@@ -373,21 +393,50 @@ LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &posit
 			lock_table(table.relid);
 			if (!relinfo_readable(table.relid, role))
 				continue;
+			RelInfo *info = relinfo_lookup(table.relid);
 			bool continuing = table.relid == position.table && position.started;
-			int found = scan_primary_keys(relinfo_lookup(table.relid), GetActiveSnapshot(), continuing,
-										  position.after_id, ids + n, int(count - n));
-			for (int k = 0; k < found; k++, n++)
-				keys[n] = {table.prefix, table.length, ids[n]};
-			if (n == count) {
-				next = ScanPosition{table.relid, true, ids[n - 1], false};
+			KeyBytes after = {position.after_key, position.after_length};
+			const KeyBytes *from = continuing ? &after : nullptr;
+			/* The position SCAN goes on from is a key's bytes, kept in shared memory up to
+			 * kMaxKeyBytes: past a longer key the batch goes on to the next key that fits. */
+			bool table_done = false;
+			for (;;) {
+				MemoryContext old = MemoryContextSwitchTo(results_context);
+				StringInfoData bytes;
+				initStringInfo(&bytes);
+				size_t limit = n < count ? count - n : 1;
+				uint32 *ends = static_cast<uint32 *>(palloc(sizeof(uint32) * (limit + 1)));
+				int found = scan_primary_keys(info, GetActiveSnapshot(), from, &bytes, ends, int(limit));
+				MemoryContextSwitchTo(old);
+				if (n + found >= capacity) {
+					capacity = (n + found) * 2;
+					keys = static_cast<ScannedKey *>(repalloc(keys, sizeof(ScannedKey) * capacity));
+				}
+				for (int k = 0; k < found; k++, n++)
+					keys[n] = {table.prefix, table.length, info->key.shape,
+							   KeyBytes{bytes.data + (k == 0 ? 0 : ends[k - 1]), ends[k] - (k == 0 ? 0 : ends[k - 1])}};
+				if (size_t(found) < limit) {
+					table_done = true;
+					break;
+				}
+				from = &keys[n - 1].key;
+				if (n >= count && from->len <= ScanPosition::kMaxKeyBytes)
+					break;
+			}
+			if (!table_done) {
+				next = scan_position(table.relid, &keys[n - 1].key);
 				break;
 			}
 		}
 	}, &error);
 	if (!ok)
 		return failure(error);
-	for (size_t k = 0; k < n; k++)
-		sink.key(std::string_view(keys[k].prefix, keys[k].length), keys[k].id);
+	std::string id;
+	for (size_t k = 0; k < n; k++) {
+		id.clear();
+		append_key_text(keys[k].shape, keys[k].key, id);
+		sink.key(std::string_view(keys[k].prefix, keys[k].length), id);
+	}
 	position = next;
 	return LookupResult::ok();
 }

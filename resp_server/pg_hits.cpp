@@ -46,6 +46,26 @@ bool known_reader(Oid relid, Oid role)
 char *hit_bytes = nullptr;
 size_t hit_capacity = 0;
 
+/* Where a key's bytes are made from its text (key_from_text), before its lookup. */
+char *key_buffer = nullptr;
+size_t key_buffer_capacity = 0;
+
+/* The key's bytes in the table, made in key_buffer; false when `id` names no key of it. */
+bool key_bytes_for(const RelInfo *info, std::string_view id, KeyBytes *out, bool *out_of_memory)
+{
+	size_t needed = key_bytes_bound(id.size());
+	if (needed > key_buffer_capacity) {
+		char *grown = static_cast<char *>(realloc(key_buffer, needed));
+		if (grown == nullptr) {
+			*out_of_memory = true;
+			return false;
+		}
+		key_buffer = grown;
+		key_buffer_capacity = needed;
+	}
+	return key_from_text(info->key.shape, id, key_buffer, out);
+}
+
 } // namespace
 
 /* After a transaction begun at catalog epoch `epoch` read relids[0..count) as `role`. */
@@ -90,11 +110,17 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 	if (batch.active || !local_cache_enabled || RecoveryInProgress() || !prefixes_valid ||
 		learned_epoch != store_catalog_epoch())
 		return HitsOutcome::NotAllHits;
+	if (key_buffer_capacity > (size_t(1) << 20)) {
+		free(key_buffer);
+		key_buffer = nullptr;
+		key_buffer_capacity = 0;
+	}
 	TableSlotRef table{};
 	bool short_of_room = false;
 	/* Keys of one table usually come together: look the table up once for them. */
 	std::string_view last_prefix;
 	Oid relid = InvalidOid;
+	RelInfo *info = nullptr;
 	bool first = true;
 	for (size_t i = 0; i < count; i++) {
 		tables[i].slot = -1;
@@ -107,19 +133,23 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 			if (OidIsValid(relid)) {
 				if (!known_reader(relid, role))
 					return HitsOutcome::NotAllHits;
-				RelInfo *info = relinfo_peek(relid);
+				info = relinfo_peek(relid);
 				if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
 					!store_capture_unchanged(info->table))
 					return HitsOutcome::NotAllHits;
 				table = info->table;
 			}
 		}
-		if (!key || !OidIsValid(relid)) {
+		KeyBytes bytes;
+		bool out_of_memory = false;
+		if (!key || !OidIsValid(relid) || !key_bytes_for(info, key->id, &bytes, &out_of_memory)) {
+			if (out_of_memory)
+				return HitsOutcome::NotAllHits;
 			short_of_room |= !out.nil(i); /* no such key or table: a missing key */
 			continue;
 		}
 		tables[i] = table;
-		bool hit = store_lookup(store_key(MyDatabaseId, relid, key->id), [&](const EntryView &view) {
+		bool hit = store_lookup(store_key(MyDatabaseId, relid, bytes), [&](const EntryView &view) {
 			if (view.tuple_len == 0) {
 				/* a negative entry: no row (its deleter committed: see fetch.cpp) */
 				negative[i] = true;

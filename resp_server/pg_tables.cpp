@@ -129,6 +129,12 @@ Oid relid_for_prefix(std::string_view prefix)
 
 
 
+bool key_of_id(const RelInfo *info, std::string_view id, KeyBytes *out)
+{
+	char *buffer = static_cast<char *>(MemoryContextAlloc(results_context, key_bytes_bound(id.size())));
+	return key_from_text(info->key.shape, id, buffer, out);
+}
+
 Budget output_budget()
 {
 	return Budget{size_t(local_cache_resp_output_buffer_limit), false};

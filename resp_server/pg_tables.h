@@ -35,6 +35,10 @@ extern bool prefixes_valid;
 void load_prefixes();
 Oid relid_for_prefix(std::string_view prefix);
 
+/* The bytes of the key whose canonical text is `id` in the table (they point into `id` or
+ * results_context); false when `id` is the text of no key of the table. */
+bool key_of_id(const RelInfo *info, std::string_view id, KeyBytes *out);
+
 /* A found row: its JSON (or, until rendered, its tuple), in results_context. */
 struct Found {
 	const char *bytes;

@@ -49,15 +49,62 @@ LookupResult write_failure(const PgError &error)
 }
 
 /* The table a key names, for writing: locked (conditionally), an enabled table without
- * row-level security, with its key column's name. In a transaction. */
+ * row-level security, with its key columns' names and the key's values. In a transaction. */
 struct Target {
 	RelInfo *info;
 	const char *table;  /* quoted, schema-qualified */
-	const char *key_column; /* quoted */
-	Datum key;
+	int nkey;
+	const char *key_columns[MAX_KEY_COLUMNS]; /* quoted */
+	Datum key[MAX_KEY_COLUMNS];
+	bool valid_key; /* false: the id names no key of the table */
+
+	bool is_key_column(AttrNumber attnum) const
+	{
+		for (int c = 0; c < nkey; c++)
+			if (info->key.attnums[c] == attnum)
+				return true;
+		return false;
+	}
+	/* Appends the key's types and values to the statement's parameters, from index `first`. */
+	void add_parameters(Oid *types, Datum *values, int first) const
+	{
+		for (int c = 0; c < nkey; c++) {
+			types[first + c] = info->key.types[c];
+			values[first + c] = key[c];
+		}
+	}
+	/* "t.a = $2 AND t.b = $3": the key's row, its values parameters $first, ... */
+	const char *condition(const char *alias, int first) const
+	{
+		StringInfoData out;
+		initStringInfo(&out);
+		for (int c = 0; c < nkey; c++)
+			appendStringInfo(&out, "%s%s.%s = $%d", c > 0 ? " AND " : "", alias, key_columns[c], first + c);
+		return out.data;
+	}
+	/* "a, b", each column prefixed by `alias`. */
+	const char *columns(const char *alias = "") const
+	{
+		StringInfoData out;
+		initStringInfo(&out);
+		for (int c = 0; c < nkey; c++)
+			appendStringInfo(&out, "%s%s%s", c > 0 ? ", " : "", alias, key_columns[c]);
+		return out.data;
+	}
+	/* "$2, $3" */
+	const char *parameters(int first) const
+	{
+		StringInfoData out;
+		initStringInfo(&out);
+		for (int c = 0; c < nkey; c++)
+			appendStringInfo(&out, "%s$%d", c > 0 ? ", " : "", first + c);
+		return out.data;
+	}
 };
 
-Target write_target(const RowKey &key)
+/* The table of the key's prefix, for writing; `require_key`: a non-canonical id is an error
+ * (else valid_key says it). */
+Target write_target(const RowKey &key, bool require_key = true)
 {
 	load_prefixes();
 	Oid relid = relid_for_prefix(key.prefix);
@@ -67,15 +114,18 @@ Target write_target(const RowKey &key)
 							   key.prefix.data())));
 	lock_table(relid);
 	RelInfo *info = relinfo_lookup(relid);
-	if (!key_fits(key.id, info->key.type))
-		ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						errmsg("key %lld is out of range for the key column of table \"%s\"",
-							   (long long) key.id, NameStr(info->relname))));
 	Target target;
 	target.info = info;
 	target.table = quote_qualified_identifier(get_namespace_name(info->relnamespace), NameStr(info->relname));
-	target.key_column = quote_identifier(get_attname(relid, info->key.attnum, false));
-	target.key = key_to_datum(key.id, info->key.type);
+	target.nkey = info->key.ncolumns;
+	for (int c = 0; c < target.nkey; c++)
+		target.key_columns[c] = quote_identifier(get_attname(relid, info->key.attnums[c], false));
+	KeyBytes bytes;
+	target.valid_key = key_of_id(info, key.id, &bytes) && key_values(info->key, bytes, target.key);
+	if (!target.valid_key && require_key)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid key '%.*s:%.*s': not a key of table %s", int(key.prefix.size()),
+							   key.prefix.data(), int(Min(key.id.size(), 128)), key.id.data(), NameStr(info->relname))));
 	return target;
 }
 
@@ -94,7 +144,7 @@ Columns other_columns(const Target &target)
 					   static_cast<Oid *>(palloc(sizeof(Oid) * (desc->natts + 1)))};
 	for (int i = 0; i < desc->natts; i++) {
 		Form_pg_attribute att = TupleDescAttr(desc, i);
-		if (att->attisdropped || att->attgenerated || att->attnum == target.info->key.attnum)
+		if (att->attisdropped || att->attgenerated || target.is_key_column(att->attnum))
 			continue;
 		columns.names[columns.count] = pstrdup(NameStr(att->attname));
 		columns.types[columns.count] = att->atttypid;
@@ -104,10 +154,19 @@ Columns other_columns(const Target &target)
 	return columns;
 }
 
-/* The index of `name` in columns, -1 if none; errors for the key column. */
+/* The key column `name` is, or -1. */
+int key_column_index(const Target &target, std::string_view name)
+{
+	for (int c = 0; c < target.nkey; c++)
+		if (name == get_attname(target.info->relid, target.info->key.attnums[c], false))
+			return c;
+	return -1;
+}
+
+/* The index of `name` in columns, -1 if none; errors for a key column. */
 int column_index(const Target &target, const Columns &columns, std::string_view name)
 {
-	if (name == get_attname(target.info->relid, target.info->key.attnum, false))
+	if (key_column_index(target, name) >= 0)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
 						errmsg("column \"%.*s\" is the key: it is set by the key itself", int(name.size()),
 							   name.data())));
@@ -194,25 +253,28 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 {
 	Target target = write_target(key);
 	Columns columns = other_columns(target);
-	Datum json = PointerGetDatum(cstring_to_text_with_len(value.data(), int(value.size())));
-	Oid types[2] = {TEXTOID, target.info->key.type};
-	Datum values[2] = {json, target.key};
+	/* $1 the JSON, $2 ... the key's columns. */
+	Oid types[1 + MAX_KEY_COLUMNS] = {TEXTOID};
+	Datum values[1 + MAX_KEY_COLUMNS] = {PointerGetDatum(cstring_to_text_with_len(value.data(), int(value.size())))};
+	target.add_parameters(types, values, 1);
+	int nparams = 1 + target.nkey;
 
-	/* An object, whose members are columns; the key column, if there, must be the key. */
+	/* An object, whose members are columns; key columns, if there, must be the key's. */
 	bool *present = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
 	uint64 members = run("SELECT s.kind, k FROM (SELECT json_typeof($1::json) AS kind) s "
 						 "LEFT JOIN LATERAL json_object_keys(CASE WHEN s.kind = 'object' THEN $1::json END) k ON true",
 						 1, types, values);
 	if (members == 0 || strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "object") != 0)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("the value must be a JSON object")));
-	const char *key_name = get_attname(target.info->relid, target.info->key.attnum, false);
-	bool has_key = false;
+	StringInfoData differs;
+	initStringInfo(&differs);
 	for (uint64 i = 0; i < members; i++) {
 		char *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
 		if (name == nullptr) /* {} */
 			continue;
-		if (strcmp(name, key_name) == 0) {
-			has_key = true;
+		if (int c = key_column_index(target, name); c >= 0) {
+			appendStringInfo(&differs, "%sr.%s IS DISTINCT FROM $%d", differs.len > 0 ? " OR " : "",
+							 target.key_columns[c], 2 + c);
 			continue;
 		}
 		int column = column_index(target, columns, name);
@@ -222,20 +284,20 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	}
 	StringInfoData sql;
 	initStringInfo(&sql);
-	if (has_key) {
-		appendStringInfo(&sql, "SELECT r.%s IS DISTINCT FROM $2 FROM json_populate_record(NULL::%s, $1::json) r",
-						 target.key_column, target.table);
-		if (run(sql.data, 2, types, values) == 1 &&
+	if (differs.len > 0) {
+		appendStringInfo(&sql, "SELECT %s FROM json_populate_record(NULL::%s, $1::json) r", differs.data,
+						 target.table);
+		if (run(sql.data, nparams, types, values) == 1 &&
 			strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0)
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("the object's key column %s differs from the key", target.key_column)));
+							errmsg("the object's key column %s differs from the key", target.columns())));
 	}
 
 	if (options.get_old) {
 		resetStringInfo(&sql);
-		appendStringInfo(&sql, "SELECT row_to_json(t)::text FROM %s t WHERE t.%s = $2 FOR UPDATE", target.table,
-						 target.key_column);
-		*old_value = run(sql.data, 2, types, values) == 1 ? result_text(0) : nullptr;
+		appendStringInfo(&sql, "SELECT row_to_json(t)::text FROM %s t WHERE %s FOR UPDATE", target.table,
+						 target.condition("t", 2));
+		*old_value = run(sql.data, nparams, types, values) == 1 ? result_text(0) : nullptr;
 	}
 
 	resetStringInfo(&sql);
@@ -246,23 +308,23 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 			appendStringInfo(&sql, "%s%s = %s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]),
 							 present[i] ? "r." : "DEFAULT", present[i] ? quote_identifier(columns.names[i]) : "");
 		if (columns.count == 0)
-			appendStringInfo(&sql, "%s = t.%s", target.key_column, target.key_column);
-		appendStringInfo(&sql, " FROM json_populate_record(NULL::%s, $1::json) r WHERE t.%s = $2", target.table,
-						 target.key_column);
-		return run(sql.data, 2, types, values) == 1;
+			appendStringInfo(&sql, "%s = t.%s", target.key_columns[0], target.key_columns[0]);
+		appendStringInfo(&sql, " FROM json_populate_record(NULL::%s, $1::json) r WHERE %s", target.table,
+						 target.condition("t", 2));
+		return run(sql.data, nparams, types, values) == 1;
 	}
 	/* An INSERT of the present columns (the others take their DEFAULT), which on a conflict
 	 * becomes an UPDATE to exactly that new row — unless NX. */
-	appendStringInfo(&sql, "INSERT INTO %s AS t (%s", target.table, target.key_column);
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s", target.table, target.columns());
 	for (int i = 0; i < columns.count; i++)
 		if (present[i])
 			appendStringInfo(&sql, ", %s", quote_identifier(columns.names[i]));
-	appendStringInfoString(&sql, ") SELECT $2");
+	appendStringInfo(&sql, ") SELECT %s", target.parameters(2));
 	for (int i = 0; i < columns.count; i++)
 		if (present[i])
 			appendStringInfo(&sql, ", r.%s", quote_identifier(columns.names[i]));
 	appendStringInfo(&sql, " FROM json_populate_record(NULL::%s, $1::json) r ON CONFLICT (%s) DO ", target.table,
-					 target.key_column);
+					 target.columns());
 	if (options.condition == SetOptions::Condition::IfAbsent || columns.count == 0) {
 		appendStringInfoString(&sql, "NOTHING");
 	} else {
@@ -274,22 +336,35 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 			appendStringInfo(&sql, "%sEXCLUDED.%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
 		appendStringInfoString(&sql, ")");
 	}
-	return run(sql.data, 2, types, values) == 1 || options.condition == SetOptions::Condition::Always;
+	return run(sql.data, nparams, types, values) == 1 || options.condition == SetOptions::Condition::Always;
 }
 
-/* The key of each RowKey as a Datum of the table's key type, for = ANY($1). */
-Datum key_array(const Target &target, const RowKey *keys, const Oid *relids, size_t count)
+/* The keys of the target's table among `keys`, one array per key column, for
+ * (key columns) IN (SELECT * FROM unnest($1, $2 ...)); false when none names a key. */
+bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, size_t count, Oid *types,
+				Datum *arrays)
 {
-	Datum *elements = static_cast<Datum *>(palloc(sizeof(Datum) * (count + 1)));
+	const PrimaryKey &pk = target.info->key;
+	Datum *elements = static_cast<Datum *>(palloc(sizeof(Datum) * (count * pk.ncolumns + 1)));
 	int n = 0;
-	for (size_t i = 0; i < count; i++)
-		if (relids[i] == target.info->relid && key_fits(keys[i].id, target.info->key.type))
-			elements[n++] = key_to_datum(keys[i].id, target.info->key.type);
-	int16 typlen;
-	bool typbyval;
-	char typalign;
-	get_typlenbyvalalign(target.info->key.type, &typlen, &typbyval, &typalign);
-	return PointerGetDatum(construct_array(elements, n, target.info->key.type, typlen, typbyval, typalign));
+	for (size_t i = 0; i < count; i++) {
+		KeyBytes bytes;
+		if (relids[i] == target.info->relid && key_of_id(target.info, keys[i].id, &bytes) &&
+			key_values(pk, bytes, &elements[n * pk.ncolumns]))
+			n++;
+	}
+	for (int c = 0; c < pk.ncolumns; c++) {
+		Datum *column = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
+		for (int i = 0; i < n; i++)
+			column[i] = elements[i * pk.ncolumns + c];
+		int16 typlen;
+		bool typbyval;
+		char typalign;
+		get_typlenbyvalalign(pk.types[c], &typlen, &typbyval, &typalign);
+		types[c] = get_array_type(pk.types[c]);
+		arrays[c] = PointerGetDatum(construct_array(column, n, pk.types[c], typlen, typbyval, typalign));
+	}
+	return n > 0;
 }
 
 } // namespace
@@ -349,13 +424,16 @@ LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *key
 					first = relids[j] != relids[i];
 				if (!first)
 					continue;
-				Target target = write_target(keys[i]);
+				Target target = write_target(keys[i], false);
+				Oid types[MAX_KEY_COLUMNS];
+				Datum arrays[MAX_KEY_COLUMNS];
+				if (!key_arrays(target, keys, relids, count, types, arrays))
+					continue;
 				StringInfoData sql;
 				initStringInfo(&sql);
-				appendStringInfo(&sql, "DELETE FROM %s WHERE %s = ANY($1)", target.table, target.key_column);
-				Oid type = get_array_type(target.info->key.type);
-				Datum array = key_array(target, keys, relids, count);
-				total += run(sql.data, 1, &type, &array);
+				appendStringInfo(&sql, "DELETE FROM %s WHERE (%s) IN (SELECT * FROM unnest(%s))", target.table,
+								 target.columns(), target.parameters(1));
+				total += run(sql.data, target.nkey, types, arrays);
 			}
 		});
 	}, &error);
@@ -388,15 +466,14 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 					no_such_column(target, names[i]);
 				value_of[column] = int(i);
 			}
-			Oid *types = static_cast<Oid *>(palloc(sizeof(Oid) * (columns.count + 2)));
-			Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (columns.count + 2)));
-			types[0] = target.info->key.type;
-			values[0] = target.key;
+			Oid *types = static_cast<Oid *>(palloc(sizeof(Oid) * (columns.count + MAX_KEY_COLUMNS + 1)));
+			Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (columns.count + MAX_KEY_COLUMNS + 1)));
+			target.add_parameters(types, values, 0);
 			StringInfoData list, args, updates;
 			initStringInfo(&list);
 			initStringInfo(&args);
 			initStringInfo(&updates);
-			int n = 1;
+			int n = target.nkey;
 			for (int c = 0; c < columns.count; c++) {
 				if (value_of[c] < 0)
 					continue;
@@ -409,12 +486,13 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 				appendStringInfo(&args, ", CAST($%d AS %s)", n, format_type_be_qualified(columns.types[c]));
 				appendStringInfo(&updates, "%s%s = EXCLUDED.%s", updates.len > 0 ? ", " : "", name, name);
 			}
-			distinct = n - 1;
+			distinct = n - target.nkey;
 			StringInfoData sql;
 			initStringInfo(&sql);
-			appendStringInfo(&sql, "INSERT INTO %s AS t (%s%s) VALUES ($1%s) ON CONFLICT (%s) DO UPDATE SET %s "
+			appendStringInfo(&sql, "INSERT INTO %s AS t (%s%s) VALUES (%s%s) ON CONFLICT (%s) DO UPDATE SET %s "
 								   "RETURNING (t.xmax = 0)",
-							 target.table, target.key_column, list.data, args.data, target.key_column, updates.data);
+							 target.table, target.columns(), list.data, target.parameters(1), args.data,
+							 target.columns(), updates.data);
 			run(sql.data, n, types, values);
 			inserted = SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0;
 		});
@@ -457,16 +535,17 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 				return;
 			StringInfoData sql;
 			initStringInfo(&sql);
-			appendStringInfo(&sql, "SELECT 0%s FROM %s WHERE %s = $1 FOR UPDATE", counted.data, target.table,
-							 target.key_column);
-			Oid type = target.info->key.type;
-			Datum value = target.key;
-			if (run(sql.data, 1, &type, &value) == 0)
+			appendStringInfo(&sql, "SELECT 0%s FROM %s t WHERE %s FOR UPDATE", counted.data, target.table,
+							 target.condition("t", 1));
+			Oid types[MAX_KEY_COLUMNS];
+			Datum values[MAX_KEY_COLUMNS];
+			target.add_parameters(types, values, 0);
+			if (run(sql.data, target.nkey, types, values) == 0)
 				return;
 			cleared = uint64(atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)));
 			resetStringInfo(&sql);
-			appendStringInfo(&sql, "UPDATE %s SET %s WHERE %s = $1", target.table, sets.data, target.key_column);
-			run(sql.data, 1, &type, &value);
+			appendStringInfo(&sql, "UPDATE %s t SET %s WHERE %s", target.table, sets.data, target.condition("t", 1));
+			run(sql.data, target.nkey, types, values);
 		});
 	}, &error);
 	if (!ok)
@@ -501,13 +580,16 @@ LookupResult PgDataSource::increment_column(const Session &session, const RowKey
 			const char *type = format_type_be_qualified(columns.types[column]);
 			StringInfoData sql;
 			initStringInfo(&sql);
-			appendStringInfo(&sql, "INSERT INTO %s AS t (%s, %s) VALUES ($1, CAST($2 AS %s)) ON CONFLICT (%s) DO "
+			/* $1 the increment, $2 ... the key's columns. */
+			appendStringInfo(&sql, "INSERT INTO %s AS t (%s, %s) VALUES (%s, CAST($1 AS %s)) ON CONFLICT (%s) DO "
 								   "UPDATE SET %s = COALESCE(t.%s, 0) + EXCLUDED.%s RETURNING t.%s::text",
-							 target.table, target.key_column, quoted, type, target.key_column, quoted, quoted, quoted,
-							 quoted);
-			Oid types[2] = {target.info->key.type, TEXTOID};
-			Datum values[2] = {target.key, PointerGetDatum(cstring_to_text_with_len(increment.data(), int(increment.size())))};
-			run(sql.data, 2, types, values);
+							 target.table, target.columns(), quoted, target.parameters(2), type, target.columns(),
+							 quoted, quoted, quoted, quoted);
+			Oid types[1 + MAX_KEY_COLUMNS] = {TEXTOID};
+			Datum values[1 + MAX_KEY_COLUMNS] = {
+				PointerGetDatum(cstring_to_text_with_len(increment.data(), int(increment.size())))};
+			target.add_parameters(types, values, 1);
+			run(sql.data, 1 + target.nkey, types, values);
 			text = result_text(0);
 		});
 	}, &error);
@@ -533,14 +615,17 @@ LookupResult version_of(const Session &session, const RowKey &key, bool lock, st
 			return;
 		}
 		as_role(Oid(session.role->id), [&]() {
-			Target target = write_target(key);
+			Target target = write_target(key, false);
+			if (!target.valid_key)
+				return; /* no row has it */
 			StringInfoData sql;
 			initStringInfo(&sql);
-			appendStringInfo(&sql, "SELECT t.xmin::text || ':' || t.ctid::text FROM %s t WHERE t.%s = $1%s",
-							 target.table, target.key_column, lock ? " FOR UPDATE" : "");
-			Oid type = target.info->key.type;
-			Datum value = target.key;
-			if (run(sql.data, 1, &type, &value) == 1)
+			appendStringInfo(&sql, "SELECT t.xmin::text || ':' || t.ctid::text FROM %s t WHERE %s%s",
+							 target.table, target.condition("t", 1), lock ? " FOR UPDATE" : "");
+			Oid types[MAX_KEY_COLUMNS];
+			Datum values[MAX_KEY_COLUMNS];
+			target.add_parameters(types, values, 0);
+			if (run(sql.data, target.nkey, types, values) == 1)
 				text = result_text(0);
 		});
 	}, &error);

@@ -80,54 +80,6 @@ LineSearch search_line(const char *data, size_t len, size_t line_start, size_t l
 
 } // namespace
 
-bool parse_canonical_int64(std::string_view text, int64_t *value)
-{
-	/* 20 characters hold "-9223372036854775808"; anything longer cannot be canonical. */
-	if (text.empty() || text.size() > 20)
-		return false;
-	size_t i = 0;
-	bool negative = false;
-	if (text[0] == '-') {
-		negative = true;
-		i = 1;
-		if (text.size() == 1)
-			return false;
-	}
-	if (text[i] == '0') {
-		/* "0" alone is canonical; "-0" and leading zeros are not. */
-		if (text.size() == 1) {
-			*value = 0;
-			return true;
-		}
-		return false;
-	}
-	uint64_t magnitude = 0;
-	for (; i < text.size(); i++) {
-		char c = text[i];
-		if (c < '0' || c > '9')
-			return false;
-		unsigned digit = unsigned(c - '0');
-		if (magnitude > std::numeric_limits<uint64_t>::max() / 10)
-			return false;
-		magnitude *= 10;
-		if (magnitude > std::numeric_limits<uint64_t>::max() - digit)
-			return false;
-		magnitude += digit;
-	}
-	constexpr uint64_t max_positive = uint64_t(std::numeric_limits<int64_t>::max());
-	if (negative) {
-		if (magnitude > max_positive + 1)
-			return false;
-		*value = magnitude == max_positive + 1 ? std::numeric_limits<int64_t>::min()
-											   : -int64_t(magnitude);
-	} else {
-		if (magnitude > max_positive)
-			return false;
-		*value = int64_t(magnitude);
-	}
-	return true;
-}
-
 RequestParser::RequestParser(const ParserLimits &limits) : limits_(limits) {}
 
 ParseResult RequestParser::fail(std::string message)

@@ -34,6 +34,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../extension/key_bytes.h"
+
 namespace local_cache::resp {
 
 /* The limits Redis enforces on requests, with Redis's defaults. */
@@ -147,11 +149,7 @@ private:
 	std::string error_;
 };
 
-/*
- * Redis's string2ll: an optional '-', then digits without leading zeros ("0" alone is fine,
- * "-0" is not), no '+', no spaces, within int64. Used for RESP lengths, SELECT, HELLO and
- * the ids of row keys.
- */
-bool parse_canonical_int64(std::string_view text, int64_t *value);
+/* RESP lengths, SELECT, HELLO and integer keys share one integer syntax (key_bytes.h). */
+using local_cache::parse_canonical_int64;
 
 } // namespace local_cache::resp

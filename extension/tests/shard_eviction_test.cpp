@@ -19,7 +19,7 @@ namespace {
  * wrapped yet, leaving room for exactly one more; returns how many. */
 int fill_without_eviction(Shard &shard, int64_t first)
 {
-	const uint32_t entry = Shard::entry_bytes(small_tuple, 0);
+	const uint32_t entry = Shard::entry_bytes(8, small_tuple, 0);
 	int n = 0;
 	while (shard.live_bytes() + entry <= shard.ring_bytes() - entry) {
 		BOOST_REQUIRE(put(shard, key_of(first + n), make_row(first + n, small_tuple)) ==
@@ -33,7 +33,7 @@ int fill_without_eviction(Shard &shard, int64_t first)
 /* Then inserts key_of(next++) while they fit: the ring has no room left for the next. */
 void fill_last_gap(Shard &shard, int64_t &next)
 {
-	const uint32_t entry = Shard::entry_bytes(small_tuple, 0);
+	const uint32_t entry = Shard::entry_bytes(8, small_tuple, 0);
 	while (shard.ring_bytes() - shard.live_bytes() >= entry) {
 		BOOST_REQUIRE(put(shard, key_of(next), make_row(next, small_tuple)) == InsertResult::Inserted);
 		++next;
@@ -50,7 +50,7 @@ BOOST_FIXTURE_TEST_SUITE(shard, Fresh)
 BOOST_AUTO_TEST_CASE(unreferenced_entries_are_evicted_oldest_first)
 {
 	ShardMemory shard(64 << 10);
-	const uint32_t entry = Shard::entry_bytes(small_tuple, 0);
+	const uint32_t entry = Shard::entry_bytes(8, small_tuple, 0);
 	const int inserts = 2000; /* about 8 times what the ring holds */
 	uint64_t inserted_bytes = 0;
 
@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(filling_far_beyond_capacity_keeps_the_newest_and_the_books)
 {
 	ShardMemory shard(64 << 10);
 	std::mt19937_64 rng(7);
-	const uint32_t max_tuple = shard->max_entry_bytes() - Shard::entry_bytes(0, 0);
+	const uint32_t max_tuple = shard->max_entry_bytes() - Shard::entry_bytes(8, 0, 0);
 	uint64_t inserted_bytes = 0;
 
 	for (int i = 0; i < 5000; ++i) {

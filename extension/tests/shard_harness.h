@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -98,7 +99,8 @@ struct Row {
 	uint32_t xmin = 0;
 	uint16_t slot = 0;
 
-	uint32_t bytes() const { return Shard::entry_bytes(tuple.size(), has_json ? json.size() : 0); }
+	/* In the ring under an integer key. */
+	uint32_t bytes() const { return Shard::entry_bytes(8, tuple.size(), has_json ? json.size() : 0); }
 };
 
 inline bool operator==(const Row &a, const Row &b)
@@ -151,9 +153,24 @@ inline EntryPayload payload_of(const Row &row)
 	return payload;
 }
 
+/* Key bytes that live as long as the test program: EntryKey does not own its bytes. */
+inline KeyBytes interned(const std::string &bytes)
+{
+	static std::set<std::string> pool;
+	const std::string &kept = *pool.insert(bytes).first;
+	return KeyBytes{kept.data(), uint32_t(kept.size())};
+}
+
+/* An integer key's bytes: the int64's 8 bytes, as the store keys integer primary keys. */
 inline EntryKey key_of(int64_t key, uint32_t relid = 10, uint32_t dbid = 1)
 {
-	return EntryKey{dbid, relid, key};
+	return EntryKey{dbid, relid, interned(std::string(reinterpret_cast<const char *>(&key), sizeof key))};
+}
+
+/* A key of any other bytes (text, uuid and composite keys). */
+inline EntryKey bytes_key(const std::string &bytes, uint32_t relid = 10, uint32_t dbid = 1)
+{
+	return EntryKey{dbid, relid, interned(bytes)};
 }
 
 /* ---------------------------------------------------------------- removal log */

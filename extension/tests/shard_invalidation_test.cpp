@@ -79,8 +79,12 @@ BOOST_AUTO_TEST_CASE(insert_with_stale_seq_inserts_nothing)
 BOOST_AUTO_TEST_CASE(remove_table_removes_one_table_one_database_or_everything)
 {
 	ShardMemory shard(256 << 10);
-	auto fill_key = [](uint32_t db, uint32_t rel, int64_t k) { return EntryKey{db, rel, k}; };
-	auto seed_of = [](const EntryKey &k) { return uint64_t(k.dbid) * 1000000 + k.relid * 1000 + k.key; };
+	auto fill_key = [](uint32_t db, uint32_t rel, int64_t k) { return key_of(k, rel, db); };
+	auto seed_of = [](const EntryKey &k) {
+		int64_t key;
+		std::memcpy(&key, k.key.data, sizeof key);
+		return uint64_t(k.dbid) * 1000000 + k.relid * 1000 + key;
+	};
 	std::vector<EntryKey> all;
 	for (uint32_t db : {1u, 2u})
 		for (uint32_t rel : {10u, 20u})
@@ -128,7 +132,7 @@ BOOST_AUTO_TEST_CASE(remove_table_removes_one_table_one_database_or_everything)
 	BOOST_TEST(present(2, 10) == 0);
 	BOOST_TEST(present(2, 20) == 0);
 	BOOST_TEST(shard->live_entries() == 10u);
-	BOOST_TEST(shard->live_bytes() == 10u * Shard::entry_bytes(40, 0));
+	BOOST_TEST(shard->live_bytes() == 10u * Shard::entry_bytes(8, 40, 0));
 
 	seq = shard->seq();
 	BOOST_TEST(shard->remove_table(0, 0, record_removal) == 10u); /* everything */
@@ -138,7 +142,7 @@ BOOST_AUTO_TEST_CASE(remove_table_removes_one_table_one_database_or_everything)
 	BOOST_TEST(shard->live_bytes() == 0u);
 	BOOST_TEST(g_removals.size() == 40u);
 	BOOST_TEST(removals_with(RemoveReason::Invalidated) == 40u);
-	BOOST_TEST(g_removed_bytes == 40u * Shard::entry_bytes(40, 0));
+	BOOST_TEST(g_removed_bytes == 40u * Shard::entry_bytes(8, 40, 0));
 
 	/* The emptied shard works as before. */
 	BOOST_TEST(put(*shard, fill_key(1, 10, 1), make_row(7, 40)) == InsertResult::Inserted);

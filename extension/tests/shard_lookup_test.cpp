@@ -5,9 +5,11 @@
 #include "shard_harness.h"
 
 #include <set>
+#include <string>
 #include <vector>
 
 using namespace shard_test;
+using namespace std::string_literals;
 
 BOOST_FIXTURE_TEST_SUITE(shard, Fresh)
 
@@ -59,7 +61,7 @@ BOOST_AUTO_TEST_CASE(json_length_is_ignored_without_json)
 	BOOST_TEST(shard->insert(key_of(1), hash_entry_key(key_of(1)), 0, payload, record_removal) ==
 			   InsertResult::Inserted);
 	BOOST_TEST(get(*shard, key_of(1)) == row);
-	BOOST_TEST(shard->live_bytes() == Shard::entry_bytes(40, 0));
+	BOOST_TEST(shard->live_bytes() == Shard::entry_bytes(8, 40, 0));
 }
 
 /* A negative entry (the key has no row): no tuple, no JSON, only the header and the xmin. */
@@ -75,8 +77,8 @@ BOOST_AUTO_TEST_CASE(entry_without_a_tuple)
 	BOOST_TEST(seen.json == nullptr);
 	BOOST_TEST(seen.xmin == 777u);
 	BOOST_TEST(seen.slot == 3u);
-	BOOST_TEST(shard->live_bytes() == Shard::entry_bytes(0, 0));
-	BOOST_TEST(Shard::entry_bytes(0, 0) <= 64u); /* small: key and header */
+	BOOST_TEST(shard->live_bytes() == Shard::entry_bytes(8, 0, 0));
+	BOOST_TEST(Shard::entry_bytes(8, 0, 0) <= 64u); /* small: key and header */
 }
 
 BOOST_AUTO_TEST_CASE(lookup_of_absent_key_misses)
@@ -91,8 +93,8 @@ BOOST_AUTO_TEST_CASE(lookup_of_absent_key_misses)
 
 BOOST_AUTO_TEST_CASE(keys_differing_in_one_field_are_distinct)
 {
-	const EntryKey base{1, 2, 3};
-	const std::vector<EntryKey> keys = {base, {9, 2, 3}, {1, 9, 3}, {1, 2, 9}, {2, 1, 3}};
+	const EntryKey base = key_of(3, 2, 1);
+	const std::vector<EntryKey> keys = {base, key_of(3, 2, 9), key_of(3, 9, 1), key_of(9, 2, 1), key_of(3, 1, 2)};
 
 	/* With real hashes, and with every key forced into one hash (one bucket, equal hash32). */
 	for (bool same_hash : {false, true}) {
@@ -119,6 +121,65 @@ BOOST_AUTO_TEST_CASE(keys_differing_in_one_field_are_distinct)
 			g_removals.clear();
 		}
 	}
+}
+
+BOOST_AUTO_TEST_CASE(variable_length_keys_are_told_apart_by_every_byte_and_their_length)
+{
+	/* Text, uuid and composite keys: prefixes of each other, equal but for length or one
+	 * byte, empty, embedded zero bytes, and one of 8 bytes that equals an integer key's. */
+	int64_t one = 1;
+	const std::vector<std::string> texts = {
+		"", "a", "a\0"s, "ab", "ba", "abcdefgh", "abcdefgh\0"s, "abcdefghi",
+		std::string(16, 'u'), std::string(300, 'x'), std::string(301, 'x'),
+		std::string(reinterpret_cast<const char *>(&one), 8)};
+	for (bool same_hash : {false, true}) {
+		BOOST_TEST_CONTEXT("same_hash=" << same_hash)
+		{
+			ShardMemory shard(256 << 10);
+			auto hash = [&](const EntryKey &k) { return same_hash ? 7 : hash_entry_key(k); };
+			for (size_t i = 0; i < texts.size(); ++i) {
+				EntryKey key = bytes_key(texts[i]);
+				BOOST_TEST(shard->insert(key, hash(key), shard->seq(), payload_of(make_row(i, 24 + i)),
+										 record_removal) == InsertResult::Inserted);
+			}
+			BOOST_TEST(shard->live_entries() == texts.size());
+			uint64_t bytes = 0;
+			for (size_t i = 0; i < texts.size(); ++i) {
+				EntryKey key = bytes_key(texts[i]);
+				BOOST_TEST(get(*shard, key, hash(key)) == make_row(i, 24 + i));
+				bytes += Shard::entry_bytes(uint32_t(texts[i].size()), 24 + i, 0);
+			}
+			BOOST_TEST(shard->live_bytes() == bytes);
+			/* The 8-byte text and the integer key 1 are the same bytes: the same entry. */
+			BOOST_TEST(get(*shard, key_of(1), hash(key_of(1))) == make_row(texts.size() - 1, 24 + texts.size() - 1));
+			BOOST_TEST(!get(*shard, bytes_key("abc"), hash(bytes_key("abc"))).has_value());
+			BOOST_TEST(!get(*shard, bytes_key("a", 11), hash(bytes_key("a", 11))).has_value());
+
+			EntryKey gone = bytes_key("abcdefgh");
+			BOOST_TEST(shard->remove(gone, hash(gone), record_removal));
+			for (size_t i = 0; i < texts.size(); ++i) {
+				EntryKey key = bytes_key(texts[i]);
+				BOOST_TEST(get(*shard, key, hash(key)).has_value() == (texts[i] != "abcdefgh"));
+			}
+			g_removals.clear();
+		}
+	}
+}
+
+BOOST_AUTO_TEST_CASE(keys_longer_than_max_key_bytes_are_never_cached)
+{
+	ShardMemory shard(1 << 20);
+	std::string longest(Shard::max_key_bytes, 'k');
+	BOOST_TEST(put(*shard, bytes_key(longest), make_row(1, 10)) == InsertResult::Inserted);
+	BOOST_TEST(get(*shard, bytes_key(longest)) == make_row(1, 10));
+	std::string too_long(Shard::max_key_bytes + 1, 'k');
+	BOOST_TEST(put(*shard, bytes_key(too_long), make_row(2, 10)) == InsertResult::TooBig);
+	BOOST_TEST(!get(*shard, bytes_key(too_long)).has_value());
+	/* Its first max_key_bytes bytes are another key. */
+	BOOST_TEST(get(*shard, bytes_key(longest)) == make_row(1, 10));
+	uint64_t seq = shard->seq();
+	BOOST_TEST(!erase(*shard, bytes_key(too_long)));
+	BOOST_TEST(shard->seq() > seq);
 }
 
 BOOST_AUTO_TEST_CASE(insert_of_existing_key_replaces_it)
@@ -166,15 +227,15 @@ BOOST_AUTO_TEST_CASE(replacing_again_and_again_reclaims_the_dead_copies)
 
 BOOST_AUTO_TEST_CASE(hash_is_deterministic_and_tells_fields_apart)
 {
-	const EntryKey key{1, 2, 3};
+	const EntryKey key = key_of(3, 2, 1);
 	const EntryKey copy = key;
 	BOOST_TEST(hash_entry_key(key) == hash_entry_key(copy));
-	BOOST_TEST(hash_entry_key(key) == hash_entry_key(EntryKey{1, 2, 3}));
-	BOOST_TEST(hash_entry_key(key) != hash_entry_key(EntryKey{2, 2, 3}));
-	BOOST_TEST(hash_entry_key(key) != hash_entry_key(EntryKey{1, 3, 3}));
-	BOOST_TEST(hash_entry_key(key) != hash_entry_key(EntryKey{1, 2, 4}));
-	BOOST_TEST(hash_entry_key(key) != hash_entry_key(EntryKey{2, 1, 3})); /* swapped ids */
-	BOOST_TEST(hash_entry_key(EntryKey{0, 0, 0}) != 0u);
+	BOOST_TEST(hash_entry_key(key) == hash_entry_key(key_of(3, 2, 1)));
+	BOOST_TEST(hash_entry_key(key) != hash_entry_key(key_of(3, 2, 2)));
+	BOOST_TEST(hash_entry_key(key) != hash_entry_key(key_of(3, 3, 1)));
+	BOOST_TEST(hash_entry_key(key) != hash_entry_key(key_of(4, 2, 1)));
+	BOOST_TEST(hash_entry_key(key) != hash_entry_key(key_of(3, 1, 2))); /* swapped ids */
+	BOOST_TEST(hash_entry_key(key_of(0, 0, 0)) != 0u);
 }
 
 BOOST_AUTO_TEST_CASE(hash_spreads_sequential_keys_over_shards_and_buckets)
@@ -183,7 +244,7 @@ BOOST_AUTO_TEST_CASE(hash_spreads_sequential_keys_over_shards_and_buckets)
 	std::vector<int> per_shard(64, 0);
 	std::set<uint64_t> buckets, hashes;
 	for (int64_t k = 0; k < n; ++k) {
-		uint64_t hash = hash_entry_key(EntryKey{5, 16384, k});
+		uint64_t hash = hash_entry_key(key_of(k, 16384, 5));
 		++per_shard[hash >> 58]; /* top 6 bits: 64 shards */
 		buckets.insert(hash & 1023);
 		hashes.insert(hash);
@@ -200,7 +261,7 @@ BOOST_AUTO_TEST_CASE(hash_spreads_sequential_keys_over_shards_and_buckets)
 	/* Key 1 of many tables spreads too. */
 	std::set<uint64_t> shards_of_tables;
 	for (uint32_t relid = 16384; relid < 16384 + 2000; ++relid)
-		shards_of_tables.insert(hash_entry_key(EntryKey{5, relid, 1}) >> 58);
+		shards_of_tables.insert(hash_entry_key(key_of(1, relid, 5)) >> 58);
 	BOOST_TEST(shards_of_tables.size() == 64u);
 }
 

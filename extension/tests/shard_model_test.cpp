@@ -24,8 +24,7 @@ BOOST_AUTO_TEST_CASE(randomized_operations_agree_with_a_model)
 	const uint32_t rels[] = {10, 11, 12};
 	const size_t keys_per_table = 200, tables = 6, slots = 8;
 	auto key_at = [&](size_t i) {
-		return EntryKey{dbs[i / (3 * keys_per_table)], rels[i / keys_per_table % 3],
-						int64_t(i % keys_per_table)};
+		return key_of(int64_t(i % keys_per_table), rels[i / keys_per_table % 3], dbs[i / (3 * keys_per_table)]);
 	};
 
 	/* What was last inserted per key, and whether it may still be there (false after a

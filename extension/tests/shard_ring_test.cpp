@@ -18,7 +18,7 @@ namespace {
  * gaps at the ring's end. */
 Row random_row(std::mt19937_64 &rng, Shard &shard, uint64_t seed, uint16_t slot)
 {
-	const uint32_t max_payload = shard.max_entry_bytes() - Shard::entry_bytes(0, 0);
+	const uint32_t max_payload = shard.max_entry_bytes() - Shard::entry_bytes(8, 0, 0);
 	uint32_t total;
 	switch (rng() % 3) {
 	case 0: total = uint32_t(rng() % 65); break;
@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(fresh_shard_is_empty_and_sized_sanely)
 			BOOST_TEST(ring <= bytes - sizeof(Shard));
 			BOOST_TEST(ring >= bytes - bytes / 16 - 256); /* the bucket index is small */
 			BOOST_TEST(shard->max_entry_bytes() == ((ring / 8) & ~uint64_t(7)));
-			BOOST_TEST(shard->max_entry_bytes() > Shard::entry_bytes(0, 0));
+			BOOST_TEST(shard->max_entry_bytes() > Shard::entry_bytes(8, 0, 0));
 			BOOST_TEST(shard->live_entries() == 0u); /* the lookups above changed nothing */
 		}
 	}
@@ -75,23 +75,27 @@ BOOST_AUTO_TEST_CASE(fresh_shard_is_empty_and_sized_sanely)
 
 BOOST_AUTO_TEST_CASE(entry_bytes_is_header_plus_payload_rounded_to_8)
 {
-	uint32_t header = Shard::entry_bytes(0, 0);
+	uint32_t header = Shard::entry_bytes(8, 0, 0);
 	BOOST_TEST(header % 8 == 0u);
-	BOOST_TEST(header >= sizeof(EntryKey));
-	BOOST_TEST(Shard::entry_bytes(1, 0) == header + 8);
-	BOOST_TEST(Shard::entry_bytes(8, 0) == header + 8);
-	BOOST_TEST(Shard::entry_bytes(9, 0) == header + 16);
-	BOOST_TEST(Shard::entry_bytes(5, 4) == header + 16);
-	BOOST_TEST(Shard::entry_bytes(0, 8) == header + 8);
+	BOOST_TEST(header <= 48u); /* an integer key's entry costs what it did before other key types */
+	BOOST_TEST(Shard::entry_bytes(0, 0, 0) == header - 8);
+	BOOST_TEST(Shard::entry_bytes(1, 0, 0) == header);
+	BOOST_TEST(Shard::entry_bytes(16, 0, 0) == header + 8); /* a uuid */
+	BOOST_TEST(Shard::entry_bytes(17, 3, 0) == header + 24);
+	BOOST_TEST(Shard::entry_bytes(8, 1, 0) == header + 8);
+	BOOST_TEST(Shard::entry_bytes(8, 8, 0) == header + 8);
+	BOOST_TEST(Shard::entry_bytes(8, 9, 0) == header + 16);
+	BOOST_TEST(Shard::entry_bytes(8, 5, 4) == header + 16);
+	BOOST_TEST(Shard::entry_bytes(8, 0, 8) == header + 8);
 }
 
 BOOST_AUTO_TEST_CASE(entries_over_max_entry_bytes_are_too_big)
 {
 	ShardMemory shard(64 << 10);
 	const uint32_t max = shard->max_entry_bytes();
-	const uint32_t header = Shard::entry_bytes(0, 0);
+	const uint32_t header = Shard::entry_bytes(8, 0, 0);
 	const uint32_t largest_tuple = max - header;
-	BOOST_REQUIRE(Shard::entry_bytes(largest_tuple, 0) == max);
+	BOOST_REQUIRE(Shard::entry_bytes(8, largest_tuple, 0) == max);
 
 	const Row largest = make_row(1, largest_tuple);
 	BOOST_TEST(put(*shard, key_of(1), largest) == InsertResult::Inserted);

@@ -259,11 +259,21 @@ SELECT local_cache.mget_json('ddl_pk', '{1,2,101,102}');
 SELECT lc_check('ddl_pk', '{1,2,101,102}');
 UPDATE ddl_pk SET v = v || '!' WHERE alt = 1;
 SELECT lc_check('ddl_pk', '{1,2,101,102}');
--- and to a column that cannot be a cache key.
+-- to a column of another type: rows are named by the new key (entries of the old one are gone);
 SELECT lc_check('ddl_pk', '{1,2,101,102}');
 BEGIN;
 ALTER TABLE ddl_pk DROP CONSTRAINT ddl_pk_alt_idx;
 ALTER TABLE ddl_pk ADD PRIMARY KEY (v);
+COMMIT;
+SELECT local_cache.mget_json('ddl_pk', '{1,2,101,102}');
+SELECT local_cache.mget_json('ddl_pk', ARRAY['id 1, alt 101', 'id 101, alt 1!', 'id 1']);
+SELECT local_cache.mget_json('ddl_pk', ARRAY['id 1, alt 101', 'id 101, alt 1!', 'id 1']);
+-- and to columns that cannot be a cache key.
+ALTER TABLE ddl_pk ADD COLUMN n numeric;
+UPDATE ddl_pk SET n = id;
+BEGIN;
+ALTER TABLE ddl_pk DROP CONSTRAINT ddl_pk_pkey;
+ALTER TABLE ddl_pk ADD PRIMARY KEY (n);
 COMMIT;
 SELECT local_cache.mget_json('ddl_pk', '{1,2,101,102}');
 DROP TABLE ddl_pk;

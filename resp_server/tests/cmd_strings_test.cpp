@@ -21,31 +21,29 @@ BOOST_AUTO_TEST_SUITE(row_keys)
 
 BOOST_AUTO_TEST_CASE(key_format)
 {
+	/* Split at the first ':' (prefixes have none); the DataSource reads the id as a key of the
+	 * prefix's table, so a text key may contain ':' and a non-canonical id is its business. */
 	auto key = parse_row_key("items:42");
 	BOOST_REQUIRE(key.has_value());
 	BOOST_TEST(key->prefix == "items");
-	BOOST_TEST(key->id == 42);
+	BOOST_TEST(key->id == "42");
 
-	key = parse_row_key("my:name space:-9223372036854775808");
+	key = parse_row_key("users:a:b\\:c");
 	BOOST_REQUIRE(key.has_value());
-	BOOST_TEST(key->prefix == "my:name space");
-	BOOST_TEST(key->id == INT64_MIN);
+	BOOST_TEST(key->prefix == "users");
+	BOOST_TEST(key->id == "a:b\\:c");
 
-	const std::string binary = "\xff\x01\r\n:0"s;
+	const std::string binary = "\xff\x01\r\n:\0"s;
 	key = parse_row_key(binary);
 	BOOST_REQUIRE(key.has_value());
 	BOOST_TEST(key->prefix == "\xff\x01\r\n"s);
-	BOOST_TEST(key->id == 0);
+	BOOST_TEST(key->id == "\0"s);
 
-	const std::string with_nul = "a\0b:1"s;
-	key = parse_row_key(with_nul);
+	key = parse_row_key("items:");
 	BOOST_REQUIRE(key.has_value());
-	BOOST_TEST(key->prefix == "a\0b"s);
+	BOOST_TEST(key->id.empty());
 
-	for (const char *missing : {"items", "items:", ":1", "items:01", "items:-0", "items:+1", "items: 1",
-								"items:1 ", "items:1.0", "items:9223372036854775808",
-								"items:-9223372036854775809", "items:99999999999999999999", "items:1:",
-								"items:0x1", "items:1e2", ""})
+	for (const char *missing : {"items", ":1", ""})
 		BOOST_TEST(!parse_row_key(missing).has_value(), missing);
 }
 
@@ -59,14 +57,15 @@ BOOST_AUTO_TEST_CASE(get)
 	BOOST_TEST(c.run({"GET", "items:1"}) == "$22\r\n{\"id\":1,\"value\":\"one\"}\r\n");
 	BOOST_TEST(c.run({"get", "items:-7"}) == "$28\r\n{\"id\":-7,\"value\":\"negative\"}\r\n");
 	BOOST_TEST(c.run({"GET", "items:9223372036854775807"}) == "$26\r\n{\"id\":9223372036854775807}\r\n");
-	BOOST_TEST(c.run({"GET", "odd:pre fix:7"}) == "$8\r\n{\"id\":7}\r\n");
+	BOOST_TEST(c.run({"GET", "odd:7"}) == "$8\r\n{\"id\":7}\r\n");
 	BOOST_TEST(c.run({"GET", "items:3"}) == "$-1\r\n");
 	BOOST_TEST(c.run({"GET", "nosuchtable:1"}) == "$-1\r\n");
 	int calls = c.data.get_rows_calls;
-	/* A key that is not canonical is a missing key and never reaches the DataSource. */
-	BOOST_TEST(c.run({"GET", "items:01"}) == "$-1\r\n");
+	/* A key without a prefix never reaches the DataSource; one whose id is not canonical for its
+	 * table (the DataSource knows the key's type) is a missing key. */
 	BOOST_TEST(c.run({"GET", "items"}) == "$-1\r\n");
 	BOOST_TEST(c.data.get_rows_calls == calls);
+	BOOST_TEST(c.run({"GET", "items:01"}) == "$-1\r\n");
 	c.session.protocol = 3;
 	BOOST_TEST(c.run({"GET", "items:3"}) == "_\r\n");
 }
@@ -102,17 +101,17 @@ BOOST_AUTO_TEST_CASE(mget)
 			   "$-1\r\n$-1\r\n$-1\r\n"
 			   "$22\r\n{\"id\":2,\"value\":\"two\"}\r\n"
 			   "$22\r\n{\"id\":1,\"value\":\"one\"}\r\n");
-	/* One DataSource call with the four keys that parse, duplicates kept, in order. */
+	/* One DataSource call with the five keys that have a prefix, duplicates kept, in order. */
 	BOOST_TEST(c.data.get_rows_calls == 1);
-	std::vector<std::pair<std::string, int64_t>> expected = {
-		{"items", 1}, {"items", 999}, {"items", 2}, {"items", 1}};
+	std::vector<std::pair<std::string, std::string>> expected = {
+		{"items", "1"}, {"items", "999"}, {"items", "01"}, {"items", "2"}, {"items", "1"}};
 	BOOST_TEST((c.data.last_keys == expected));
 
 	c.session.protocol = 3;
 	BOOST_TEST(c.run({"MGET", "items:2", "x"}) == "*2\r\n$22\r\n{\"id\":2,\"value\":\"two\"}\r\n_\r\n");
 
 	/* Keys across tables in one request. */
-	Value mixed = c.value({"MGET", "odd:pre fix:7", "items:2"});
+	Value mixed = c.value({"MGET", "odd:7", "items:2"});
 	BOOST_REQUIRE(mixed.elements.size() == 2u);
 	BOOST_TEST(mixed.elements[0].text == "{\"id\":7}");
 
@@ -164,8 +163,8 @@ BOOST_AUTO_TEST_CASE(permission_and_failure)
 	BOOST_TEST(c.run({"HMGET", "secret:1", "id"}) == noperm);
 	BOOST_TEST(c.run({"HGETALL", "secret:1"}) == noperm);
 	BOOST_TEST(c.run({"GET", "broken:1"}) == "-ERR could not read table broken\r\n");
-	/* A key of a forbidden table that does not parse is simply missing. */
-	BOOST_TEST(c.run({"GET", "secret:01"}) == "$-1\r\n");
+	/* The table is checked before the id is read: any key of a forbidden table is refused. */
+	BOOST_TEST(c.run({"GET", "secret:01"}) == noperm);
 }
 
 BOOST_AUTO_TEST_CASE(dbsize)

@@ -8,6 +8,7 @@
 #include "data_source.h"
 #include "reply.h"
 
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -25,6 +26,7 @@ using local_cache::resp::DataSource;
 using local_cache::resp::FieldSink;
 using local_cache::resp::InfoStats;
 using local_cache::resp::KeySink;
+using local_cache::parse_canonical_int64;
 using local_cache::resp::parse_row_key;
 using local_cache::resp::ReplyWriter;
 using local_cache::resp::ScanPosition;
@@ -63,7 +65,7 @@ public:
 	/* What reached the fake. */
 	int get_rows_calls = 0;
 	int reply_hits_answers = 0;
-	std::vector<std::pair<std::string, int64_t>> last_keys;
+	std::vector<std::pair<std::string, std::string>> last_keys; /* prefix, id */
 	int authenticate_calls = 0;
 	/* The next this many logins answer Pending (a password check still running). */
 	int pending_logins = 0;
@@ -80,7 +82,7 @@ public:
 								 {{"id", "2"}, {"value", "two"}, {"note", "second"}}};
 		tables["items"][-7] = Row{R"({"id":-7,"value":"negative"})", {{"id", "-7"}, {"value", "negative"}}};
 		tables["items"][INT64_MAX] = Row{R"({"id":9223372036854775807})", {{"id", "9223372036854775807"}}};
-		tables["odd:pre fix"][7] = Row{R"({"id":7})", {{"id", "7"}}};
+		tables["odd"][7] = Row{R"({"id":7})", {{"id", "7"}}};
 		tables["secret"][1] = Row{R"({"id":1,"secret":true})", {{"id", "1"}}};
 		forbidden_prefixes.insert("secret");
 		tables["broken"][1] = Row{"{}", {}};
@@ -117,8 +119,9 @@ public:
 			return false;
 		for (size_t i = 0; i < count; i++) {
 			std::optional<RowKey> key = parse_row_key(keys[i]);
-			if (key && tables.count(key->prefix) &&
-				(check(key->prefix).status != LookupResult::Status::Ok || find(*key) == nullptr))
+			if (key && tables.count(split(*key).prefix) &&
+				(check(split(*key).prefix).status != LookupResult::Status::Ok ||
+				 (split(*key).valid && find(*key) == nullptr)))
 				return false;
 		}
 		for (size_t i = 0; i < count; i++) {
@@ -138,9 +141,9 @@ public:
 		get_rows_calls++;
 		last_keys.clear();
 		for (size_t i = 0; i < count; i++)
-			last_keys.emplace_back(std::string(keys[i].prefix), keys[i].id);
+			last_keys.emplace_back(std::string(keys[i].prefix), std::string(keys[i].id));
 		for (size_t i = 0; i < count; i++) {
-			if (LookupResult refused = check(keys[i].prefix); refused.status != LookupResult::Status::Ok)
+			if (LookupResult refused = check(split(keys[i]).prefix); refused.status != LookupResult::Status::Ok)
 				return refused;
 		}
 		if (scramble_answers)
@@ -156,7 +159,7 @@ public:
 	LookupResult get_columns(const Session &, const RowKey &key, const std::string_view *columns,
 							 size_t count, ValueSink &sink) override
 	{
-		if (LookupResult refused = check(key.prefix); refused.status != LookupResult::Status::Ok)
+		if (LookupResult refused = check(split(key).prefix); refused.status != LookupResult::Status::Ok)
 			return refused;
 		const Row *row = find(key);
 		if (row == nullptr)
@@ -173,7 +176,7 @@ public:
 
 	LookupResult get_all_columns(const Session &, const RowKey &key, FieldSink &sink) override
 	{
-		if (LookupResult refused = check(key.prefix); refused.status != LookupResult::Status::Ok)
+		if (LookupResult refused = check(split(key).prefix); refused.status != LookupResult::Status::Ok)
 			return refused;
 		if (const Row *row = find(key)) {
 			for (const auto &column : row->columns) {
@@ -220,7 +223,7 @@ public:
 			if (number < position.table)
 				continue;
 			if (n == count) {
-				position = ScanPosition{number, false, 0, false};
+				position = scan_position(number, std::nullopt);
 				return LookupResult::ok();
 			}
 			std::string head = prefix + ":";
@@ -228,15 +231,19 @@ public:
 			if (head.compare(0, common, key_start, 0, common) != 0 || refuses(prefix))
 				continue;
 			bool continuing = number == position.table && position.started;
-			for (auto row = continuing ? rows.upper_bound(position.after_id) : rows.begin();
+			int64_t after = 0;
+			if (continuing)
+				std::memcpy(&after, position.after_key, sizeof after);
+			for (auto row = continuing ? rows.upper_bound(after) : rows.begin();
 				 row != rows.end() && n < count; ++row, n++) {
-				sink.key(prefix, row->first);
-				position = ScanPosition{number, true, row->first, false};
+				sink.key(prefix, std::to_string(row->first));
+				position = scan_position(number, row->first);
 			}
 			if (n == count && position.table == number && position.started)
 				return LookupResult::ok();
 		}
-		position = ScanPosition{0, false, 0, true};
+		position = ScanPosition();
+		position.finished = true;
 		return LookupResult::ok();
 	}
 
@@ -261,7 +268,7 @@ public:
 	{
 		outcome = SetOutcome();
 		for (size_t i = 0; i < count; i++) {
-			if (LookupResult refused = check_write(keys[i].prefix); refused.status != LookupResult::Status::Ok)
+			if (LookupResult refused = check_write(keys[i]); refused.status != LookupResult::Status::Ok)
 				return refused;
 		}
 		bool all_absent = true;
@@ -279,7 +286,7 @@ public:
 				outcome.written = false;
 				continue;
 			}
-			tables[std::string(keys[i].prefix)][keys[i].id] = Row{std::string(values[i]), {}};
+			tables[std::string(split(keys[i]).prefix)][split(keys[i]).id] = Row{std::string(values[i]), {}};
 			writes++;
 		}
 		return LookupResult::ok();
@@ -289,9 +296,9 @@ public:
 	{
 		*deleted = 0;
 		for (size_t i = 0; i < count; i++) {
-			auto table = tables.find(keys[i].prefix);
+			auto table = tables.find(split(keys[i]).prefix);
 			if (table != tables.end())
-				*deleted += int64_t(table->second.erase(keys[i].id));
+				*deleted += int64_t(table->second.erase(split(keys[i]).id));
 		}
 		writes++;
 		return LookupResult::ok();
@@ -300,11 +307,11 @@ public:
 	LookupResult set_columns(const Session &, const RowKey &key, const std::string_view *columns,
 							 const std::string_view *values, size_t count, int64_t *added) override
 	{
-		if (LookupResult refused = check_write(key.prefix); refused.status != LookupResult::Status::Ok)
+		if (LookupResult refused = check_write(key); refused.status != LookupResult::Status::Ok)
 			return refused;
-		auto &rows = tables[std::string(key.prefix)];
-		bool inserted = rows.find(key.id) == rows.end();
-		Row &row = rows[key.id];
+		auto &rows = tables[std::string(split(key).prefix)];
+		bool inserted = rows.find(split(key).id) == rows.end();
+		Row &row = rows[split(key).id];
 		for (size_t i = 0; i < count; i++)
 			set_column(row, columns[i], std::string(values[i]));
 		*added = inserted ? int64_t(count) : 0;
@@ -315,13 +322,13 @@ public:
 	LookupResult clear_columns(const Session &, const RowKey &key, const std::string_view *columns, size_t count,
 							   int64_t *removed) override
 	{
-		if (LookupResult refused = check_write(key.prefix); refused.status != LookupResult::Status::Ok)
+		if (LookupResult refused = check_write(key); refused.status != LookupResult::Status::Ok)
 			return refused;
 		*removed = 0;
-		auto table = tables.find(key.prefix);
-		if (table == tables.end() || table->second.find(key.id) == table->second.end())
+		auto table = tables.find(split(key).prefix);
+		if (table == tables.end() || table->second.find(split(key).id) == table->second.end())
 			return LookupResult::ok();
-		for (auto &column : table->second[key.id].columns) {
+		for (auto &column : table->second[split(key).id].columns) {
 			for (size_t i = 0; i < count; i++) {
 				if (column.first == columns[i] && column.second) {
 					column.second.reset();
@@ -336,9 +343,9 @@ public:
 	LookupResult increment_column(const Session &, const RowKey &key, std::string_view column,
 								  std::string_view increment, std::string *result) override
 	{
-		if (LookupResult refused = check_write(key.prefix); refused.status != LookupResult::Status::Ok)
+		if (LookupResult refused = check_write(key); refused.status != LookupResult::Status::Ok)
 			return refused;
-		Row &row = tables[std::string(key.prefix)][key.id];
+		Row &row = tables[std::string(split(key).prefix)][split(key).id];
 		double value = 0;
 		for (const auto &c : row.columns)
 			if (c.first == column && c.second)
@@ -407,8 +414,12 @@ public:
 	uint64_t last_cursor = 1000;
 
 private:
-	LookupResult check_write(std::string_view prefix) const
+	LookupResult check_write(const RowKey &key) const
 	{
+		std::string_view prefix = split(key).prefix;
+		if (tables.find(prefix) != tables.end() && !split(key).valid)
+			return LookupResult::failed("invalid key '" + std::string(prefix) + ":" + std::string(key.id) +
+										"': not a key of table " + std::string(prefix));
 		if (replica)
 			return LookupResult::read_only();
 		if (tables.find(prefix) == tables.end())
@@ -446,12 +457,41 @@ private:
 		return LookupResult::ok();
 	}
 
+	/* A SCAN position in table `number`, after the id (the id's 8 bytes, as the store's). */
+	static ScanPosition scan_position(uint64_t number, std::optional<int64_t> after)
+	{
+		ScanPosition position;
+		position.table = number;
+		position.started = after.has_value();
+		if (after) {
+			std::memcpy(position.after_key, &*after, sizeof *after);
+			position.after_length = sizeof *after;
+		}
+		return position;
+	}
+
+	/* The fake's tables are keyed by integers; other ids name no row. */
+	struct FakeKey {
+		std::string_view prefix;
+		int64_t id = 0;
+		bool valid = false;
+	};
+	static FakeKey split(const RowKey &key)
+	{
+		FakeKey fake;
+		fake.prefix = key.prefix;
+		fake.valid = parse_canonical_int64(key.id, &fake.id);
+		return fake;
+	}
+
 	const Row *find(const RowKey &key) const
 	{
-		auto table = tables.find(key.prefix);
+		if (!split(key).valid)
+			return nullptr;
+		auto table = tables.find(split(key).prefix);
 		if (table == tables.end())
 			return nullptr;
-		auto row = table->second.find(key.id);
+		auto row = table->second.find(split(key).id);
 		return row == table->second.end() ? nullptr : &row->second;
 	}
 };

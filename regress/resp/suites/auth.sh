@@ -15,7 +15,7 @@ raw_case "role without SELECT: NOPERM on MGET, GET, HGET, HGETALL, EXISTS" \
     "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\nMGET items:1 items:2\\r\\nGET items:1\\r\\nHGET items:1 value\\r\\nHGETALL items:1\\r\\nEXISTS items:1\\r\\n" read:6
 raw_case "a role without SELECT: unknown keys are still nil, connection usable" \
     '+OK\r\n*2\r\n$-1\r\n$-1\r\n+PONG\r\n' \
-    "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\nMGET nope:1 items:01\\r\\nPING\\r\\n" read:3
+    "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\nMGET nope:1 nope:01\\r\\nPING\\r\\n" read:3
 sql "GRANT SELECT (id) ON items TO regress_resp_noperm" >/dev/null
 raw_case "SELECT on some columns only: NOPERM" '+OK\r\n-NOPERM permission denied for table items\r\n' \
     "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\nGET items:1\\r\\n" read:2

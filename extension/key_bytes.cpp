@@ -1,0 +1,268 @@
+/*
+ * key_bytes.cpp — canonical key bytes and their text form (key_bytes.h).
+ */
+#include "key_bytes.h"
+
+#include <cstring>
+#include <limits>
+
+namespace local_cache {
+
+namespace {
+
+const char HEX[] = "0123456789abcdef";
+
+int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1; /* upper case is not the canonical spelling */
+}
+
+bool is_uuid_dash(size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
+
+/* A fixed-size column's bytes (an integer, a uuid) from its canonical text into `out`;
+ * returns how many, 0 when the text is not canonical. */
+uint32_t fixed_column_from_text(KeyKind kind, std::string_view text, char *out)
+{
+	if (is_integer(kind)) {
+		int64_t value;
+		if (!parse_canonical_int64(text, &value))
+			return 0;
+		std::memcpy(out, &value, INT_KEY_BYTES);
+		return INT_KEY_BYTES;
+	}
+	if (text.size() != 36)
+		return 0;
+	size_t n = 0;
+	for (size_t i = 0; i < 36; i++) {
+		if (is_uuid_dash(i)) {
+			if (text[i] != '-')
+				return 0;
+			continue;
+		}
+		int high = hex_value(text[i]), low = hex_value(text[i + 1]);
+		if (high < 0 || low < 0)
+			return 0;
+		out[n++] = char(high << 4 | low);
+		i++;
+	}
+	return UUID_KEY_BYTES;
+}
+
+/* Where a composite key's column ends in the text (an unescaped ':' or the end); false for an
+ * escape of anything but ':' and '\\'. */
+bool find_column_end(std::string_view text, size_t at, size_t *end)
+{
+	for (; at < text.size() && text[at] != ':'; at++) {
+		if (text[at] == '\\' && (++at == text.size() || (text[at] != ':' && text[at] != '\\')))
+			return false;
+	}
+	*end = at;
+	return true;
+}
+
+bool append_column_text(KeyKind kind, KeyBytes column, bool escape, std::string &out)
+{
+	if (is_integer(kind)) {
+		if (column.len != INT_KEY_BYTES)
+			return false;
+		int64_t value;
+		std::memcpy(&value, column.data, INT_KEY_BYTES);
+		out.append(std::to_string(value));
+		return true;
+	}
+	if (kind == KeyKind::Uuid) {
+		if (column.len != UUID_KEY_BYTES)
+			return false;
+		for (uint32_t i = 0; i < UUID_KEY_BYTES; i++) {
+			if (i == 4 || i == 6 || i == 8 || i == 10)
+				out.push_back('-');
+			unsigned char byte = static_cast<unsigned char>(column.data[i]);
+			out.push_back(HEX[byte >> 4]);
+			out.push_back(HEX[byte & 15]);
+		}
+		return true;
+	}
+	for (uint32_t i = 0; i < column.len; i++) {
+		char c = column.data[i];
+		if (escape && (c == ':' || c == '\\'))
+			out.push_back('\\');
+		out.push_back(c);
+	}
+	return true;
+}
+
+} // namespace
+
+bool parse_canonical_int64(std::string_view text, int64_t *value)
+{
+	/* 20 characters hold "-9223372036854775808"; anything longer cannot be canonical. */
+	if (text.empty() || text.size() > 20)
+		return false;
+	size_t i = 0;
+	bool negative = false;
+	if (text[0] == '-') {
+		negative = true;
+		i = 1;
+		if (text.size() == 1)
+			return false;
+	}
+	if (text[i] == '0') {
+		/* "0" alone is canonical; "-0" and leading zeros are not. */
+		if (text.size() == 1) {
+			*value = 0;
+			return true;
+		}
+		return false;
+	}
+	uint64_t magnitude = 0;
+	for (; i < text.size(); i++) {
+		char c = text[i];
+		if (c < '0' || c > '9')
+			return false;
+		unsigned digit = unsigned(c - '0');
+		if (magnitude > std::numeric_limits<uint64_t>::max() / 10)
+			return false;
+		magnitude *= 10;
+		if (magnitude > std::numeric_limits<uint64_t>::max() - digit)
+			return false;
+		magnitude += digit;
+	}
+	constexpr uint64_t max_positive = uint64_t(std::numeric_limits<int64_t>::max());
+	if (negative) {
+		if (magnitude > max_positive + 1)
+			return false;
+		*value = magnitude == max_positive + 1 ? std::numeric_limits<int64_t>::min()
+											   : -int64_t(magnitude);
+	} else {
+		if (magnitude > max_positive)
+			return false;
+		*value = int64_t(magnitude);
+	}
+	return true;
+}
+
+bool integer_fits(int64_t value, KeyKind kind)
+{
+	switch (kind) {
+	case KeyKind::Int2: return value >= std::numeric_limits<int16_t>::min() && value <= std::numeric_limits<int16_t>::max();
+	case KeyKind::Int4: return value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max();
+	case KeyKind::Int8: return true;
+	default: return false;
+	}
+}
+
+int put_component_length(uint32_t len, char *out)
+{
+	int n = 0;
+	while (len >= 0x80) {
+		out[n++] = char(0x80 | (len & 0x7f));
+		len >>= 7;
+	}
+	out[n++] = char(len);
+	return n;
+}
+
+bool split_key(const KeyShape &shape, KeyBytes key, KeyBytes *columns)
+{
+	if (!shape.composite()) {
+		columns[0] = key;
+		return true;
+	}
+	uint32_t at = 0;
+	for (int c = 0; c < shape.ncolumns; c++) {
+		uint64_t len = 0;
+		int shift = 0;
+		for (;;) {
+			if (at == key.len || shift > 28)
+				return false;
+			unsigned char byte = static_cast<unsigned char>(key.data[at++]);
+			len |= uint64_t(byte & 0x7f) << shift;
+			shift += 7;
+			if ((byte & 0x80) == 0)
+				break;
+		}
+		if (len > key.len - at)
+			return false;
+		columns[c] = KeyBytes{key.data + at, uint32_t(len)};
+		at += uint32_t(len);
+	}
+	return at == key.len;
+}
+
+bool key_from_text(const KeyShape &shape, std::string_view text, char *buffer, KeyBytes *out)
+{
+	if (text.size() > UINT32_MAX / 2)
+		return false;
+	if (!shape.composite()) {
+		KeyKind kind = shape.kinds[0];
+		if (kind == KeyKind::Text || kind == KeyKind::Bpchar) {
+			/* The text itself: no copy. */
+			uint32_t len = uint32_t(text.size());
+			*out = KeyBytes{text.data(), kind == KeyKind::Bpchar ? without_trailing_blanks(text.data(), len) : len};
+			return true;
+		}
+		*out = KeyBytes{buffer, fixed_column_from_text(kind, text, buffer)};
+		return out->len > 0;
+	}
+	size_t at = 0;
+	uint32_t written = 0;
+	for (int c = 0; c < shape.ncolumns; c++) {
+		size_t end;
+		if (!find_column_end(text, at, &end))
+			return false;
+		/* Every column but the last ends at a ':'; the last at the end. */
+		if ((c + 1 < shape.ncolumns) != (end < text.size()))
+			return false;
+		std::string_view column = text.substr(at, end - at);
+		KeyKind kind = shape.kinds[c];
+		if (kind == KeyKind::Text || kind == KeyKind::Bpchar) {
+			/* Unescape into place after the length prefix; blanks ending a character column go. */
+			char *bytes = buffer + written + 5;
+			uint32_t n = 0;
+			for (size_t i = 0; i < column.size(); i++) {
+				if (column[i] == '\\')
+					i++;
+				bytes[n++] = column[i];
+			}
+			if (kind == KeyKind::Bpchar)
+				n = without_trailing_blanks(bytes, n);
+			int prefix = put_component_length(n, buffer + written);
+			std::memmove(buffer + written + prefix, bytes, n);
+			written += uint32_t(prefix) + n;
+		} else {
+			if (column.find('\\') != std::string_view::npos)
+				return false; /* nothing in an integer or a uuid needs escaping */
+			uint32_t n = fixed_column_from_text(kind, column, buffer + written + 1);
+			if (n == 0)
+				return false;
+			buffer[written] = char(n); /* 8 and 16 take one byte */
+			written += 1 + n;
+		}
+		at = end + 1;
+	}
+	*out = KeyBytes{buffer, written};
+	return true;
+}
+
+bool append_key_text(const KeyShape &shape, KeyBytes key, std::string &out)
+{
+	KeyBytes columns[MAX_KEY_COLUMNS];
+	if (shape.ncolumns < 1 || !split_key(shape, key, columns))
+		return false;
+	size_t start = out.size();
+	for (int c = 0; c < shape.ncolumns; c++) {
+		if (c > 0)
+			out.push_back(':');
+		if (!append_column_text(shape.kinds[c], columns[c], shape.composite(), out)) {
+			out.resize(start);
+			return false;
+		}
+	}
+	return true;
+}
+
+} // namespace local_cache

@@ -50,11 +50,19 @@ void functions_changed(Datum, int, uint32)
 	functions.looked_up = false;
 }
 
+/* The keys are anycompatiblearray since 1.3, bigint[] in the versions before (a database may
+ * not have run ALTER EXTENSION UPDATE yet). */
 Oid lookup(const char *name)
 {
-	Oid args[2] = {REGCLASSOID, INT8ARRAYOID};
-	return LookupFuncName(list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup(name))),
-						  2, args, true);
+	List *qualified = list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup(name)));
+	const Oid key_types[] = {ANYCOMPATIBLEARRAYOID, INT8ARRAYOID};
+	for (Oid keys : key_types) {
+		Oid args[2] = {REGCLASSOID, keys};
+		Oid function = LookupFuncName(qualified, 2, args, true);
+		if (OidIsValid(function))
+			return function;
+	}
+	return InvalidOid;
 }
 
 const MgetFunctions &mget_functions(void)

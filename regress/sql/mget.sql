@@ -108,6 +108,9 @@ SELECT try(format('SELECT local_cache.mget(%s::oid::regclass, ''{}'')', oid)) FR
 SELECT count(*) AS registered FROM local_cache.tables t, gone_oid g WHERE t.relid::oid = g.oid;
 -- Keys of the wrong type.
 SELECT local_cache.mget('items', '{a}');
+-- array_to_json(mget(...)) is planned as mget_json(...), which returns the same bytes.
+EXPLAIN (VERBOSE, COSTS OFF) SELECT array_to_json(local_cache.mget('items', '{1,2}'));
+EXPLAIN (VERBOSE, COSTS OFF) SELECT array_to_json(local_cache.mget('items', ARRAY[1, 2]::bigint[]));
 -- Elements of another type name keys through their text form (an untyped '{1,2}' is text[]).
 SELECT local_cache.mget('items', ARRAY['1', '2']::text[]) = local_cache.mget('items', '{1,2}'::bigint[]) AS same;
 SELECT local_cache.mget('items', ARRAY[1.5]);

@@ -3,10 +3,10 @@
  *
  * A hit is served only if the cached row version is visible to the caller's snapshot
  * (its xmin committed before the snapshot); otherwise the key is read from the table.
- * All misses of one call are read in one primary-key index scan (= ANY(array)) with the
- * caller's snapshot. A row read from the table is put into the cache only if
+ * The misses of one call are read through the primary key's index, a probe per distinct key,
+ * with the caller's snapshot. A row read from the table is put into the cache only if
  *   - the cache may be used at all here (see use_cache),
- *   - no invalidation reached the key's shard since before the scan (sequence check), and
+ *   - no invalidation reached the key's shard since before its probe (sequence check), and
  *   - the version is settled: inserted by a committed transaction other than ours, and
  *     not deleted or updated by a transaction that is in progress or committed.
  * Together with invalidation at pre-commit this keeps every cached version the newest

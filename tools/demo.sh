@@ -97,6 +97,20 @@ redis-cli -p "$RESP_PORT" MGET items:1 items:2 items:999999
 echo "\$ redis-cli -p $RESP_PORT HGET items:2 value"
 redis-cli -p "$RESP_PORT" HGET items:2 value
 
+step "keys beyond integers: a composite key (order_id, line_no), on all three paths"
+demo_psql <<'SQL'
+CREATE TABLE public.order_lines(order_id bigint, line_no int, sku text, PRIMARY KEY (order_id, line_no));
+INSERT INTO public.order_lines VALUES (7, 1, 'apple'), (7, 2, 'pear'), (8, 1, 'fig');
+SELECT local_cache.enable('public.order_lines', resp_prefix => 'lines');
+GRANT SELECT ON public.order_lines TO cache_reader;
+-- one row of the two-dimensional array per key, its elements the key's columns in order
+SELECT local_cache.mget_json('public.order_lines', '{{7,2},{8,1},{9,9}}'::bigint[]);
+IMPORT FOREIGN SCHEMA public LIMIT TO (order_lines) FROM SERVER local_cache INTO cache;
+EXPLAIN (COSTS OFF) SELECT sku FROM cache.order_lines WHERE order_id = 7 AND line_no = 1;
+SQL
+echo "\$ redis-cli -p $RESP_PORT MGET lines:7:1 lines:8:1"
+redis-cli -p "$RESP_PORT" MGET lines:7:1 lines:8:1
+
 step "RESP writes: SET is an INSERT ... ON CONFLICT DO UPDATE as the role that logged in"
 demo_psql -q <<'SQL'
 CREATE ROLE cache_writer LOGIN PASSWORD 'demo-writer';

@@ -1,7 +1,8 @@
 --
 -- setup: creates the extension, the shared fixtures and helpers used by the later
--- files (mget, invalidation, ddl, privileges, stats run in this order in one database),
--- and checks what local_cache.enable() accepts and refuses.
+-- files (mget, invalidation, ddl, privileges, keys_text, keys_uuid, keys_composite, stats
+-- run in this order in one database), and checks what local_cache.enable() accepts and
+-- refuses.
 --
 -- Error CONTEXT lines would quote line numbers of the extension's PL/pgSQL: hide them.
 \set SHOW_CONTEXT never
@@ -76,6 +77,77 @@ END $$;
 
 GRANT EXECUTE ON FUNCTION sql_mget(regclass, bigint[]), lc_check(regclass, bigint[]),
     try(text) TO PUBLIC;
+
+-- sql_kmget(rel, keys): sql_mget for primary keys of every kind local_cache keys rows by
+-- (smallint, integer, bigint, text, varchar, character(n), uuid, and composite keys of up to
+-- 8 of them), computed with plain SQL in the caller's snapshot: for a one-column key a
+-- one-dimensional array, for a composite key a two-dimensional one (a row per key, an element
+-- per key column in key order). Each element names the key it does as SQL's cast from its
+-- text form to the column's type (integers: to bigint, so out-of-range keys are missing
+-- keys; character(n): to bpchar without a length, whose equality ignores trailing blanks),
+-- compared with the column's own equality. A NULL element: no row.
+CREATE FUNCTION sql_kmget(rel regclass, keys anyarray) RETURNS json
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    conditions text[];
+    single boolean;
+    result json;
+BEGIN
+    IF keys IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT i.indnkeyatts = 1,
+           array_agg(format('lc_row__.%I = %s::text::%s', a.attname,
+                            CASE WHEN i.indnkeyatts = 1 THEN 'u.k'
+                                 ELSE format('$1[u.k][array_lower($1, 2) + %s]', c.ord - 1) END,
+                            CASE WHEN t.typname IN ('int2', 'int4', 'int8') THEN 'pg_catalog.int8'
+                                 ELSE 'pg_catalog.' || quote_ident(t.typname) END)
+                     ORDER BY c.ord)
+      INTO single, conditions
+      FROM pg_index i
+      CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS c(attnum, ord)
+      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = c.attnum
+      JOIN pg_type t ON t.oid = a.atttypid
+     WHERE i.indrelid = rel AND i.indisprimary AND c.ord <= i.indnkeyatts
+     GROUP BY i.indnkeyatts;
+    EXECUTE format('SELECT array_to_json(ARRAY(SELECT lc_row__ FROM %s AS u(k, ord) '
+                   'LEFT JOIN %s lc_row__ ON %s ORDER BY u.ord))',
+                   CASE WHEN single THEN 'unnest($1) WITH ORDINALITY'
+                        ELSE 'generate_subscripts($1, 1) WITH ORDINALITY' END,
+                   rel, array_to_string(conditions, ' AND '))
+       INTO result USING keys;
+    RETURN result;
+END $$;
+
+-- lc_kcheck(rel, keys): lc_check for keys of every kind (sql_kmget is the reference); long
+-- values are cut in the report of a mismatch.
+CREATE FUNCTION lc_kcheck(rel regclass, keys anyarray) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    via_mget text := (SELECT array_to_json(m)
+                        FROM (SELECT local_cache.mget(rel, keys) AS m OFFSET 0) s)::text;
+    via_call text := array_to_json(local_cache.mget(rel, keys))::text;
+    via_json text := local_cache.mget_json(rel, keys)::text;
+    via_sql text := sql_kmget(rel, keys)::text;
+BEGIN
+    IF via_mget IS NOT DISTINCT FROM via_sql AND via_call IS NOT DISTINCT FROM via_sql
+       AND via_json IS NOT DISTINCT FROM via_sql THEN
+        RETURN 'ok';
+    END IF;
+    RETURN format('MISMATCH mget=%s array_to_json(mget)=%s mget_json=%s sql=%s',
+                  left(via_mget, 300), left(via_call, 300), left(via_json, 300), left(via_sql, 300));
+END $$;
+
+-- lc_kstats(rel): the counters of one table that say what the cache did (reset them first
+-- with local_cache.reset_stats()).
+CREATE FUNCTION lc_kstats(rel regclass, OUT hits bigint, OUT negative_hits bigint, OUT misses bigint,
+                          OUT fills bigint, OUT fill_rejections bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT hits, negative_hits, misses, fills, fill_rejections FROM local_cache.stats WHERE relation = rel
+$$;
+
+GRANT EXECUTE ON FUNCTION sql_kmget(regclass, anyarray), lc_kcheck(regclass, anyarray),
+    lc_kstats(regclass) TO PUBLIC;
 
 --
 -- Shared fixture: public.items (bigint primary key).
@@ -164,9 +236,9 @@ CREATE TABLE wide_pk (a1 int, a2 int, a3 int, a4 int, a5 int, a6 int, a7 int, a8
 SELECT local_cache.enable('wide_pk');
 \echo :LAST_ERROR_SQLSTATE
 
--- A key column of a type whose equality the cache does not know (keys.sql has the types it does),
--- alone or in a composite key; a text key under a nondeterministic collation, whose equality is
--- not equality of bytes.
+-- A key column of a type whose equality the cache does not know (keys_text.sql, keys_uuid.sql
+-- and keys_composite.sql have the types it does), alone or in a composite key; a text key under
+-- a nondeterministic collation, whose equality is not equality of bytes.
 CREATE TABLE numeric_pk (id numeric PRIMARY KEY, v text);
 SELECT local_cache.enable('numeric_pk');
 \echo :LAST_ERROR_SQLSTATE

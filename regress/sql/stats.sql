@@ -163,4 +163,5 @@ DROP VIEW items_view;
 DROP TABLE items, small, medium;
 SELECT count(*) AS registered FROM local_cache.tables;
 DROP FUNCTION lc_check(regclass, bigint[]), sql_mget(regclass, bigint[]), try(text);
+DROP FUNCTION lc_kcheck(regclass, anyarray), sql_kmget(regclass, anyarray), lc_kstats(regclass);
 DROP EXTENSION local_cache;

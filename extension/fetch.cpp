@@ -28,6 +28,7 @@ extern "C" {
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/multixact.h"
+#include "access/nbtree.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -440,16 +441,19 @@ int scan_primary_keys(RelInfo *info, Snapshot snapshot, const KeyBytes *after, S
 	ScanKeyData *columns = static_cast<ScanKeyData *>(palloc(sizeof(ScanKeyData) * key.ncolumns));
 	if (has_after) {
 		for (int c = 0; c < key.ncolumns; c++) {
-			Oid greater = get_opfamily_member(key.opfamilies[c], key.index_types[c], key.index_types[c],
-											  BTGreaterStrategyNumber);
+			/* A row comparison's members carry btree's 3-way comparison (nbtsearch.c reads them
+			 * in insertion form); a plain scan key the > operator's function. */
+			RegProcedure compare =
+				composite ? get_opfamily_proc(key.opfamilies[c], key.index_types[c], key.index_types[c], BTORDER_PROC)
+						  : get_opcode(get_opfamily_member(key.opfamilies[c], key.index_types[c], key.index_types[c],
+														   BTGreaterStrategyNumber));
 			int flags = composite ? SK_ROW_MEMBER | (c == key.ncolumns - 1 ? SK_ROW_END : 0) : 0;
-			ScanKeyEntryInitialize(&columns[c], flags,
-								   AttrNumber(c + 1), BTGreaterStrategyNumber, key.index_types[c], key.collations[c],
-								   get_opcode(greater), values[c]);
+			ScanKeyEntryInitialize(&columns[c], flags, AttrNumber(c + 1), BTGreaterStrategyNumber, key.index_types[c],
+								   key.collations[c], compare, values[c]);
 		}
 		if (composite)
-			ScanKeyEntryInitialize(&row_compare, SK_ROW_HEADER, 1, BTGreaterStrategyNumber, InvalidOid, InvalidOid,
-								   InvalidOid, PointerGetDatum(columns));
+			ScanKeyEntryInitialize(&row_compare, SK_ROW_HEADER, 1, BTGreaterStrategyNumber, key.index_types[0],
+								   key.collations[0], InvalidOid, PointerGetDatum(columns));
 		else
 			row_compare = columns[0];
 	}

@@ -27,6 +27,7 @@ extern "C" {
 #include "common/hashfn.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -198,21 +199,52 @@ template <typename Body> void as_role(Oid role, Body &&body)
 }
 
 /*
- * The plans of the statements the writes run, by their text: a statement is built from the
- * table, its columns and the parameter types, so the same text always has the same
- * parameters. Kept for the worker's life (the plan cache replans them after DDL), at most
- * kMaxPlans of them.
+ * The plans of the statements the writes run, by their text, parameter types and table. Kept
+ * for the worker's life, at most kMaxPlans of them. The plan cache replans a statement after
+ * DDL on the relations it reads, but not one that names the table only as a type
+ * (json_populate_record(NULL::t, ...)), and never changes the parameter types it was prepared
+ * with: so the plans of a table are dropped when it has a relcache invalidation (ALTER, DROP,
+ * and a new table of the same name is another relid), and its parameter types are part of the
+ * key (ALTER TYPE of a key column).
  */
 struct KeptPlan {
-	uint64 hash; /* hash key */
-	char *sql;   /* in TopMemoryContext */
+	uint64 hash;   /* hash key: of the text, the types and the table */
+	char *sql;     /* in TopMemoryContext, as are types */
+	Oid relid;     /* the table it writes; InvalidOid: none */
+	int nargs;
+	Oid *types;
 	SPIPlanPtr plan;
+	bool stale;    /* its table had an invalidation: freed at the next run() */
 };
 constexpr long kMaxPlans = 1024;
 HTAB *kept_plans = nullptr;
 
-/* Runs `sql` with the arguments (through a kept plan); the number of rows it processed. */
-uint64 run(const char *sql, int nargs, Oid *types, Datum *values)
+/* A relcache callback may run while a kept plan executes: it only marks plans stale. */
+void mark_plans_stale(Datum, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	hash_seq_init(&status, kept_plans);
+	while (KeptPlan *kept = static_cast<KeptPlan *>(hash_seq_search(&status)))
+		kept->stale |= !OidIsValid(relid) || kept->relid == relid;
+}
+
+void free_stale_plans()
+{
+	HASH_SEQ_STATUS status;
+	hash_seq_init(&status, kept_plans);
+	while (KeptPlan *kept = static_cast<KeptPlan *>(hash_seq_search(&status))) {
+		if (!kept->stale)
+			continue;
+		SPI_freeplan(kept->plan);
+		pfree(kept->sql);
+		pfree(kept->types);
+		hash_search(kept_plans, &kept->hash, HASH_REMOVE, nullptr);
+	}
+}
+
+/* Runs `sql`, a statement on the table `relid` (InvalidOid: on none), with the arguments
+ * (through a kept plan); the number of rows it processed. */
+uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values)
 {
 	if (kept_plans == nullptr) {
 		HASHCTL ctl;
@@ -221,8 +253,11 @@ uint64 run(const char *sql, int nargs, Oid *types, Datum *values)
 		ctl.entrysize = sizeof(KeptPlan);
 		ctl.hcxt = TopMemoryContext;
 		kept_plans = hash_create("local_cache RESP write plans", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(mark_plans_stale, (Datum) 0);
 	}
-	uint64 hash = hash_bytes_extended(reinterpret_cast<const unsigned char *>(sql), int(strlen(sql)), 0);
+	free_stale_plans();
+	uint64 hash = hash_bytes_extended(reinterpret_cast<const unsigned char *>(sql), int(strlen(sql)), relid);
+	hash = hash_bytes_extended(reinterpret_cast<const unsigned char *>(types), int(sizeof(Oid) * nargs), hash);
 	KeptPlan *kept = static_cast<KeptPlan *>(hash_search(kept_plans, &hash, HASH_FIND, nullptr));
 	if (kept == nullptr && hash_get_num_entries(kept_plans) < kMaxPlans) {
 		SPIPlanPtr plan = SPI_prepare(sql, nargs, types);
@@ -231,11 +266,17 @@ uint64 run(const char *sql, int nargs, Oid *types, Datum *values)
 		SPI_keepplan(plan);
 		kept = static_cast<KeptPlan *>(hash_search(kept_plans, &hash, HASH_ENTER, nullptr));
 		kept->sql = MemoryContextStrdup(TopMemoryContext, sql);
+		kept->relid = relid;
+		kept->nargs = nargs;
+		kept->types = static_cast<Oid *>(MemoryContextAlloc(TopMemoryContext, sizeof(Oid) * (nargs + 1)));
+		memcpy(kept->types, types, sizeof(Oid) * nargs);
 		kept->plan = plan;
+		kept->stale = false;
 	}
-	int rc = kept != nullptr && strcmp(kept->sql, sql) == 0
-				 ? SPI_execute_plan(kept->plan, values, nullptr, false, 0)
-				 : SPI_execute_with_args(sql, nargs, types, values, nullptr, false, 0);
+	bool same = kept != nullptr && strcmp(kept->sql, sql) == 0 && kept->relid == relid && kept->nargs == nargs &&
+		memcmp(kept->types, types, sizeof(Oid) * nargs) == 0;
+	int rc = same ? SPI_execute_plan(kept->plan, values, nullptr, false, 0)
+				  : SPI_execute_with_args(sql, nargs, types, values, nullptr, false, 0);
 	if (rc < 0)
 		elog(ERROR, "SPI failed: %s", SPI_result_code_string(rc));
 	return SPI_processed;
@@ -261,7 +302,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 
 	/* An object, whose members are columns; key columns, if there, must be the key's. */
 	bool *present = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
-	uint64 members = run("SELECT s.kind, k FROM (SELECT json_typeof($1::json) AS kind) s "
+	uint64 members = run(InvalidOid, "SELECT s.kind, k FROM (SELECT json_typeof($1::json) AS kind) s "
 						 "LEFT JOIN LATERAL json_object_keys(CASE WHEN s.kind = 'object' THEN $1::json END) k ON true",
 						 1, types, values);
 	if (members == 0 || strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "object") != 0)
@@ -287,7 +328,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	if (differs.len > 0) {
 		appendStringInfo(&sql, "SELECT %s FROM json_populate_record(NULL::%s, $1::json) r", differs.data,
 						 target.table);
-		if (run(sql.data, nparams, types, values) == 1 &&
+		if (run(target.info->relid, sql.data, nparams, types, values) == 1 &&
 			strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0)
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							errmsg("the object's key column %s differs from the key", target.columns())));
@@ -297,7 +338,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "SELECT row_to_json(t)::text FROM %s t WHERE %s FOR UPDATE", target.table,
 						 target.condition("t", 2));
-		*old_value = run(sql.data, nparams, types, values) == 1 ? result_text(0) : nullptr;
+		*old_value = run(target.info->relid, sql.data, nparams, types, values) == 1 ? result_text(0) : nullptr;
 	}
 
 	resetStringInfo(&sql);
@@ -311,7 +352,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 			appendStringInfo(&sql, "%s = t.%s", target.key_columns[0], target.key_columns[0]);
 		appendStringInfo(&sql, " FROM json_populate_record(NULL::%s, $1::json) r WHERE %s", target.table,
 						 target.condition("t", 2));
-		return run(sql.data, nparams, types, values) == 1;
+		return run(target.info->relid, sql.data, nparams, types, values) == 1;
 	}
 	/* An INSERT of the present columns (the others take their DEFAULT), which on a conflict
 	 * becomes an UPDATE to exactly that new row — unless NX. */
@@ -336,7 +377,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 			appendStringInfo(&sql, "%sEXCLUDED.%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
 		appendStringInfoString(&sql, ")");
 	}
-	return run(sql.data, nparams, types, values) == 1 || options.condition == SetOptions::Condition::Always;
+	return run(target.info->relid, sql.data, nparams, types, values) == 1 || options.condition == SetOptions::Condition::Always;
 }
 
 /* The keys of the target's table among `keys`, one array per key column, for
@@ -433,7 +474,7 @@ LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *key
 				initStringInfo(&sql);
 				appendStringInfo(&sql, "DELETE FROM %s WHERE (%s) IN (SELECT * FROM unnest(%s))", target.table,
 								 target.columns(), target.parameters(1));
-				total += run(sql.data, target.nkey, types, arrays);
+				total += run(target.info->relid, sql.data, target.nkey, types, arrays);
 			}
 		});
 	}, &error);
@@ -493,7 +534,7 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 								   "RETURNING (t.xmax = 0)",
 							 target.table, target.columns(), list.data, target.parameters(1), args.data,
 							 target.columns(), updates.data);
-			run(sql.data, n, types, values);
+			run(target.info->relid, sql.data, n, types, values);
 			inserted = SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0;
 		});
 	}, &error);
@@ -540,12 +581,12 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 			Oid types[MAX_KEY_COLUMNS];
 			Datum values[MAX_KEY_COLUMNS];
 			target.add_parameters(types, values, 0);
-			if (run(sql.data, target.nkey, types, values) == 0)
+			if (run(target.info->relid, sql.data, target.nkey, types, values) == 0)
 				return;
 			cleared = uint64(atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)));
 			resetStringInfo(&sql);
 			appendStringInfo(&sql, "UPDATE %s t SET %s WHERE %s", target.table, sets.data, target.condition("t", 1));
-			run(sql.data, target.nkey, types, values);
+			run(target.info->relid, sql.data, target.nkey, types, values);
 		});
 	}, &error);
 	if (!ok)
@@ -589,7 +630,7 @@ LookupResult PgDataSource::increment_column(const Session &session, const RowKey
 			Datum values[1 + MAX_KEY_COLUMNS] = {
 				PointerGetDatum(cstring_to_text_with_len(increment.data(), int(increment.size())))};
 			target.add_parameters(types, values, 1);
-			run(sql.data, 1 + target.nkey, types, values);
+			run(target.info->relid, sql.data, 1 + target.nkey, types, values);
 			text = result_text(0);
 		});
 	}, &error);
@@ -625,7 +666,7 @@ LookupResult version_of(const Session &session, const RowKey &key, bool lock, st
 			Oid types[MAX_KEY_COLUMNS];
 			Datum values[MAX_KEY_COLUMNS];
 			target.add_parameters(types, values, 0);
-			if (run(sql.data, target.nkey, types, values) == 1)
+			if (run(target.info->relid, sql.data, target.nkey, types, values) == 1)
 				text = result_text(0);
 		});
 	}, &error);

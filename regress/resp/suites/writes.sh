@@ -54,6 +54,24 @@ check "SET of something else than an object" "ERR the value must be a JSON objec
 check "SET ... EX: rows do not expire" "ERR rows do not expire: EX is not supported" "$(wcli SET w:5 '{}' EX 10)"
 check "SET of a prefix no table has" 'ERR no enabled table has the RESP prefix "nosuch" (SQLSTATE 42P01)' "$(wcli SET nosuch:1 '{}')"
 check "nothing was written by the refused SETs" "" "$(row 5)$(row 6)"
+# The writes keep their statements' plans: a table dropped and created again under the same
+# name, or a key column of another type, must not meet the old table's plans.
+sql "CREATE TABLE wagain (id bigint PRIMARY KEY, v text);
+SELECT local_cache.enable('wagain');
+GRANT SELECT, INSERT, UPDATE, DELETE ON wagain TO regress_resp_writer" >/dev/null
+check "SET with the key column, on a table" "OK" "$(wcli SET wagain:1 '{"id":1,"v":"a"}')"
+sql "DROP TABLE wagain; CREATE TABLE wagain (id bigint PRIMARY KEY, v text);
+SELECT local_cache.enable('wagain');
+GRANT SELECT, INSERT, UPDATE, DELETE ON wagain TO regress_resp_writer" >/dev/null
+check "... the same SET on a new table of the same name" "OK" "$(wcli SET wagain:1 '{"id":1,"v":"b"}')"
+check "... SQL has it" '{"id":1,"v":"b"}' "$(sql "SELECT row_to_json(t)::text FROM wagain t")"
+sql "ALTER TABLE wagain ALTER COLUMN id TYPE text" >/dev/null
+check "... after ALTER TYPE of the key column (bigint to text): SET of a text key" "OK" \
+    "$(wcli SET wagain:x '{"id":"x","v":"c"}')"
+check "... HSET of a text key" "1" "$(wcli HSET wagain:y v d)"
+check "... SQL has them" '{"id":"1","v":"b"} {"id":"x","v":"c"} {"id":"y","v":"d"}' \
+    "$(sql "SELECT string_agg(row_to_json(t)::text, ' ' ORDER BY id) FROM wagain t")"
+sql "DROP TABLE wagain" >/dev/null
 
 section "errors: constraints, types, privileges, locks"
 check "NOT NULL violation, with its SQLSTATE" \

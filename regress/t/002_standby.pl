@@ -1,7 +1,7 @@
 # A hot standby keeps its own cache, invalidated through WAL: updates, deletes, key changes,
 # TRUNCATE and DDL on the primary are never served stale on the standby, through mget, the
-# foreign table or RESP; old REPEATABLE READ snapshots stay exact; restart and promotion keep
-# the cache correct.
+# foreign table or RESP, for a bigint key, a uuid key and a composite key alike; old
+# REPEATABLE READ snapshots stay exact; restart and promotion keep the cache correct.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -21,11 +21,21 @@ CREATE EXTENSION pg_walinspect;
 CREATE TABLE items (id bigint PRIMARY KEY, value text);
 INSERT INTO items SELECT g, 'v' || g FROM generate_series(1, 50) g;
 SELECT local_cache.enable('items');
+-- key number g: md5('a' || g)::uuid here, (g / 4, g % 4 + 1) in lines
+CREATE TABLE accounts (id uuid PRIMARY KEY, value text);
+INSERT INTO accounts SELECT md5('a' || g)::uuid, 'a' || g FROM generate_series(1, 20) g;
+SELECT local_cache.enable('accounts');
+CREATE TABLE lines (order_id bigint, line_no int, value text, PRIMARY KEY (order_id, line_no));
+INSERT INTO lines SELECT g / 4, g % 4 + 1, 'l' || g FROM generate_series(1, 20) g;
+SELECT local_cache.enable('lines');
 CREATE SCHEMA cache;
-IMPORT FOREIGN SCHEMA public LIMIT TO (items) FROM SERVER local_cache INTO cache;
+IMPORT FOREIGN SCHEMA public LIMIT TO (items, accounts, lines) FROM SERVER local_cache INTO cache;
 CREATE ROLE resp_reader;
-GRANT SELECT ON items TO resp_reader;
+GRANT SELECT ON items, accounts, lines TO resp_reader;
 });
+# $uuid[g]: the uuid of key number g (its canonical text: lower case, dashes)
+my @uuid = (undef, split /\n/, $primary->safe_psql('postgres',
+	q{SELECT md5('a' || g)::uuid FROM generate_series(1, 32) g ORDER BY g}));
 $primary->backup('base');
 my $first_lsn = $primary->lsn('insert');
 
@@ -40,25 +50,69 @@ local_cache.resp_workers = 1
 $standby->start;
 $primary->wait_for_catchup($standby, 'replay');
 
-my $keys = q{ARRAY(SELECT generate_series(1, 60))::bigint[]};
+# The tables the standby is checked on, and for each: the keys mget and the foreign table read
+# (present and absent ones, including the ones the writes below move rows to) as the array `k`,
+# the condition that row r has the key k[u.i] and that its key is in k, the SQL of row r's RESP
+# id, and the ids RESP reads.
+my @checked = qw(items accounts lines);
+my %checked = (
+	items => {
+		keys => q{ARRAY(SELECT generate_series(1, 60))::bigint[]},
+		match => q{r.id = k[u.i]},
+		in => q{r.id = ANY(k)},
+		id => q{r.id::text},
+		resp => [1, 2, 3, 4, 5, 50, 51, 99] },
+	accounts => {
+		keys => q{ARRAY(SELECT md5('a' || g)::uuid FROM generate_series(1, 32) g)},
+		match => q{r.id = k[u.i]},
+		in => q{r.id = ANY(k)},
+		id => q{r.id::text},
+		resp => [@uuid[1, 2, 3, 4, 5, 20, 21, 30]] },
+	lines => {
+		# a two-dimensional array: one row (order_id, line_no) per key
+		keys => q{ARRAY(SELECT ARRAY[g / 4, g % 4 + 1] FROM generate_series(1, 32) g)::bigint[]},
+		match => q{r.order_id = k[u.i][1] AND r.line_no = k[u.i][2]},
+		in => q{(r.order_id, r.line_no) IN
+			(SELECT k[u.i][1], k[u.i][2] FROM generate_subscripts(k, 1) u(i))},
+		id => q{r.order_id || ':' || r.line_no},
+		resp => ['0:2', '0:3', '0:4', '1:1', '5:1', '5:2', '7:4'] });
 
 # On the standby: mget, the foreign table and RESP against plain SQL, in one snapshot each.
-my $mget_equals_table = qq{
-SELECT local_cache.mget_json('items', k)::text = array_to_json(
-         (SELECT array_agg(i ORDER BY u.ord)
-            FROM unnest(k) WITH ORDINALITY u(key, ord) LEFT JOIN items i ON i.id = u.key),
+sub mget_equals_table
+{
+	my ($table) = @_;
+	my $t = $checked{$table};
+	return qq{
+SELECT local_cache.mget_json('$table', k)::text = array_to_json(
+         (SELECT array_agg(r ORDER BY u.i)
+            FROM generate_subscripts(k, 1) u(i) LEFT JOIN $table r ON $t->{match}),
          false)::text
-  FROM (SELECT $keys AS k) keys
+  FROM (SELECT $t->{keys} AS k) keys
 };
-my $fdw_equals_table = qq{
-SELECT (SELECT array_agg(c ORDER BY c.id)::text FROM cache.items c WHERE c.id = ANY($keys))
+}
+
+# The rows whose key is in the list (set semantics), and a lookup of every key in list order.
+sub fdw_equals_table
+{
+	my ($table) = @_;
+	my $t = $checked{$table};
+	return qq{
+SELECT (SELECT array_agg(r ORDER BY r)::text FROM cache.$table r WHERE $t->{in})
        IS NOT DISTINCT FROM
-       (SELECT array_agg(i ORDER BY i.id)::text FROM items i WHERE i.id = ANY($keys))
+       (SELECT array_agg(r ORDER BY r)::text FROM $table r WHERE $t->{in})
+   AND (SELECT array_agg(r ORDER BY u.i)::text
+          FROM generate_subscripts(k, 1) u(i) JOIN cache.$table r ON $t->{match})
+       IS NOT DISTINCT FROM
+       (SELECT array_agg(r ORDER BY u.i)::text
+          FROM generate_subscripts(k, 1) u(i) JOIN $table r ON $t->{match})
+  FROM (SELECT $t->{keys} AS k) keys
 };
+}
 
 sub resp_values
 {
-	my @keys = map { "items:$_" } @_;
+	my ($table, @ids) = @_;
+	my @keys = map { "$table:$_" } @ids;
 	my $out = `redis-cli -p $resp_port MGET @keys 2>&1`;
 	chomp $out;
 	return $out;
@@ -66,21 +120,27 @@ sub resp_values
 
 sub sql_values
 {
-	my $list = join(',', @_);
+	my ($table, @ids) = @_;
+	my $list = join(',', map { qq{"$_"} } @ids);
 	# redis-cli prints an empty line for nil
 	return $standby->safe_psql('postgres', qq{
-		SELECT string_agg(coalesce(row_to_json(i)::text, ''), E'\\n' ORDER BY u.ord)
-		  FROM unnest('{$list}'::bigint[]) WITH ORDINALITY u(key, ord) LEFT JOIN items i ON i.id = u.key});
+		SELECT string_agg(coalesce(row_to_json(r)::text, ''), E'\\n' ORDER BY u.ord)
+		  FROM unnest('{$list}'::text[]) WITH ORDINALITY u(id, ord)
+		  LEFT JOIN $table r ON $checked{$table}{id} = u.id});
 }
 
 sub check_standby
 {
 	my ($label) = @_;
 	for my $round ('cold', 'warm') {
-		is($standby->safe_psql('postgres', $mget_equals_table), 't', "$label: mget ($round)");
-		is($standby->safe_psql('postgres', $fdw_equals_table), 't', "$label: foreign table ($round)");
-		my @ids = (1, 2, 3, 4, 5, 50, 51, 99);
-		is(resp_values(@ids), sql_values(@ids), "$label: RESP MGET ($round)");
+		for my $table (@checked) {
+			is($standby->safe_psql('postgres', mget_equals_table($table)), 't',
+				"$label: $table: mget ($round)");
+			is($standby->safe_psql('postgres', fdw_equals_table($table)), 't',
+				"$label: $table: foreign table ($round)");
+			my @ids = @{ $checked{$table}{resp} };
+			is(resp_values($table, @ids), sql_values($table, @ids), "$label: $table: RESP MGET ($round)");
+		}
 	}
 }
 
@@ -108,8 +168,12 @@ for my $write ("SET items:1 {}", "DEL items:1", "HSET items:1 value x", "HINCRBY
 	like(`redis-cli -p $resp_port $write 2>&1`, qr/^READONLY You can't write against a read only replica\.$/m,
 		"standby: $write answers READONLY");
 }
-cmp_ok($standby->safe_psql('postgres', 'SELECT hits FROM local_cache.stats_global'), '>', 0,
-	'the standby serves hits from its own cache');
+for my $table (@checked)
+{
+	cmp_ok($standby->safe_psql('postgres',
+			"SELECT hits FROM local_cache.stats WHERE relation = '$table'::regclass"),
+		'>', 0, "the standby serves hits of $table from its own cache");
+}
 
 on_primary(q{UPDATE items SET value = 'updated' WHERE id = 1});
 check_standby('after UPDATE');
@@ -121,6 +185,32 @@ on_primary(q{UPDATE items SET id = 99 WHERE id = 3});
 check_standby('after UPDATE of the key');
 on_primary(q{BEGIN; UPDATE items SET value = 'rolled back' WHERE id = 4; ROLLBACK});
 check_standby('after ROLLBACK');
+
+# The same for a uuid key and a composite key, whose invalidations reach the standby as key
+# bytes: every check above has cached the old and new keys (absent ones too) on the standby.
+on_primary(qq{UPDATE accounts SET value = 'updated' WHERE id = '$uuid[1]';
+	UPDATE lines SET value = 'updated' WHERE order_id = 0 AND line_no = 2});
+check_standby('uuid and composite keys: after UPDATE');
+is($standby->safe_psql('postgres', qq{SELECT local_cache.mget_json('accounts', '{$uuid[1]}')}),
+	qq{[{"id":"$uuid[1]","value":"updated"}]}, 'uuid key: the standby reads the update');
+is($standby->safe_psql('postgres', q{SELECT local_cache.mget_json('lines', '{{0,2}}'::int[])}),
+	'[{"order_id":0,"line_no":2,"value":"updated"}]', 'composite key: the standby reads the update');
+on_primary(qq{DELETE FROM accounts WHERE id = '$uuid[2]';
+	DELETE FROM lines WHERE order_id = 0 AND line_no = 3});
+check_standby('uuid and composite keys: after DELETE');
+on_primary(qq{INSERT INTO accounts VALUES ('$uuid[21]', 'inserted'), ('$uuid[2]', 'back');
+	INSERT INTO lines VALUES (5, 2, 'inserted'), (0, 3, 'back')});
+check_standby('uuid and composite keys: after INSERT');
+# the new keys $uuid[30] and (7, 4) were absent (and cached as such) until now
+on_primary(qq{UPDATE accounts SET id = '$uuid[30]' WHERE id = '$uuid[3]';
+	UPDATE lines SET order_id = 7 WHERE order_id = 0 AND line_no = 4});
+check_standby('uuid and composite keys: after UPDATE of the key');
+is($standby->safe_psql('postgres',
+		qq{SELECT local_cache.mget_json('accounts', '{$uuid[3],$uuid[30]}')}),
+	qq{[null,{"id":"$uuid[30]","value":"a3"}]},
+	'uuid key moved: the standby reads the old key absent, the new present');
+is(resp_values('lines', '0:4', '7:4'), qq{\n{"order_id":7,"line_no":4,"value":"l3"}},
+	'composite key moved: RESP on the standby reads the old key nil, the new present');
 on_primary(q{TRUNCATE items; INSERT INTO items SELECT g, 'w' || g FROM generate_series(1, 50) g});
 check_standby('after TRUNCATE');
 on_primary(q{ALTER TABLE items RENAME COLUMN value TO val});
@@ -140,7 +230,7 @@ is($standby->safe_psql('postgres', q{SELECT local_cache.mget_json('items', '{6}'
 	'[{"id":6,"value":"newer"}]', 'a new snapshot sees the update (and caches it)');
 is($old_reader->query_safe(q{SELECT local_cache.mget_json('items', '{6}')}),
 	'[{"id":6,"value":"w6"}]', 'old snapshot: still the old row');
-is($old_reader->query_safe($mget_equals_table), 't', 'old snapshot: mget equals its own SQL');
+is($old_reader->query_safe(mget_equals_table('items')), 't', 'old snapshot: mget equals its own SQL');
 $old_reader->query_safe('COMMIT');
 $old_reader->quit;
 

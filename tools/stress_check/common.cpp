@@ -1,8 +1,8 @@
-// tools/stress_check/common.cpp: owns the shared pieces declared in common.h: the run's state
-// and failure recording, the libpq wrapper Conn, the SQL that compares local_cache (mget,
-// mget_json, the foreign table) with plain SQL in one snapshot and the failure reports it
-// prints, the RESP2 client, plain SQL reads of keys, the comparison of RESP replies with plain
-// SQL and its race-freedom argument, and the key pickers.
+// tools/stress_check/common.cpp: owns the shared pieces declared in common.h (but the tables,
+// tables.cpp): the run's state and failure recording, the libpq wrapper Conn, the SQL that
+// compares local_cache (mget, mget_json, the foreign table) with plain SQL in one snapshot and
+// the failure reports it prints, the RESP2 client, plain SQL reads of keys, the comparison of
+// RESP replies with plain SQL and its race-freedom argument, and the key pickers.
 
 #include "common.h"
 
@@ -119,49 +119,82 @@ bool expected_conflict(const std::string &sqlstate) {
            || sqlstate == "40001";  // serialization_failure
 }
 
+std::string json_string(const std::string &s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
 namespace {
+
+// Every statement below takes the key list as $1, mget's keys argument (Table::keys_literal),
+// and some the keys' canonical texts as $2 (Table::texts_literal).
+
+std::string keys_param(const Table &t) { return "$1::" + std::string(t.array_type); }
+
+// The subscripts u.i of the keys of a key array: generate_series rather than
+// generate_subscripts, whose row estimate (1000) would make the plain SQL joins scan the whole
+// table instead of probing its primary key per key.
+std::string subscripts(const std::string &keys) {
+    return "generate_series(1, array_length(" + keys + ", 1)) AS u(i)";
+}
 
 // The same rows four ways, all in the statement's snapshot: mget's record[] rendered by
 // array_to_json(x, false) (which the extension's planner hook leaves alone),
 // array_to_json(mget(...)) (which it may rewrite to mget_json), mget_json, and plain SQL.
-const char *kCompareSql =
-    "SELECT array_to_json(local_cache.mget('stress_items'::regclass, $1::bigint[]), false)::text,"
-    "       array_to_json(local_cache.mget('stress_items'::regclass, $1::bigint[]))::text,"
-    "       local_cache.mget_json('stress_items'::regclass, $1::bigint[])::text,"
-    "       (SELECT array_to_json(array_agg(s ORDER BY u.ord))::text"
-    "          FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord)"
-    "          LEFT JOIN stress_items s ON s.id = u.id)";
+std::string compare_sql(const Table &t) {
+    std::string keys = keys_param(t), name = t.name;
+    std::string mget = "local_cache.mget('" + name + "'::regclass, " + keys + ")";
+    return "SELECT array_to_json(" + mget + ", false)::text, array_to_json(" + mget + ")::text, "
+           "local_cache.mget_json('" + name + "'::regclass, " + keys + ")::text, "
+           "(SELECT array_to_json(array_agg(s ORDER BY u.i))::text "
+           "FROM " + subscripts(keys) + " "
+           "LEFT JOIN " + name + " s ON " + t.element_match("s", keys, "u.i") + ")";
+}
 const char *kCompareNames[] = {"array_to_json(mget(...), false)", "array_to_json(mget(...))",
                                "mget_json(...)"};
 
-// The same rows through the foreign table stress_cache and from stress_items, in one
-// statement (so in one snapshot): `WHERE id = ANY($1) ORDER BY id` (SQL set semantics:
-// duplicate and NULL keys give no rows), and a join that looks up every key of the list
-// in list order (duplicates kept, NULL and missing keys dropped).
-const char *kFdwCompareSql =
-    "SELECT (SELECT coalesce(array_to_json(array_agg(c ORDER BY c.id))::text, '[]')"
-    "          FROM stress_cache c WHERE c.id = ANY($1::bigint[])),"
-    "       (SELECT coalesce(array_to_json(array_agg(s ORDER BY s.id))::text, '[]')"
-    "          FROM stress_items s WHERE s.id = ANY($1::bigint[])),"
-    "       (SELECT coalesce(array_to_json(array_agg(c ORDER BY u.ord))::text, '[]')"
-    "          FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord)"
-    "          JOIN stress_cache c ON c.id = u.id),"
-    "       (SELECT coalesce(array_to_json(array_agg(s ORDER BY u.ord))::text, '[]')"
-    "          FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord)"
-    "          JOIN stress_items s ON s.id = u.id)";
+// The same rows through the table's foreign table and from the table, in one statement (so
+// in one snapshot): the rows whose key is in the list, ordered by key (SQL set semantics:
+// duplicate and NULL keys give no rows; a one-column key as `= ANY($1)`, a composite one as
+// `(columns) IN (SELECT ...)`, which becomes a nested loop of lookups), and a join that looks
+// up every key of the list in list order (duplicates kept, NULL and missing keys dropped).
+std::string fdw_compare_sql(const Table &t) {
+    std::string keys = keys_param(t);
+    std::string in = t.composite() ? "ROW(" + t.columns("r") + ") IN (SELECT " + t.elements(keys, "u.i") +
+                                         " FROM " + subscripts(keys) + ")"
+                                   : t.columns("r") + " = ANY(" + keys + ")";
+    auto set = [&](const char *from) {
+        return "(SELECT coalesce(array_to_json(array_agg(r ORDER BY " + t.columns("r") + "))::text, '[]') "
+               "FROM " + from + " r WHERE " + in + ")";
+    };
+    auto join = [&](const char *from) {
+        return "(SELECT coalesce(array_to_json(array_agg(r ORDER BY u.i))::text, '[]') "
+               "FROM " + subscripts(keys) + " JOIN " + from + " r ON " +
+               t.element_match("r", keys, "u.i") + ")";
+    };
+    return "SELECT " + set(t.foreign) + ", " + set(t.name) + ", " + join(t.foreign) + ", " + join(t.name);
+}
 
-// For a failure report: the visible heap tuples of the keys, read by a sequential scan in
-// the same snapshot (or transaction) as the failed comparison.
-const char *kDiagnoseSql =
-    "SELECT string_agg(format('    id %s: ctid %s xmin %s xmax %s version %s value %s', id, ctid,"
-    "       xmin, xmax, version, left(value, 40)), E'\\n' ORDER BY id)"
-    "  FROM stress_items WHERE id + 0 = ANY($1::bigint[])";
+// For a failure report: the visible heap tuples of the keys ($1: their texts), read by a
+// sequential scan (no index matches the key's text) in the same snapshot (or transaction) as
+// the failed comparison.
+std::string diagnose_sql(const Table &t) {
+    std::string key = t.key_text_sql("s");
+    return "SELECT string_agg(format('    key %s: ctid %s xmin %s xmax %s version %s value %s', " + key +
+           ", ctid, xmin, xmax, version, left(value, 40)), E'\\n' ORDER BY " + key + ") "
+           "FROM " + t.name + " s WHERE " + key + " = ANY($1::text[])";
+}
 
-// For a failure report of a RESP check: the departure counts (stress_departures) of the keys.
-const char *kDiagnoseDeparturesSql =
-    "SELECT coalesce(string_agg(format('    id %s: %s departures (last by xmin %s)', id, n, xmin),"
-    "       E'\\n' ORDER BY id), '    (none)')"
-    "  FROM stress_departures WHERE id = ANY($1::bigint[])";
+// For a failure report of a RESP check: the departure counts of the keys ($1: their texts).
+std::string diagnose_departures_sql(const Table &t) {
+    return "SELECT coalesce(string_agg(format('    key %s: %s departures (last by xmin %s)', key, n, xmin),"
+           " E'\\n' ORDER BY key), '    (none)') FROM stress_departures "
+           "WHERE tbl = '" + std::string(t.name) + "' AND key = ANY($1::text[])";
+}
 
 // Splits a JSON array text into its top-level elements (for the failure report).
 std::vector<std::string> json_elements(const std::string &s) {
@@ -203,16 +236,16 @@ std::string clip(const std::string &s, size_t n = 600) {
 
 }  // namespace
 
-std::string describe_diff(const std::vector<std::string> &keys, const std::string &a,
+std::string describe_diff(const Table &t, const std::vector<long long> &ids, const std::string &a,
                           const char *a_name, const std::string &b, const char *b_name) {
     std::string m;
     std::vector<std::string> ea = json_elements(a), eb = json_elements(b);
     m += "  " + std::string(a_name) + " differs from " + b_name + ":\n";
-    for (size_t i = 0; i < keys.size(); i++) {
+    for (size_t i = 0; i < ids.size(); i++) {
         std::string x = i < ea.size() ? ea[i] : "<absent>";
         std::string y = i < eb.size() ? eb[i] : "<absent>";
         if (x != y)
-            m += "   key " + keys[i] + " (position " + std::to_string(i + 1) + "):\n    " + a_name +
+            m += "   key " + t.text(ids[i]) + " (position " + std::to_string(i + 1) + "):\n    " + a_name +
                  ": " + clip(x) + "\n    " + b_name + ": " + clip(y) + "\n";
     }
     m += "   full " + std::string(a_name) + ": " + clip(a, 3000) + "\n";
@@ -220,11 +253,13 @@ std::string describe_diff(const std::vector<std::string> &keys, const std::strin
     return m;
 }
 
-// Compares mget, mget_json and plain SQL for `keys` in one statement on `c`.
+// Compares mget, mget_json and plain SQL for the key list `ids` of `t` in one statement on `c`.
 // Returns false (after fail()) on a difference or an error; *cached gets mget's JSON.
-bool compare(Conn &c, const Keys &keys, const std::string &where, std::string *cached) {
-    std::string lit = keys.literal();
-    Res r = c.must(kCompareSql, {lit.c_str()});
+bool compare(Conn &c, Table &t, const std::vector<long long> &ids, const std::string &where,
+             std::string *cached) {
+    t.checks++;
+    std::string lit = t.keys_literal(ids), sql = compare_sql(t);
+    Res r = c.must(sql.c_str(), {lit.c_str()});
     if (!r) return false;
     std::string plain = get(r, 0, 3);
     if (cached) *cached = get(r, 0, 0);
@@ -232,40 +267,43 @@ bool compare(Conn &c, const Keys &keys, const std::string &where, std::string *c
     for (int i = 0; i < 3; i++) {
         std::string v = get(r, 0, i);
         if (v != plain)
-            report += describe_diff(keys.items, v, kCompareNames[i], plain, "plain SQL");
+            report += describe_diff(t, ids, v, kCompareNames[i], plain, "plain SQL");
     }
     if (report.empty()) return true;
-    std::string heap = "    (diagnostic query failed)";
-    Conn::Outcome d = c.run(kDiagnoseSql, {lit.c_str()});
+    std::string heap = "    (diagnostic query failed)", texts = t.texts_literal(ids),
+                diagnose = diagnose_sql(t);
+    Conn::Outcome d = c.run(diagnose.c_str(), {texts.c_str()});
     if (d.ok) heap = get(d.res, 0, 0);
-    fail("MISMATCH between local_cache and plain SQL in the same snapshot (" + where +
-         ")\n  keys: " + lit + "\n" + report + "  visible heap tuples (seq scan, same snapshot):\n" +
-         heap + "\n");
+    fail("MISMATCH between local_cache and plain SQL on " + std::string(t.name) +
+         " in the same snapshot (" + where + ")\n  keys: " + lit + "\n" + report +
+         "  visible heap tuples (seq scan, same snapshot):\n" + heap + "\n");
     return false;
 }
 
-// Compares the foreign table stress_cache with stress_items for `keys` in one statement on
-// `c`. Returns false (after fail()) on a difference or an error.
-bool compare_fdw(Conn &c, const Keys &keys, const std::string &where) {
-    std::string lit = keys.literal();
-    Res r = c.must(kFdwCompareSql, {lit.c_str()});
+// Compares t's foreign table with t for the key list `ids` in one statement on `c`. Returns
+// false (after fail()) on a difference or an error.
+bool compare_fdw(Conn &c, Table &t, const std::vector<long long> &ids, const std::string &where) {
+    t.checks++;
+    std::string lit = t.keys_literal(ids), sql = fdw_compare_sql(t);
+    Res r = c.must(sql.c_str(), {lit.c_str()});
     if (!r) return false;
-    std::string report;
-    const char *names[][2] = {
-        {"stress_cache WHERE id = ANY($1)", "stress_items WHERE id = ANY($1)"},
-        {"unnest($1) JOIN stress_cache", "unnest($1) JOIN stress_items"}};
+    std::string report, foreign = t.foreign, name = t.name;
+    std::string names[][2] = {
+        {foreign + " WHERE key IN ($1)", name + " WHERE key IN ($1)"},
+        {"$1 JOIN " + foreign, "$1 JOIN " + name}};
     for (int i = 0; i < 2; i++) {
         std::string fdw = get(r, 0, 2 * i), plain = get(r, 0, 2 * i + 1);
         if (fdw != plain)
-            report += "  " + std::string(names[i][0]) + " differs from " + names[i][1] +
+            report += "  " + names[i][0] + " differs from " + names[i][1] +
                       ":\n   " + names[i][0] + ": " + clip(fdw, 3000) + "\n   " + names[i][1] +
                       ": " + clip(plain, 3000) + "\n";
     }
     if (report.empty()) return true;
-    std::string heap = "    (diagnostic query failed)";
-    Conn::Outcome d = c.run(kDiagnoseSql, {lit.c_str()});
+    std::string heap = "    (diagnostic query failed)", texts = t.texts_literal(ids),
+                diagnose = diagnose_sql(t);
+    Conn::Outcome d = c.run(diagnose.c_str(), {texts.c_str()});
     if (d.ok) heap = get(d.res, 0, 0);
-    fail("MISMATCH between the foreign table stress_cache and plain SQL in the same snapshot (" +
+    fail("MISMATCH between the foreign table " + foreign + " and plain SQL in the same snapshot (" +
          where + ")\n  keys: " + lit + "\n" + report +
          "  visible heap tuples (seq scan, same snapshot):\n" + heap + "\n");
     return false;
@@ -435,24 +473,20 @@ RespReply RespClient::call(const std::vector<std::string> &args) {
 namespace {
 
 // The keys' rows and departure counts in one statement, so in one snapshot.
-const char *kSqlRowsSql =
-    "SELECT t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text, t.version::text, t.value,"
-    "       coalesce(d.n, 0)"
-    "  FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord)"
-    "  LEFT JOIN stress_items t ON t.id = u.id"
-    "  LEFT JOIN stress_departures d ON d.id = u.id ORDER BY u.ord";
-
-std::string ids_literal(const std::vector<long long> &ids) {
-    std::string lit = "{";
-    for (size_t i = 0; i < ids.size(); i++) lit += (i ? "," : "") + std::to_string(ids[i]);
-    return lit + "}";
+std::string sql_rows_sql(const Table &t) {
+    std::string keys = keys_param(t);
+    return "SELECT t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text, t.version::text, t.value, "
+           "coalesce(d.n, 0) FROM " + subscripts(keys) + " "
+           "LEFT JOIN " + std::string(t.name) + " t ON " + t.element_match("t", keys, "u.i") + " "
+           "LEFT JOIN stress_departures d ON d.tbl = '" + t.name + "' AND d.key = ($2::text[])[u.i] "
+           "ORDER BY u.i";
 }
 
 }  // namespace
 
-bool read_sql_rows(Conn &c, const std::vector<long long> &ids, std::vector<SqlRow> *out) {
-    std::string lit = ids_literal(ids);
-    Res r = c.must(kSqlRowsSql, {lit.c_str()});
+bool read_sql_rows(Conn &c, const Table &t, const std::vector<long long> &ids, std::vector<SqlRow> *out) {
+    std::string lit = t.keys_literal(ids), texts = t.texts_literal(ids), sql = sql_rows_sql(t);
+    Res r = c.must(sql.c_str(), {lit.c_str(), texts.c_str()});
     if (!r) return false;
     size_t n = ids.size();
     if ((size_t)PQntuples(r.get()) != n) {
@@ -522,18 +556,19 @@ long ms_between(Clock::time_point a, Clock::time_point b) {
 // becomes visible to any snapshot and before its COMMIT (or its RESP write's reply) returns,
 // so a state that S1 and S2 both show is the only state a request between them may answer; an
 // older row (in particular the one a write acknowledged before S1 replaced) is a mismatch.
-bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, bool use_get,
+bool compare_resp(Conn &c, RespClient &resp, Table &t, const std::vector<long long> &ids, bool use_get,
                   const std::string &where, std::atomic<uint64_t> &checked,
                   const KnownState *known) {
+    t.checks++;
     std::vector<std::string> args{use_get ? "GET" : "MGET"};
-    for (long long id : ids) args.push_back(opt.resp_prefix + ":" + std::to_string(id));
+    for (long long id : ids) args.push_back(t.resp_key(id));
     std::string request = args[0];
     for (size_t i = 1; i < args.size(); i++) request += " " + args[i];
 
     std::vector<SqlRow> before, after;
     auto t0 = Clock::now();
     if (known && known->rows.size() == ids.size()) before = known->rows;
-    else if (!read_sql_rows(c, ids, &before)) return false;
+    else if (!read_sql_rows(c, t, ids, &before)) return false;
     std::string before_name = known ? known->name : "plain SQL before the request";
     before_name += ": ";
     before_name.resize(std::max<size_t>(before_name.size(), 31), ' ');
@@ -564,7 +599,7 @@ bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, 
             return true;
         }
         fail("RESP: unexpected error reply (" + where + ")\n  request: " + request + "\n  reply: " +
-             rep.describe() + "\n  (the role local_cache.resp_role has SELECT on stress_items)\n");
+             rep.describe() + "\n  (the role local_cache.resp_role has SELECT on " + t.name + ")\n");
         return false;
     }
     std::vector<const RespReply *> got;
@@ -578,7 +613,7 @@ bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, 
              rep.describe() + "\n");
         return false;
     }
-    if (!read_sql_rows(c, ids, &after)) return false;
+    if (!read_sql_rows(c, t, ids, &after)) return false;
     auto t3 = Clock::now();
 
     std::string report;
@@ -610,7 +645,8 @@ bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, 
     std::vector<long long> diag_ids = ids;
     for (long long id : ids)
         if (id < kMissingBase) diag_ids.push_back(id > kMoveOffset ? id - kMoveOffset : id + kMoveOffset);
-    std::string lit = ids_literal(diag_ids);
+    std::string texts = t.texts_literal(diag_ids), diagnose = diagnose_sql(t),
+                diagnose_departures = diagnose_departures_sql(t);
     std::string again;
     try {
         again = resp.call(args).describe();
@@ -618,12 +654,12 @@ bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, 
         again = e.what();
     }
     std::string heap = "    (diagnostic query failed)", departures = heap;
-    Conn::Outcome d = c.run(kDiagnoseSql, {lit.c_str()});
+    Conn::Outcome d = c.run(diagnose.c_str(), {texts.c_str()});
     if (d.ok) heap = get(d.res, 0, 0);
-    Conn::Outcome dd = c.run(kDiagnoseDeparturesSql, {lit.c_str()});
+    Conn::Outcome dd = c.run(diagnose_departures.c_str(), {texts.c_str()});
     if (dd.ok) departures = get(dd.res, 0, 0);
-    fail("MISMATCH between RESP and plain SQL (" + where + ")\n  request: " + request + "\n" +
-         report + "  timing: " +
+    fail("MISMATCH between RESP and plain SQL on " + std::string(t.name) + " (" + where +
+         ")\n  request: " + request + "\n" + report + "  timing: " +
          (known ? std::string() : "SQL before took " + std::to_string(ms_between(t0, t1)) + " ms, ") +
          "the request until its reply " + std::to_string(ms_between(t1, t2)) + " ms" +
          (busy ? " (" + std::to_string(busy) + " -BUSY retries)" : "") + ", SQL after " +
@@ -636,25 +672,25 @@ bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, 
 long long hot_key(Rng &rng) { return 1 + rng.below(opt.keys); }
 long long cold_key(Rng &rng) { return kColdBase + 1 + rng.below(kColdRows); }
 
-Keys random_keys(Rng &rng) {
-    Keys k;
+std::vector<long long> random_keys(Rng &rng) {
+    std::vector<long long> k;
     int n = 1 + rng.below(16);
     for (int i = 0; i < n; i++) {
         int r = rng.below(100);
-        if (r < 65) k.items.push_back(std::to_string(hot_key(rng)));
-        else if (r < 80) k.items.push_back(std::to_string(cold_key(rng)));
-        else if (r < 85) k.items.push_back(std::to_string(hot_key(rng) + kMoveOffset));
-        else if (r < 90) k.items.push_back("NULL");
-        else if (r < 93) k.items.push_back(std::to_string(kMissingBase + rng.below(1000)));
-        else if (!k.items.empty()) k.items.push_back(k.items[rng.below((int)k.items.size())]);
-        else k.items.push_back(std::to_string(hot_key(rng)));
+        if (r < 65) k.push_back(hot_key(rng));
+        else if (r < 80) k.push_back(cold_key(rng));
+        else if (r < 85) k.push_back(hot_key(rng) + kMoveOffset);
+        else if (r < 88) k.push_back(kNullKey);
+        else if (r < 90) k.push_back(kHalfNullKey);
+        else if (r < 93) k.push_back(kMissingBase + rng.below(1000));
+        else if (!k.empty()) k.push_back(k[rng.below((int)k.size())]);
+        else k.push_back(hot_key(rng));
     }
     // most lists get a NULL, a missing key and a duplicate somewhere
-    if (rng.chance(50)) k.items.insert(k.items.begin() + rng.below((int)k.items.size() + 1), "NULL");
+    if (rng.chance(50)) k.insert(k.begin() + rng.below((int)k.size() + 1), kNullKey);
     if (rng.chance(50))
-        k.items.insert(k.items.begin() + rng.below((int)k.items.size() + 1),
-                       std::to_string(kMissingBase + 1000 + rng.below(1000)));
-    if (rng.chance(50)) k.items.push_back(k.items[rng.below((int)k.items.size())]);
+        k.insert(k.begin() + rng.below((int)k.size() + 1), kMissingBase + 1000 + rng.below(1000));
+    if (rng.chance(50)) k.push_back(k[rng.below((int)k.size())]);
     return k;
 }
 

@@ -1,9 +1,10 @@
 // tools/stress_check/common.h: owns what every part of the stress check shares (see main.cpp
 // for what the check does): the options, the run's stop flag, first failure and counters, the
-// libpq wrapper Conn/Res, the comparisons of local_cache with plain SQL, the tiny RESP2 client,
-// plain SQL reads of keys with their version identity and departure count, and the race-free
-// comparison of RESP replies with plain SQL, the random number source Rng and the key pickers,
-// and the entry points of the three kinds of session (writer.cpp, reader.cpp, toggler.cpp).
+// libpq wrapper Conn/Res, the stressed tables and their keys (tables.cpp), the comparisons of
+// local_cache with plain SQL, the tiny RESP2 client, plain SQL reads of keys with their version
+// identity and departure count, and the race-free comparison of RESP replies with plain SQL,
+// the random number source Rng and the key pickers, and the entry points of the three kinds of
+// session (writer.cpp, reader.cpp, toggler.cpp).
 
 #pragma once
 
@@ -16,16 +17,24 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stress {
 
 using Clock = std::chrono::steady_clock;
 
+// Every session names a row of any stressed table by a key number, which the table makes its
+// primary key (Table::key_of): so the hot, cold, moved-away and missing keys, and the writers'
+// and readers' logic, are the same for every table.
 constexpr long long kColdBase = 100000;      // cold rows: kColdBase+1 .. kColdBase+kColdRows
 constexpr int kColdRows = 2000;
 constexpr long long kMoveOffset = 1000000;   // a moved row k lives at k + kMoveOffset meanwhile
 constexpr long long kMissingBase = 900000000; // never present
+// In key lists only: a NULL key (every key column NULL), and a key whose last column alone is
+// NULL (which is a NULL key too: it names no row; for a one-column key the same as kNullKey).
+constexpr long long kNullKey = -1;
+constexpr long long kHalfNullKey = -2;
 
 struct Options {
     std::string conninfo;
@@ -35,7 +44,6 @@ struct Options {
     int keys = 64;
     int toggle_seconds = 3;
     int resp_port = 0;          // 0: no RESP checks
-    std::string resp_prefix;    // stress_items' resp_prefix (read from local_cache.tables)
 };
 extern Options opt;
 
@@ -110,26 +118,107 @@ std::string get(const Res &r, int row, int col);
 // True for the errors concurrent writers may run into (the transaction is then rolled back).
 bool expected_conflict(const std::string &sqlstate);
 
-struct Keys {
-    std::vector<std::string> items;
-    std::string literal() const {
-        std::string s = "{";
-        for (size_t i = 0; i < items.size(); i++) s += (i ? "," : "") + items[i];
-        return s + "}";
+// The text of `s` as a JSON string, as row_to_json writes it (the values here have no control
+// characters, so only '"' and '\\' are escaped).
+std::string json_string(const std::string &s);
+
+// One column of a table's primary key: its name, SQL type, and whether row_to_json writes its
+// values as JSON numbers (else as strings).
+struct KeyColumn {
+    const char *name;
+    const char *type;
+    bool json_number;
+};
+
+// A stressed table (tables.cpp): besides its key, every one has the columns version int NOT
+// NULL DEFAULT 1 and value text, a foreign table on it, and a trigger that counts its keys'
+// departures in stress_departures (compare_resp). The SQL each part runs on a table is built
+// from the key's description here, so every check runs on every table alike.
+struct Table {
+    Table(const char *name, const char *foreign, std::vector<KeyColumn> key, const char *array_type,
+          std::vector<std::string> (*key_of)(long long id))
+        : name(name), foreign(foreign), key(std::move(key)), array_type(array_type), key_of(key_of) {}
+
+    const char *name;
+    const char *foreign;                 // its foreign table (local_cache_fdw)
+    std::vector<KeyColumn> key;          // in key order; the table's first columns
+    const char *array_type;              // the type of mget's keys argument (2-D if composite)
+    std::vector<std::string> (*key_of)(long long id);   // the key's columns as text
+    std::string resp_prefix;             // read from local_cache.tables by setup
+    std::atomic<uint64_t> checks{0};     // comparisons of this table (any kind)
+
+    bool composite() const { return key.size() > 1; }
+    // The key's canonical text, which names it in RESP after "prefix:" (the extension's
+    // key_bytes.h: a composite key's columns joined by ':', a ':' or '\' inside a column
+    // preceded by '\'); "NULL" for kNullKey and kHalfNullKey.
+    std::string text(long long id) const;
+    std::string resp_key(long long id) const { return resp_prefix + ":" + text(id); }
+    // mget's keys argument for a key list (kNullKey, kHalfNullKey allowed), to be cast to
+    // array_type: the `$1` of the statements that compare key lists.
+    std::string keys_literal(const std::vector<long long> &ids) const;
+    // text[] of the keys' canonical texts (what stress_departures names keys by).
+    std::string texts_literal(const std::vector<long long> &ids) const;
+    // The key's members of its row_to_json object, e.g. "order_id":7,"line_no":1.
+    std::string json_key(long long id) const;
+
+    // SQL pieces. Parameters are numbered from `first`, one per key column, as text.
+    std::string columns(const char *alias) const;             // t.a, t.b
+    std::string match(const char *alias, int first) const;    // t.a = $1::T AND t.b = $2::U
+    std::string assign(int first) const;                      // a = $1::T, b = $2::U
+    std::string values(int first) const;                      // $1::T, $2::U
+    // The key of element `i` of the key array `array` (as keys_literal makes it).
+    std::string elements(const std::string &array, const char *i) const;
+    std::string element_match(const char *alias, const std::string &array, const char *i) const;
+    // The canonical text of the key of the row `alias` (as text() makes it), in SQL.
+    std::string key_text_sql(const char *alias) const;
+};
+
+// The stressed tables: stress_items first, then the others (tables.cpp).
+const std::vector<Table *> &tables();
+
+// (Re)creates the table, its departure trigger and foreign table, fills it with the hot and
+// cold rows, enables it and reads its resp_prefix back. False after fail().
+bool setup_table(Conn &c, Table &t);
+
+// Statement parameters as text (or NULL), kept alive for the call: the key columns of keys of
+// a table (Table::match etc. number them), then any others.
+struct Params {
+    std::vector<std::string> values;
+    std::vector<bool> nulls;
+    Params &key(const Table &t, long long id) {
+        for (const std::string &v : t.key_of(id)) add(v);
+        return *this;
+    }
+    Params &add(const std::string &v) {
+        values.push_back(v);
+        nulls.push_back(false);
+        return *this;
+    }
+    Params &add_null() {
+        values.emplace_back();
+        nulls.push_back(true);
+        return *this;
+    }
+    std::vector<const char *> get() const {
+        std::vector<const char *> p;
+        for (size_t i = 0; i < values.size(); i++) p.push_back(nulls[i] ? nullptr : values[i].c_str());
+        return p;
     }
 };
 
-// For a failure report: where the JSON arrays a and b differ, key by key, and both in full.
-std::string describe_diff(const std::vector<std::string> &keys, const std::string &a,
+// For a failure report: where the JSON arrays a and b (rows of t's keys `ids`) differ, key by
+// key, and both in full.
+std::string describe_diff(const Table &t, const std::vector<long long> &ids, const std::string &a,
                           const char *a_name, const std::string &b, const char *b_name);
 
-// Compares mget, mget_json and plain SQL for `keys` in one statement on `c`.
+// Compares mget, mget_json and plain SQL for the key list `ids` of `t` in one statement on `c`.
 // Returns false (after fail()) on a difference or an error; *cached gets mget's JSON.
-bool compare(Conn &c, const Keys &keys, const std::string &where, std::string *cached = nullptr);
+bool compare(Conn &c, Table &t, const std::vector<long long> &ids, const std::string &where,
+             std::string *cached = nullptr);
 
-// Compares the foreign table stress_cache with stress_items for `keys` in one statement on
-// `c`. Returns false (after fail()) on a difference or an error.
-bool compare_fdw(Conn &c, const Keys &keys, const std::string &where);
+// Compares t's foreign table with t for the key list `ids` in one statement on `c`. Returns
+// false (after fail()) on a difference or an error.
+bool compare_fdw(Conn &c, Table &t, const std::vector<long long> &ids, const std::string &where);
 
 // One RESP2 reply: '+' simple string, '-' error, ':' integer, '$' bulk string, '*' array;
 // `nil` for $-1 and *-1.
@@ -178,9 +267,10 @@ struct SqlRow {
     long long departures = 0;
 };
 
-// Reads `ids` with plain SQL in one statement on `c` (its own READ COMMITTED snapshot), one
-// SqlRow per id in order. Returns false (after fail()) on an error.
-bool read_sql_rows(Conn &c, const std::vector<long long> &ids, std::vector<SqlRow> *out);
+// Reads the keys `ids` (no NULL ones) of `t` with plain SQL in one statement on `c` (its own
+// READ COMMITTED snapshot), one SqlRow per id in order. Returns false (after fail()) on an
+// error.
+bool read_sql_rows(Conn &c, const Table &t, const std::vector<long long> &ids, std::vector<SqlRow> *out);
 
 // For reports: absent or the JSON, the version identity and the departure count.
 std::string describe_sql_row(const SqlRow &r);
@@ -195,13 +285,13 @@ struct KnownState {
     bool own = false;
 };
 
-// Reads `ids` (hot, cold, moved-away or missing keys) through RESP (GET for one key when
+// Reads the keys `ids` of `t` (hot, cold, moved-away or missing) through RESP (GET for one key when
 // `use_get`, else MGET) and compares the reply with plain SQL read just before and just after
 // it on `c` (not inside a transaction), key by key, where that is race-free (see the comment
 // in common.cpp). `known`, if given, replaces the read before (writer.cpp: its own commit, or
 // plain SQL read right after its RESP write's reply). `checked` counts the compared keys.
 // Returns false (after fail()) on a mismatch or an error.
-bool compare_resp(Conn &c, RespClient &resp, const std::vector<long long> &ids, bool use_get,
+bool compare_resp(Conn &c, RespClient &resp, Table &t, const std::vector<long long> &ids, bool use_get,
                   const std::string &where, std::atomic<uint64_t> &checked,
                   const KnownState *known = nullptr);
 
@@ -216,10 +306,12 @@ class Rng {
     std::mt19937_64 g_;
 };
 
+// The table a session's next step is about: each equally often.
+Table &pick_table(Rng &rng);
 long long hot_key(Rng &rng);
 long long cold_key(Rng &rng);
 // A list of hot, cold, moved-away and missing keys, with NULLs and duplicates.
-Keys random_keys(Rng &rng);
+std::vector<long long> random_keys(Rng &rng);
 
 // The sessions' loops: each runs until g_stop (and returns early after a failure).
 void run_writer(int id);   // writer.cpp

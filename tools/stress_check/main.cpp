@@ -1,18 +1,32 @@
 // tools/stress_check/main.cpp: owns the concurrency stress check of local_cache (run by
 // tools/test.sh) as a whole: the command line, the setup of the tables, the threads, the
 // progress lines and statistics, and the final verdict. The sessions live in writer.cpp,
-// reader.cpp and toggler.cpp, what they share in common.h / common.cpp.
+// reader.cpp and toggler.cpp, the stressed tables in tables.cpp, what they share in common.h /
+// common.cpp.
 //
-// Writers change a few hot rows of stress_items in every way that must invalidate the cache
-// (UPDATE, DELETE + re-INSERT, INSERT ON CONFLICT DO UPDATE, primary key moves, ROLLBACK),
-// and right after each COMMIT returns check from a second connection that local_cache.mget
-// shows what plain SQL shows (read-after-commit). Readers compare local_cache.mget and
-// local_cache.mget_json with the same rows read by plain SQL in the same snapshot, in
-// REPEATABLE READ transactions whose snapshots get old, and in READ COMMITTED statements;
-// they also compare the foreign table stress_cache (local_cache_fdw on stress_items: key
-// lookups and a join that looks up each key) with the same queries on stress_items.
-// A toggler session switches the capture trigger off and on every few seconds (in one
-// transaction or across several) and writes while it is off, so readers check every path
+// Four tables are stressed alike, one for each kind of primary key the cache keys rows by:
+// stress_items (id bigint), stress_uuids (id uuid), stress_lines (order_id bigint, line_no
+// integer) and stress_accounts (account text, id uuid; accounts contain ':', '\', '"' and a
+// non-ASCII letter), each with version and value columns and a foreign table. Every session
+// names rows by a key number that each table makes its own key (tables.cpp), and each step of
+// a session works on a table picked at random; mget gets a one-dimensional array of the key's
+// type for one-column keys and a two-dimensional one (bigint[], or text[] that mget converts)
+// for composite keys, RESP the key's canonical text (uuids in lower case, a composite key's
+// columns joined by ':' with ':' and '\' escaped).
+//
+// Writers change a few hot rows in every way that must invalidate the cache (UPDATE, DELETE +
+// re-INSERT, DELETE and a later INSERT of the then absent key, INSERT ON CONFLICT DO UPDATE,
+// primary key moves i.e. UPDATEs of the key columns, ROLLBACK), and right after each COMMIT
+// returns check from a second connection that local_cache.mget shows what plain SQL shows
+// (read-after-commit). Readers compare local_cache.mget and local_cache.mget_json with the
+// same rows read by plain SQL in the same snapshot, in REPEATABLE READ transactions whose
+// snapshots get old, and in READ COMMITTED statements, for key lists of hot, cold, moved-away
+// and missing keys with duplicates and NULL keys (for composite keys also keys with one NULL
+// column); they also compare each foreign table (local_cache_fdw: key lookups, `= ANY` for a
+// one-column key and `(columns) IN (...)` for a composite one, and a join that looks up each
+// key) with the same queries on its table.
+// A toggler session switches the capture trigger of a table off and on every few seconds (in
+// one transaction or across several) and writes while it is off, so readers check every path
 // while writes go uncaptured. Setup checks that a partitioned layout is refused.
 // With --resp-port N the RESP server on 127.0.0.1:N is checked too: writers make about 30% of
 // their writes through RESP (SET of a new row, DEL, HSET of one column, MULTI/EXEC of two
@@ -20,11 +34,11 @@
 // the row is the write's); right after each COMMIT, ROLLBACK or RESP write reply, a writer
 // GETs the key through RESP, and readers MGET key lists; each reply is compared with plain SQL
 // read just before and just after it, for the keys those two reads prove unchanged in between
-// (compare_resp in common.cpp explains why that is race-free; the trigger
+// (compare_resp in common.cpp explains why that is race-free; each table's trigger
 // stress_count_departure counts each key's departures in stress_departures for it).
-// Any difference prints the keys, both results and local_cache.stats, and exits 1. Exits 1
-// too if the cache served no hit at all, or (with --resp-port) no RESP write was acknowledged
-// (the run would prove nothing).
+// Any difference prints the table, the keys, both results and local_cache.stats, and exits 1.
+// Exits 1 too if the cache served no hit on some table or some table was never compared, or
+// (with --resp-port) no RESP write was acknowledged (the run would prove nothing).
 //
 // Build (tools/test.sh does it):
 //   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress_check/*.cpp -o tools/stress -lpq
@@ -32,12 +46,12 @@
 //                             [--toggle-seconds N]   (0: no toggler)
 //                             [--resp-port N]        (0: no RESP checks)
 //        (the server must have shared_preload_libraries = 'local_cache'; the program
-//        creates the extension if needed and (re)creates tables stress_items and
-//        stress_departures, the trigger that fills the latter, and the foreign table
-//        stress_cache. For --resp-port the server's local_cache.resp_port must be N,
-//        local_cache.resp_database the database of CONNINFO, and local_cache.resp_role set:
-//        the program creates that role if it does not exist (NOLOGIN) and grants it SELECT,
-//        INSERT, UPDATE and DELETE on stress_items.)
+//        creates the extension if needed and (re)creates the four tables, their foreign
+//        tables (stress_cache for stress_items, <table>_cache for the others) and departure
+//        triggers, and the table stress_departures. For --resp-port the server's
+//        local_cache.resp_port must be N, local_cache.resp_database the database of CONNINFO,
+//        and local_cache.resp_role set: the program creates that role if it does not exist
+//        (NOLOGIN) and grants it SELECT, INSERT, UPDATE and DELETE on the four tables.)
 
 #include "common.h"
 
@@ -64,10 +78,10 @@ void usage(const char *argv0) {
     exit(2);
 }
 
-// --resp-port: the server's RESP settings must fit, the role RESP clients act as gets SELECT,
-// INSERT, UPDATE and DELETE on stress_items (created first if needed; the table has no
-// sequence, and the departure trigger is SECURITY DEFINER, so it needs nothing else), and the
-// table's key prefix is read back.
+// --resp-port: the server's RESP settings must fit, and the role RESP clients act as gets
+// SELECT, INSERT, UPDATE and DELETE on the stressed tables (created first if needed; the
+// tables have no sequence, and the departure triggers are SECURITY DEFINER, so it needs
+// nothing else).
 bool setup_resp(Conn &c) {
     Res r = c.must("SELECT current_setting('local_cache.resp_port'), "
                    "current_setting('local_cache.resp_role'), "
@@ -81,30 +95,30 @@ bool setup_resp(Conn &c) {
     }
     if (db != cur) {
         fail("setup: local_cache.resp_database is \"" + db + "\", not this database \"" + cur +
-             "\": RESP would not serve stress_items");
+             "\": RESP would not serve the stressed tables");
         return false;
     }
     if (role.empty()) {
         fail("setup: local_cache.resp_role is empty: set it to the role RESP clients act as "
              "without AUTH (created if missing, and granted SELECT, INSERT, UPDATE and DELETE on "
-             "stress_items)");
+             "the stressed tables)");
         return false;
     }
-    if (!c.must("DO $$ BEGIN "
-                "IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = current_setting('local_cache.resp_role')) "
-                "THEN EXECUTE format('CREATE ROLE %I', current_setting('local_cache.resp_role')); END IF; "
-                "EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON stress_items TO %I', "
-                "current_setting('local_cache.resp_role')); "
-                "END $$"))
-        return false;
-    r = c.must("SELECT resp_prefix FROM local_cache.tables WHERE relid = 'public.stress_items'::regclass");
-    if (!r) return false;
-    opt.resp_prefix = get(r, 0, 0);
-    return true;
+    std::string names;
+    for (const Table *t : tables()) names += (names.empty() ? "" : ", ") + std::string(t->name);
+    std::string grant =
+        "DO $$ BEGIN "
+        "IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = current_setting('local_cache.resp_role')) "
+        "THEN EXECUTE format('CREATE ROLE %I', current_setting('local_cache.resp_role')); END IF; "
+        "EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON " + names + " TO %I', "
+        "current_setting('local_cache.resp_role')); "
+        "END $$";
+    return !!c.must(grant.c_str());
 }
 
 // --resp-port: waits (up to 60 s) until the RESP server answers PING (its workers start after
-// the server), then checks that GET of one row answers what SQL shows (settings, role).
+// the server), then checks that GET of one row of each table answers what SQL shows
+// (settings, role).
 bool wait_for_resp() {
     auto deadline = Clock::now() + std::chrono::seconds(60);
     std::string last;
@@ -114,14 +128,16 @@ bool wait_for_resp() {
             RespReply pong = r.call({"PING"});
             if (pong.type == '+' && pong.str == "PONG") {
                 Conn c("setup");
-                Res row = c.must("SELECT row_to_json(t)::text FROM stress_items t WHERE id = 1");
-                if (!row) return false;
-                std::string key = opt.resp_prefix + ":1";
-                RespReply got = r.call({"GET", key});
-                if (got.type != '$' || got.nil || got.str != get(row, 0, 0)) {
-                    fail("setup: RESP GET " + key + " answered " + got.describe() + ", SQL shows " +
-                         get(row, 0, 0) + " (check local_cache.resp_role and resp_database)");
-                    return false;
+                for (const Table *t : tables()) {
+                    std::vector<SqlRow> row;
+                    if (!read_sql_rows(c, *t, {1}, &row)) return false;
+                    std::string key = t->resp_key(1);
+                    RespReply got = r.call({"GET", key});
+                    if (got.type != '$' || got.nil || got.str != row[0].json) {
+                        fail("setup: RESP GET " + key + " answered " + got.describe() + ", SQL shows " +
+                             describe_sql_row(row[0]) + " (check local_cache.resp_role and resp_database)");
+                        return false;
+                    }
                 }
                 return true;
             }
@@ -144,37 +160,15 @@ bool setup() {
         // (a pre-existing schema local_cache is used as is)
         "DO $$ BEGIN IF to_regnamespace('local_cache') IS NULL THEN "
         "CREATE EXTENSION local_cache; END IF; END $$",
-        "DROP FOREIGN TABLE IF EXISTS stress_cache",
-        "DROP TABLE IF EXISTS stress_items",
+        // The departures of every table's keys (tables.cpp: setup_table), by the table's name
+        // and the key's canonical text.
         "DROP TABLE IF EXISTS stress_departures",
-        // version has a DEFAULT so that a RESP HSET of value alone can insert a missing row
-        "CREATE TABLE stress_items (id bigint PRIMARY KEY, version int NOT NULL DEFAULT 1, value text)",
-        // Each key's departures: committed deletions of a row of the key and moves of it to
-        // another key, counted in the departing transaction (compare_resp's absence proof).
-        // SECURITY DEFINER: RESP writes run as local_cache.resp_role, which needs no
-        // privilege on stress_departures.
-        "CREATE TABLE stress_departures (id bigint PRIMARY KEY, n bigint NOT NULL)",
-        "CREATE OR REPLACE FUNCTION stress_count_departure() RETURNS trigger LANGUAGE plpgsql "
-        "SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$ BEGIN "
-        "IF TG_OP = 'DELETE' OR NEW.id IS DISTINCT FROM OLD.id THEN "
-        "INSERT INTO public.stress_departures AS d VALUES (OLD.id, 1) "
-        "ON CONFLICT (id) DO UPDATE SET n = d.n + 1; END IF; RETURN NULL; END $$",
-        "CREATE TRIGGER stress_count_departure AFTER DELETE OR UPDATE OF id ON stress_items "
-        "FOR EACH ROW EXECUTE FUNCTION stress_count_departure()",
+        "CREATE TABLE stress_departures (tbl text, key text, n bigint NOT NULL, PRIMARY KEY (tbl, key))",
     };
     for (const char *s : steps)
         if (!c.must(s)) return false;
-    std::string n = std::to_string(opt.keys), cold_base = std::to_string(kColdBase),
-                cold_rows = std::to_string(kColdRows);
-    if (!c.must("INSERT INTO stress_items SELECT g, 1, 'hot-' || g || '-' || repeat('h', g % 150) "
-                "FROM generate_series(1, $1::int) g",
-                {n.c_str()}))
-        return false;
-    if (!c.must("INSERT INTO stress_items SELECT $1::bigint + g, 1, "
-                "'cold-' || g || '-' || repeat('c', g % 300) FROM generate_series(1, $2::int) g",
-                {cold_base.c_str(), cold_rows.c_str()}))
-        return false;
-    if (!c.must("SELECT local_cache.enable('public.stress_items')")) return false;
+    for (Table *t : tables())
+        if (!setup_table(c, *t)) return false;
     // A partitioned layout is refused: writes through the parent would not reach the cache.
     const char *refused[] = {
         "CREATE TABLE stress_parted (id bigint PRIMARY KEY) PARTITION BY RANGE (id)",
@@ -192,10 +186,6 @@ bool setup() {
         }
     }
     if (!c.must("DROP TABLE stress_parted")) return false;
-    if (!c.must("CREATE FOREIGN TABLE stress_cache (id bigint, version int, value text) "
-                "SERVER local_cache OPTIONS (table 'public.stress_items')"))
-        return false;
-    if (!c.must("ANALYZE stress_items")) return false;
     if (opt.resp_port > 0 && !setup_resp(c)) return false;
     return true;
 }
@@ -353,32 +343,45 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    long long hits = -1, fills = -1;
+    // Each table's comparisons and cache statistics, and the statistics' sums (the line
+    // tools/test.sh reports). A table that served no hit, or was never compared, makes the run
+    // prove nothing about it.
+    const char *columns[] = {"hits", "misses", "fills", "fill_rejections", "evictions", "invalidations",
+                             "entries", "bytes"};
+    long long sums[8] = {};
+    std::string per_table, unproven;
     try {
         Conn c("stats");
-        Res r = c.must(
-            "SELECT hits, misses, fills, fill_rejections, evictions, invalidations, entries, bytes "
-            "FROM local_cache.stats WHERE relation = 'public.stress_items'::regclass");
-        if (r && PQntuples(r.get()) == 1) {
-            hits = atoll(PQgetvalue(r.get(), 0, 0));
-            fills = atoll(PQgetvalue(r.get(), 0, 2));
-            printf("stress: cache hits %s, misses %s, fills %s, fill_rejections %s, evictions %s, "
-                   "invalidations %s, entries %s, bytes %s\n",
-                   get(r, 0, 0).c_str(), get(r, 0, 1).c_str(), get(r, 0, 2).c_str(),
-                   get(r, 0, 3).c_str(), get(r, 0, 4).c_str(), get(r, 0, 5).c_str(),
-                   get(r, 0, 6).c_str(), get(r, 0, 7).c_str());
-        } else {
-            printf("stress: FAILED: no row for stress_items in local_cache.stats %s\n",
-                   g_failure.c_str());
-            return 1;
+        for (const Table *t : tables()) {
+            std::string rel = std::string("public.") + t->name;
+            Res r = c.must("SELECT hits, misses, fills, fill_rejections, evictions, invalidations, "
+                           "entries, bytes FROM local_cache.stats WHERE relation = $1::regclass",
+                           {rel.c_str()});
+            if (!r || PQntuples(r.get()) != 1) {
+                printf("stress: FAILED: no row for %s in local_cache.stats %s\n", t->name, g_failure.c_str());
+                return 1;
+            }
+            std::string checks = std::to_string(t->checks.load());
+            per_table += "stress:   " + std::string(t->name) + ": comparisons " + checks;
+            for (int j = 0; j < 8; j++) {
+                sums[j] += atoll(PQgetvalue(r.get(), 0, j));
+                per_table += std::string(", ") + columns[j] + " " + get(r, 0, j);
+            }
+            per_table += "\n";
+            if (t->checks == 0 || atoll(PQgetvalue(r.get(), 0, 0)) <= 0)
+                unproven += (unproven.empty() ? "" : ", ") + std::string(t->name) + " (comparisons " +
+                            checks + ", hits " + get(r, 0, 0) + ", fills " + get(r, 0, 2) + ")";
         }
     } catch (const std::exception &e) {
         printf("stress: FAILED reading statistics: %s\n", e.what());
         return 1;
     }
-    if (hits <= 0) {
-        printf("stress: FAILED: the cache served no hits (fills %lld), so this run proves nothing\n",
-               fills);
+    printf("stress: cache");
+    for (int j = 0; j < 8; j++) printf("%s %s %lld", j ? "," : "", columns[j], sums[j]);
+    printf(" (%zu tables)\n%s", tables().size(), per_table.c_str());
+    if (!unproven.empty()) {
+        printf("stress: FAILED: no hits or no comparisons on %s, so this run proves nothing about it\n",
+               unproven.c_str());
         return 1;
     }
     if (reads == 0 || (opt.writers > 0 && n_commits == 0) ||

@@ -1,7 +1,7 @@
 // tools/stress_check/toggler.cpp: owns the toggler session. Every few seconds it switches the
-// capture trigger of stress_items off, writes a few rows while it is off, and switches it on
-// again (in one transaction or across several), so readers check every path while writes go
-// uncaptured.
+// capture trigger of a stressed table (picked at random) off, writes a few rows while it is
+// off, and switches it on again (in one transaction or across several), so readers check
+// every path while writes go uncaptured.
 
 #include "common.h"
 
@@ -18,22 +18,25 @@ class Toggler {
     void run() {
         while (!g_stop) {
             for (int slept = 0; slept < opt.toggle_seconds * 1000 && !g_stop; slept += 50) sleep_ms(50);
-            if (g_stop || !toggle(rng_.chance(50))) return;
+            if (g_stop || !toggle(pick_table(rng_), rng_.chance(50))) return;
         }
     }
 
   private:
     // Off, a few uncaptured writes, on: in one transaction or each in its own. False on a
     // failure.
-    bool toggle(bool one_txn) {
+    bool toggle(const Table &t, bool one_txn) {
+        std::string table = t.name;
+        std::string off = "ALTER TABLE " + table + " DISABLE TRIGGER local_cache_invalidate",
+                    on = "ALTER TABLE " + table + " ENABLE ALWAYS TRIGGER local_cache_invalidate",
+                    update = "UPDATE " + table + " t SET version = t.version + 1, "
+                             "value = 'uncaptured-' || t.version WHERE " + t.match("t", 1);
         if (one_txn && !c_.must("BEGIN")) return false;
-        if (!c_.must("ALTER TABLE stress_items DISABLE TRIGGER local_cache_invalidate")) return false;
+        if (!c_.must(off.c_str())) return false;
         n_toggles++;
         for (int i = 0; i < 5; i++) {
-            std::string key = std::to_string(hot_key(rng_));
-            Conn::Outcome o = c_.run("UPDATE stress_items SET version = version + 1, "
-                                     "value = 'uncaptured-' || version WHERE id = $1",
-                                     {key.c_str()});
+            Params key = Params().key(t, hot_key(rng_));
+            Conn::Outcome o = c_.run(update.c_str(), key.get());
             if (!o.ok) {
                 if (!expected_conflict(o.sqlstate)) {
                     fail("toggler: unexpected error in an uncaptured write: [" + o.sqlstate + "] " + o.error);
@@ -47,7 +50,7 @@ class Toggler {
             n_uncaptured_writes++;
             sleep_ms(20 + rng_.below(100));
         }
-        if (!c_.must("ALTER TABLE stress_items ENABLE ALWAYS TRIGGER local_cache_invalidate")) return false;
+        if (!c_.must(on.c_str())) return false;
         return !one_txn || !!c_.must("COMMIT");
     }
 

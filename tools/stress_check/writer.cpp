@@ -1,12 +1,14 @@
 // tools/stress_check/writer.cpp: owns the writer sessions. A writer changes a few hot (and some
-// cold) rows of stress_items in every way that must invalidate the cache (UPDATE, DELETE +
-// re-INSERT, INSERT ON CONFLICT DO UPDATE, primary key moves, ROLLBACK), sometimes checks its
-// own writes inside the transaction, and right after each COMMIT or ROLLBACK returns checks on
-// a second connection that local_cache shows what plain SQL shows, and (with --resp-port) that
-// a RESP GET of the key answers what plain SQL shows. With --resp-port about 30% of its writes
-// go through RESP instead (SET of a new row, DEL, HSET of one column, MULTI/EXEC of two SETs):
-// plain SQL right after the reply must show the write (exactly, where it can prove the row is
-// the write's own), and then the same checks run as after a COMMIT.
+// cold) rows of the stressed tables (each write on a table picked at random) in every way that
+// must invalidate the cache (UPDATE, DELETE + re-INSERT, DELETE and a later INSERT of the then
+// absent key, INSERT ON CONFLICT DO UPDATE, primary key moves, i.e. UPDATEs of the key
+// columns, ROLLBACK), sometimes checks its own writes inside the transaction, and right after
+// each COMMIT or ROLLBACK returns checks on a second connection that local_cache shows what
+// plain SQL shows, and (with --resp-port) that a RESP GET of the key answers what plain SQL
+// shows. With --resp-port about 30% of its writes go through RESP instead (SET of a new row,
+// DEL, HSET of one column, MULTI/EXEC of two SETs): plain SQL right after the reply must show
+// the write (exactly, where it can prove the row is the write's own), and then the same checks
+// run as after a COMMIT.
 
 #include "common.h"
 
@@ -30,17 +32,6 @@ std::string make_value(Rng &rng, int writer, uint64_t seq, bool *is_null) {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \"\\'";
     for (int i = 0; i < len; i++) v += alphabet[rng.below((int)sizeof(alphabet) - 1)];
     return v;
-}
-
-// The text of `s` as a JSON string, as row_to_json writes it (the values here have no control
-// characters, so only '"' and '\\' are escaped).
-std::string json_string(const std::string &s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "\"";
 }
 
 bool starts_with(const std::string &s, const char *p) { return s.compare(0, strlen(p), p) == 0; }
@@ -67,12 +58,15 @@ class Writer {
 
     void run() {
         while (!g_stop) {
+            t_ = &pick_table(rng_);
             long long k = rng_.chance(3) ? cold_key(rng_) : hot_key(rng_);
             int op = rng_.below(100);
             bool ok;
             if (resp_ && rng_.chance(kRespWritePercent)) ok = resp_write(k);
             else if (op < 35) ok = dml_txn(k, "UPDATE");
-            else if (op < 60) ok = dml_txn(k, "DELETE+INSERT");
+            else if (op < 48) ok = dml_txn(k, "DELETE+INSERT");
+            // a DELETE, whose checks cache k as absent, then an INSERT of the absent key
+            else if (op < 60) ok = dml_txn(k, "DELETE") && dml_txn(k, "INSERT");
             else if (op < 88) ok = dml_txn(k, "UPSERT");
             else ok = move(k);
             if (!ok) return;
@@ -105,8 +99,8 @@ class Writer {
 
     // Runs one DML statement inside the open transaction. Returns 1 ok, 0 expected conflict
     // (transaction rolled back), -1 failure.
-    int step(const char *sql, std::vector<const char *> params) {
-        Conn::Outcome o = w_.run(sql, params);
+    int step(const std::string &sql, const Params &params) {
+        Conn::Outcome o = w_.run(sql.c_str(), params.get());
         if (o.ok) return 1;
         if (expected_conflict(o.sqlstate)) {
             n_conflicts++;
@@ -116,12 +110,11 @@ class Writer {
         return -1;
     }
 
-    Keys keys_for(long long k) {
-        Keys keys;
-        keys.items = {std::to_string(k), std::to_string(k + kMoveOffset), std::to_string(k),
-                      "NULL"};
-        return keys;
-    }
+    // The key list the checks of a write on k read: k, where a move takes it, k again, NULL.
+    static std::vector<long long> keys_for(long long k) { return {k, k + kMoveOffset, k, kNullKey}; }
+
+    // "writer 1: ... on stress_lines key 7:2" for reports.
+    std::string on_key(long long k) const { return std::string(" on ") + t_->name + " key " + t_->text(k); }
 
     // With --resp-port, right before COMMIT: the state of k that this transaction's commit
     // leaves, for the RESP check after COMMIT (compare_resp's `known`): the version of k it
@@ -139,13 +132,14 @@ class Writer {
     bool note_own(long long k) {
         own_known_ = false;
         if (!resp_) return true;
-        std::string key = std::to_string(k);
-        Res r = w_.must("SELECT t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text,"
-                        "       t.version::text, t.value, t.xmin = x.me, d.n, d.xmin = x.me"
-                        "  FROM (SELECT pg_current_xact_id_if_assigned()::xid AS me) x"
-                        "  LEFT JOIN stress_items t ON t.id = $1::bigint"
-                        "  LEFT JOIN stress_departures d ON d.id = $1::bigint",
-                        {key.c_str()});
+        std::string sql = "SELECT t.xmin::text || ' ' || t.ctid::text, row_to_json(t)::text, "
+                          "t.version::text, t.value, t.xmin = x.me, d.n, d.xmin = x.me "
+                          "FROM (SELECT pg_current_xact_id_if_assigned()::xid AS me) x "
+                          "LEFT JOIN " + std::string(t_->name) + " t ON " + t_->match("t", 1) + " "
+                          "LEFT JOIN stress_departures d ON d.tbl = '" + t_->name + "' AND d.key = " + more(1);
+        Params params;
+        params.key(*t_, k).add(t_->text(k));
+        Res r = w_.must(sql.c_str(), params.get());
         if (!r) return false;
         own_.rows.assign(1, SqlRow{});
         own_.name = "as the writer committed it";
@@ -178,7 +172,7 @@ class Writer {
     // read before the GET until a plain SQL read after it.
     bool check_after(long long k, const std::string &what, bool committed) {
         return check_after_write(k, w_.name() + ": read-after-" + (committed ? "commit" : "rollback") +
-                                        " of " + what + " on key " + std::to_string(k),
+                                        " of " + what + on_key(k),
                                  committed && own_known_ ? &own_ : nullptr);
     }
 
@@ -189,13 +183,13 @@ class Writer {
         own_known_ = false;
         bool resp_first = resp_ && rng_.chance(50);
         if (resp_first &&
-            !compare_resp(check_, *resp_, {k}, true, where + ", RESP GET first thing after it returned",
+            !compare_resp(check_, *resp_, *t_, {k}, true, where + ", RESP GET first thing after it returned",
                           n_resp_commit_checks, known))
             return false;
-        if (!compare(check_, keys_for(k), where + ", checked on the writer's second connection"))
+        if (!compare(check_, *t_, keys_for(k), where + ", checked on the writer's second connection"))
             return false;
         if (resp_ && !resp_first &&
-            !compare_resp(check_, *resp_, {k}, true, where + ", RESP GET after the mget check",
+            !compare_resp(check_, *resp_, *t_, {k}, true, where + ", RESP GET after the mget check",
                           n_resp_commit_checks, known))
             return false;
         return true;
@@ -214,8 +208,8 @@ class Writer {
     //    row is the write's own tuple: a later UPDATE of it either changes value (every writer
     //    and the toggler write value) or moves it away, which counts a departure of k; so it
     //    must be exactly what was written (SET: the object, version DEFAULT 1 when absent;
-    //    HSET that inserted: version DEFAULT 1). (The two rows of one EXEC have different
-    //    xmins: each queued command runs in a subtransaction.)
+    //    HSET that inserted: version DEFAULT 1; the key columns from the key). (The two rows of
+    //    one EXEC have different xmins: each queued command runs in a subtransaction.)
     //  * DEL acknowledged: not P's tuple; a departure since P when it answered 1 (its own) or
     //    when it answered 0 although P had a row (someone else's made the DEL find none). With
     //    exactly one departure since P, its own, and the key absent, A is the DEL's own state.
@@ -233,7 +227,12 @@ class Writer {
     static constexpr int kRespWritePercent = 30;
     static constexpr int kBusyRetries = 5;
 
-    std::string resp_key(long long k) const { return opt.resp_prefix + ":" + std::to_string(k); }
+    std::string resp_key(long long k) const { return t_->resp_key(k); }
+
+    // The row_to_json text of the row of key k with these version and value (JSON) texts.
+    std::string row_json(long long k, const std::string &version, const std::string &value) const {
+        return "{" + t_->json_key(k) + ",\"version\":" + version + ",\"value\":" + value + "}";
+    }
 
     // A new tag value: unique to this writer and write, sometimes long.
     std::string tag_value() {
@@ -312,7 +311,7 @@ class Writer {
         std::vector<long long> ids = keys;
         for (long long k : keys) ids.push_back(k + kMoveOffset);
         std::vector<SqlRow> now;
-        if (!read_sql_rows(check_, ids, &now)) return false;
+        if (!read_sql_rows(check_, *t_, ids, &now)) return false;
         for (size_t i = 0; i < ids.size(); i++)
             for (const std::string &tag : tags)
                 if (now[i].present && now[i].value == tag) {
@@ -322,8 +321,7 @@ class Writer {
                     return false;
                 }
         for (long long k : keys)
-            if (!check_after_write(k, w_.name() + ": read-after-error of RESP " + what + " on key " + std::to_string(k),
-                                   nullptr))
+            if (!check_after_write(k, w_.name() + ": read-after-error of RESP " + what + on_key(k), nullptr))
                 return false;
         return true;
     }
@@ -363,23 +361,23 @@ class Writer {
             std::string tag = tag_value(), value = json_string(tag);
             bool with_version = rng_.chance(80);
             std::string version = with_version ? std::to_string(1 + rng_.below(1000)) : "1";
-            // members in any order; the key column sometimes; version sometimes absent (DEFAULT)
+            // members in any order; the key columns sometimes; version sometimes absent (DEFAULT)
             std::vector<std::string> members{"\"value\":" + value};
             if (with_version) members.push_back("\"version\":" + version);
-            if (rng_.chance(30)) members.push_back("\"id\":" + std::to_string(k));
+            if (rng_.chance(30)) members.push_back(t_->json_key(k));
             if (rng_.chance(50)) std::swap(members.front(), members.back());
             std::string object = "{";
             for (size_t i = 0; i < members.size(); i++) object += (i ? "," : "") + members[i];
             object += "}";
             requests.push_back({"SET", resp_key(k), object});
             tags.push_back(tag);
-            exact.push_back("{\"id\":" + std::to_string(k) + ",\"version\":" + version + ",\"value\":" + value + "}");
+            exact.push_back(row_json(k, version, value));
         }
         if (multi) requests.push_back({"EXEC"});
         std::string where = w_.name() + ": RESP " + what;
 
         std::vector<SqlRow> before, after;
-        if (!read_sql_rows(check_, keys, &before)) return false;
+        if (!read_sql_rows(check_, *t_, keys, &before)) return false;
         RespReply reply;
         bool written;
         if (!send_write(requests, where, &reply, &written)) return false;
@@ -393,7 +391,7 @@ class Writer {
             return false;
         }
         (multi ? n_resp_multis : n_resp_sets)++;
-        if (!read_sql_rows(check_, keys, &after)) return false;
+        if (!read_sql_rows(check_, *t_, keys, &after)) return false;
         std::vector<bool> own(keys.size());
         for (size_t i = 0; i < keys.size(); i++) {
             bool o;
@@ -403,7 +401,7 @@ class Writer {
         }
         for (size_t i = 0; i < keys.size(); i++) {
             KnownState known{{after[i]}, own[i] ? "the write, read right after the reply" : "plain SQL right after the write's reply", own[i]};
-            if (!check_after_write(keys[i], where + ": read-after-write of key " + std::to_string(keys[i]), &known))
+            if (!check_after_write(keys[i], where + ": read-after-write" + on_key(keys[i]), &known))
                 return false;
         }
         return true;
@@ -414,7 +412,7 @@ class Writer {
         std::string tag = tag_value();
         std::string where = w_.name() + ": RESP HSET";
         std::vector<SqlRow> before, after;
-        if (!read_sql_rows(check_, {k}, &before)) return false;
+        if (!read_sql_rows(check_, *t_, {k}, &before)) return false;
         RespReply reply;
         bool written;
         if (!send_write({{"HSET", resp_key(k), "value", tag}}, where, &reply, &written)) return false;
@@ -425,15 +423,13 @@ class Writer {
             return false;
         }
         n_resp_hsets++;
-        if (!read_sql_rows(check_, {k}, &after)) return false;
-        std::string exact = reply.str == "1" ? "{\"id\":" + std::to_string(k) + ",\"version\":1,\"value\":" +
-                                                   json_string(tag) + "}"
-                                             : "";
+        if (!read_sql_rows(check_, *t_, {k}, &after)) return false;
+        std::string exact = reply.str == "1" ? row_json(k, "1", json_string(tag)) : "";
         bool own;
         if (!check_upsert(k, before[0], after[0], tag, exact, "HSET", reply, &own)) return false;
         if (own) n_resp_write_own++;
         KnownState known{{after[0]}, own ? "the write, read right after the reply" : "plain SQL right after the write's reply", own};
-        return check_after_write(k, where + ": read-after-write of key " + std::to_string(k), &known);
+        return check_after_write(k, where + ": read-after-write" + on_key(k), &known);
     }
 
     // DEL of the key (sometimes with a key no row ever has, which counts nothing).
@@ -442,7 +438,7 @@ class Writer {
         std::vector<std::string> request{"DEL", resp_key(k)};
         if (rng_.chance(30)) request.push_back(resp_key(kMissingBase + rng_.below(1000)));
         std::vector<SqlRow> before, after;
-        if (!read_sql_rows(check_, {k}, &before)) return false;
+        if (!read_sql_rows(check_, *t_, {k}, &before)) return false;
         RespReply reply;
         bool written;
         if (!send_write({request}, where, &reply, &written)) return false;
@@ -453,7 +449,7 @@ class Writer {
             return false;
         }
         n_resp_dels++;
-        if (!read_sql_rows(check_, {k}, &after)) return false;
+        if (!read_sql_rows(check_, *t_, {k}, &after)) return false;
         const SqlRow &p = before[0], &a = after[0];
         std::string problem;
         if (p.present && a.present && p.version_id == a.version_id)
@@ -473,35 +469,46 @@ class Writer {
         bool own = reply.str == "1" && !a.present && a.departures == p.departures + 1;
         if (own) n_resp_write_own++;
         KnownState known{{a}, own ? "the DEL, read right after the reply" : "plain SQL right after the DEL's reply", own};
-        return check_after_write(k, where + ": read-after-write of key " + std::to_string(k), &known);
+        return check_after_write(k, where + ": read-after-write" + on_key(k), &known);
     }
+
+    // The key's parameters of the statements below: $1 .. $n, n = the key's columns; `more`
+    // numbers those that follow.
+    std::string more(int i) const { return "$" + std::to_string((int)t_->key.size() + i); }
 
     bool dml_txn(long long k, const std::string &what) {
         bool is_null;
         std::string value = make_value(rng_, id_, ++seq_, &is_null);
-        std::string key = std::to_string(k), version = std::to_string(1 + (seq_ % 1000));
-        const char *v = is_null ? nullptr : value.c_str();
+        std::string version = std::to_string(1 + (seq_ % 1000));
         bool rollback = rng_.chance(10);
+        std::string table = t_->name, cols = t_->columns("");
+        Params key = Params().key(*t_, k), with_value = key;
+        is_null ? with_value.add_null() : with_value.add(value);
 
         bool rr = rng_.chance(20);
         if (!w_.must(rr ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN")) return false;
         // Sometimes read the key through the cache first, so an entry exists to invalidate.
-        if (rng_.chance(30) && !compare(w_, keys_for(k), w_.name() + ": before " + what))
+        if (rng_.chance(30) && !compare(w_, *t_, keys_for(k), w_.name() + ": before " + what))
             return false;
         int r;
         if (what == "UPDATE") {
-            r = step("UPDATE stress_items SET version = version + 1, value = $2 WHERE id = $1",
-                     {key.c_str(), v});
-        } else if (what == "DELETE+INSERT") {
-            r = step("DELETE FROM stress_items WHERE id = $1", {key.c_str()});
-            if (r == 1)
-                r = step("INSERT INTO stress_items (id, version, value) VALUES ($1, $2, $3)",
-                         {key.c_str(), version.c_str(), v});
-        } else {
-            r = step("INSERT INTO stress_items (id, version, value) VALUES ($1, 1, $2) "
-                     "ON CONFLICT (id) DO UPDATE SET version = stress_items.version + 1, "
-                     "value = EXCLUDED.value",
-                     {key.c_str(), v});
+            r = step("UPDATE " + table + " t SET version = t.version + 1, value = " + more(1) + " WHERE " +
+                         t_->match("t", 1),
+                     with_value);
+        } else if (what == "UPSERT") {
+            r = step("INSERT INTO " + table + " AS t (" + cols + ", version, value) VALUES (" + t_->values(1) +
+                         ", 1, " + more(1) + ") ON CONFLICT (" + cols + ") DO UPDATE SET "
+                         "version = t.version + 1, value = EXCLUDED.value",
+                     with_value);
+        } else {  // DELETE, INSERT (a key present meanwhile: unique violation, rolled back) or both
+            r = what == "INSERT" ? 1 : step("DELETE FROM " + table + " t WHERE " + t_->match("t", 1), key);
+            Params row = key;
+            row.add(version);
+            is_null ? row.add_null() : row.add(value);
+            if (r == 1 && what != "DELETE")
+                r = step("INSERT INTO " + table + " (" + cols + ", version, value) VALUES (" + t_->values(1) +
+                             ", " + more(1) + ", " + more(2) + ")",
+                         row);
         }
         if (r < 0) return false;
         if (r == 0) return check_after(k, what + " (conflict)", false);
@@ -511,7 +518,7 @@ class Writer {
         // key in the snapshot, and "the" row of the key is not defined.
         if (!rr && rng_.chance(30)) {
             n_txn_checks++;
-            if (!compare(w_, keys_for(k), w_.name() + ": inside its own transaction after " + what))
+            if (!compare(w_, *t_, keys_for(k), w_.name() + ": inside its own transaction after " + what))
                 return false;
         }
         if (!rollback && !note_own(k)) return false;
@@ -520,28 +527,29 @@ class Writer {
         return check_after(k, what, committed);
     }
 
-    // Moves row k to k + kMoveOffset and back: in one transaction, or in two with checks
-    // after each commit.
+    // Moves row k to k + kMoveOffset and back (an UPDATE of every key column: for stress_lines
+    // one of them keeps its value): in one transaction, or in two with checks after each
+    // commit.
     bool move(long long k) {
-        std::string key = std::to_string(k);
         bool one_txn = rng_.chance(50);
         bool rollback = rng_.chance(10);
-        const char *away =
-            "UPDATE stress_items SET id = id + 1000000, version = version + 1 WHERE id = $1";
-        const char *back =
-            "UPDATE stress_items SET id = id - 1000000, version = version + 1 "
-            "WHERE id = $1::bigint + 1000000";
+        std::string table = t_->name;
+        // $1.. the row's key, then the key it moves to
+        std::string update = "UPDATE " + table + " t SET " + t_->assign((int)t_->key.size() + 1) +
+                             ", version = t.version + 1 WHERE " + t_->match("t", 1);
+        Params away = Params().key(*t_, k).key(*t_, k + kMoveOffset);
+        Params back = Params().key(*t_, k + kMoveOffset).key(*t_, k);
         if (!w_.must("BEGIN")) return false;
-        int r = step(away, {key.c_str()});
+        int r = step(update, away);
         if (r < 0) return false;
         if (r == 0) return check_after(k, "key move (conflict)", false);
         if (rng_.chance(30)) {
             n_txn_checks++;
-            if (!compare(w_, keys_for(k), w_.name() + ": inside its own transaction after key move"))
+            if (!compare(w_, *t_, keys_for(k), w_.name() + ": inside its own transaction after key move"))
                 return false;
         }
         if (one_txn) {
-            r = step(back, {key.c_str()});
+            r = step(update, back);
             if (r < 0) return false;
             if (r == 0) return check_after(k, "key move and back (conflict)", false);
             if (!rollback && !note_own(k)) return false;
@@ -557,12 +565,12 @@ class Writer {
         // Move it back (never rolled back, so the row does not stay away). If another writer
         // re-inserted k meanwhile, the move back conflicts: drop the moved row instead.
         if (!w_.must("BEGIN")) return false;
-        r = step(back, {key.c_str()});
+        r = step(update, back);
         if (r < 0) return false;
         if (r == 0) {
             if (!w_.must("BEGIN")) return false;
-            if (step("DELETE FROM stress_items WHERE id = $1::bigint + 1000000", {key.c_str()}) < 0)
-                return false;
+            Params moved = Params().key(*t_, k + kMoveOffset);
+            if (step("DELETE FROM " + table + " t WHERE " + t_->match("t", 1), moved) < 0) return false;
         }
         if (!note_own(k)) return false;
         if (!finish(false, &committed)) return false;
@@ -573,6 +581,7 @@ class Writer {
     Rng rng_;
     Conn w_, check_;
     std::unique_ptr<RespClient> resp_;   // with --resp-port
+    Table *t_ = nullptr;                 // the table of the current write (run() picks it)
     KnownState own_;                     // note_own(): the state of k our commit leaves
     bool own_known_ = false;
     uint64_t seq_ = 0;

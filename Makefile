@@ -124,22 +124,26 @@ unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
 	./$(UNITTEST_BIN) --report_level=short --log_level=test_suite
 	./$(RESP_UNITTEST_BIN) --report_level=short --log_level=test_suite
 
-# libFuzzer targets (clang; Debian: clang, libclang-rt-14-dev): the RESP request parser, and the
-# command layer (requests from the parser run against the fake DataSource of the unit tests).
-# `make fuzz` runs both, each for half of FUZZ_SECONDS (`make fuzz-parser`, `make fuzz-commands`:
-# one of them, for the same half); crash inputs are written under FUZZ_ARTIFACTS, named after
-# the target.
+# libFuzzer targets (clang; Debian: clang, libclang-rt-14-dev): the RESP request parser, the
+# command layer (requests from the parser run against the fake DataSource of the unit tests),
+# and the key bytes and key text every RESP key goes through. `make fuzz` runs the three, each
+# for a third of FUZZ_SECONDS (`make fuzz-parser`, `fuzz-commands`, `fuzz-keys`: one of them,
+# for the same third); crash inputs are written under FUZZ_ARTIFACTS, named after the target.
 FUZZ_CXX ?= clang++
 FUZZ_CXXFLAGS = -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Iresp_server -Iresp_server/tests
 FUZZ_BIN = resp_server/tests/fuzz_parser
 FUZZ_COMMANDS_BIN = resp_server/tests/fuzz_commands
+FUZZ_KEYS_BIN = extension/tests/fuzz_keys
 FUZZ_SECONDS ?= 30
 FUZZ_ARTIFACTS ?= /tmp/local_cache_fuzz
 
 $(FUZZ_BIN): resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h resp_server/buffers.h \
-		resp_server/tests/parse_harness.h
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp
+		resp_server/tests/parse_harness.h extension/key_bytes.cpp extension/key_bytes.h
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp extension/key_bytes.cpp
+
+$(FUZZ_KEYS_BIN): extension/tests/fuzz_keys.cpp extension/key_bytes.cpp extension/key_bytes.h extension/shard.h
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -Iextension -o $@ extension/tests/fuzz_keys.cpp extension/key_bytes.cpp
 
 $(FUZZ_COMMANDS_BIN): resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) $(RESP_HEADERS) \
 		resp_server/tests/fake_data_source.h
@@ -148,19 +152,19 @@ $(FUZZ_COMMANDS_BIN): resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) $(RESP_HE
 # fuzz_run BINARY DICTIONARY SEEDS: runs one target, new inputs in a throwaway directory so the
 # checked-in seeds stay as they are. The "fuzz target:" line tells tools/test.sh whose output
 # follows.
-FUZZ_HALF = $(shell s=$$(( $(FUZZ_SECONDS) / 2 )); echo $$(( s > 0 ? s : 1 )))
+FUZZ_SHARE = $(shell s=$$(( $(FUZZ_SECONDS) / 3 )); echo $$(( s > 0 ? s : 1 )))
 define fuzz_run
 	@echo "fuzz target: $(notdir $(1))"
 	mkdir -p $(FUZZ_ARTIFACTS)
 	corpus=$$(mktemp -d) && \
-	./$(1) -max_total_time=$(FUZZ_HALF) -dict=$(2) \
+	./$(1) -max_total_time=$(FUZZ_SHARE) $(if $(2),-dict=$(2)) \
 		-artifact_prefix=$(FUZZ_ARTIFACTS)/$(notdir $(1))- -print_final_stats=1 \
 		$$corpus $(3); \
 	status=$$?; rm -rf "$$corpus"; exit $$status
 endef
 
-.PHONY: fuzz fuzz-parser fuzz-commands
-fuzz: fuzz-parser fuzz-commands
+.PHONY: fuzz fuzz-parser fuzz-commands fuzz-keys
+fuzz: fuzz-parser fuzz-commands fuzz-keys
 
 fuzz-parser: $(FUZZ_BIN)
 	$(call fuzz_run,$(FUZZ_BIN),resp_server/tests/fuzz_parser.dict,resp_server/tests/fuzz_corpus)
@@ -168,8 +172,11 @@ fuzz-parser: $(FUZZ_BIN)
 fuzz-commands: $(FUZZ_COMMANDS_BIN)
 	$(call fuzz_run,$(FUZZ_COMMANDS_BIN),resp_server/tests/fuzz_commands.dict,resp_server/tests/fuzz_commands_corpus)
 
+fuzz-keys: $(FUZZ_KEYS_BIN)
+	$(call fuzz_run,$(FUZZ_KEYS_BIN),,)
+
 clean: clean-local
 .PHONY: clean-local
 clean-local:
-	rm -f $(UNITTEST_BIN) $(RESP_UNITTEST_BIN) $(FUZZ_BIN) $(FUZZ_COMMANDS_BIN) $(OBJS:.o=.d)
+	rm -f $(UNITTEST_BIN) $(RESP_UNITTEST_BIN) $(FUZZ_BIN) $(FUZZ_COMMANDS_BIN) $(FUZZ_KEYS_BIN) $(OBJS:.o=.d)
 	rm -rf regress/output regress/output_isolation

@@ -180,6 +180,8 @@ bool split_key(const KeyShape &shape, KeyBytes key, KeyBytes *columns)
 			if (at == key.len || shift > 28)
 				return false;
 			unsigned char byte = static_cast<unsigned char>(key.data[at++]);
+			if (byte == 0 && shift > 0)
+				return false; /* a length in more bytes than it needs: not how keys are made */
 			len |= uint64_t(byte & 0x7f) << shift;
 			shift += 7;
 			if ((byte & 0x80) == 0)

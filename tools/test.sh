@@ -8,7 +8,8 @@
 #   unittest   `make unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make installcheck`; each test counts as one
 #   isolation  pg_isolation_regress part of `make installcheck`; each spec counts as one
-#   fuzz       the libFuzzer targets of the RESP parser and command layer, FUZZ_SECONDS in all
+#   fuzz       the libFuzzer targets of the RESP parser, the command layer and the key text,
+#              FUZZ_SECONDS in all
 #              (default 30, half each); each target counts as one
 #   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
 #   resp-cli   regress/resp/redis_cli.sh: redis-cli and raw-socket cases against the RESP server
@@ -229,7 +230,7 @@ step_fuzz() {
         make -k fuzz FUZZ_SECONDS="$FUZZ_SECONDS" FUZZ_ARTIFACTS="$WORK/fuzz_artifacts" || rc=$?
     # Each target's output follows its "fuzz target: NAME" line; it passed when that output has
     # libFuzzer's "Done N runs" line and no sanitizer or crash report.
-    for target in parser commands; do
+    for target in parser commands keys; do
         line=$(awk -v name="fuzz target: fuzz_$target" '
             /^fuzz target: / { mine = ($0 == name) }
             mine && (/^==[0-9]+==/ || /deadly signal/ || /^SUMMARY: /) { bad = 1 }
@@ -243,7 +244,7 @@ step_fuzz() {
         fi
     done
     if ((rc != 0 && !failed)); then
-        record fuzz FAILED 0 1 "both targets finished, but make fuzz exited $rc"
+        record fuzz FAILED 0 1 "every target finished, but make fuzz exited $rc"
     fi
 }
 

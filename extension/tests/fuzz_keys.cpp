@@ -1,0 +1,98 @@
+/*
+ * fuzz_keys.cpp — libFuzzer target for the key bytes and their RESP text (key_bytes.cpp),
+ * which the RESP workers run on every key a client sends.
+ *
+ * Build and run with `make fuzz` (clang, -fsanitize=fuzzer,address,undefined). The first input
+ * byte picks the number of key columns, the next ones their kinds; the rest is used twice:
+ *   - as a key's text: parsing never writes past key_bytes_bound() nor reads past the text
+ *     (exact-size heap copies); a text that parses gives bytes that split into the columns, and
+ *     the canonical text of those bytes parses back to the same bytes and is its own canonical
+ *     text;
+ *   - as key bytes: splitting and rendering never read past them; bytes that render as text
+ *     read back as themselves, unless a character column ends with blanks (which no canonical
+ *     key has).
+ */
+#include "key_bytes.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace local_cache;
+
+namespace {
+
+[[noreturn]] void fail(const char *what)
+{
+	fprintf(stderr, "fuzz_keys: %s\n", what);
+	__builtin_trap();
+}
+
+/* Parses `text` from an exact-size heap copy into an exact-size buffer; the bytes are copied
+ * out, as the text and the buffer go with this call. */
+bool parse(const KeyShape &shape, const std::string &text, std::string *bytes)
+{
+	std::unique_ptr<char[]> copy(new char[text.size() + 1]);
+	std::copy(text.begin(), text.end(), copy.get());
+	std::unique_ptr<char[]> buffer(new char[key_bytes_bound(text.size())]);
+	KeyBytes key;
+	if (!key_from_text(shape, std::string_view(copy.get(), text.size()), buffer.get(), &key))
+		return false;
+	bytes->assign(key.data, key.len);
+	return true;
+}
+
+bool render(const KeyShape &shape, const std::string &bytes, std::string *text)
+{
+	std::unique_ptr<char[]> copy(new char[bytes.size() + 1]);
+	std::copy(bytes.begin(), bytes.end(), copy.get());
+	text->clear();
+	return append_key_text(shape, KeyBytes{copy.get(), uint32_t(bytes.size())}, *text);
+}
+
+bool has_blank_ended_character_column(const KeyShape &shape, const std::string &bytes)
+{
+	KeyBytes columns[MAX_KEY_COLUMNS];
+	if (!split_key(shape, KeyBytes{bytes.data(), uint32_t(bytes.size())}, columns))
+		return false;
+	for (int c = 0; c < shape.ncolumns; c++)
+		if (shape.kinds[c] == KeyKind::Bpchar && columns[c].len > 0 && columns[c].data[columns[c].len - 1] == ' ')
+			return true;
+	return false;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	KeyShape shape;
+	shape.ncolumns = data[0] % MAX_KEY_COLUMNS + 1;
+	size_t at = 1;
+	for (int c = 0; c < shape.ncolumns; c++)
+		shape.kinds[c] = KeyKind(at < size ? data[at++] % 6 : 0);
+	const std::string input(reinterpret_cast<const char *>(data + at), size - at);
+
+	std::string bytes, text, again;
+	if (parse(shape, input, &bytes)) {
+		KeyBytes columns[MAX_KEY_COLUMNS];
+		if (!split_key(shape, KeyBytes{bytes.data(), uint32_t(bytes.size())}, columns))
+			fail("the bytes of a parsed text do not split into its columns");
+		if (!render(shape, bytes, &text))
+			fail("the bytes of a parsed text have no text");
+		if (!parse(shape, text, &again) || again != bytes)
+			fail("a key's canonical text does not read back as its bytes");
+		std::string text_again;
+		if (!render(shape, again, &text_again) || text_again != text)
+			fail("a canonical text is not its own canonical text");
+	}
+
+	if (render(shape, input, &text) && !has_blank_ended_character_column(shape, input)) {
+		if (!parse(shape, text, &again) || again != input)
+			fail("rendered key bytes do not read back as themselves");
+	}
+	return 0;
+}

@@ -55,6 +55,7 @@ constexpr uint8 XLOG_LOCAL_CACHE_STOP = 0x20;
 constexpr uint8 XLOG_LOCAL_CACHE_START = 0x30;
 /* Keys per record: keeps records far below any size limit. */
 constexpr int KEYS_PER_RECORD = 8192;
+constexpr size_t RECORD_KEY_BYTES = 1024 * 1024;
 const char *const TRANCHE_NAME = "local_cache wal";
 
 /* What the last STOP or START record written by this primary said. */
@@ -344,9 +345,17 @@ void wal_log_invalidations(Oid dbid, const Oid *flushed, int nflushed, const Wal
 	if (xact_logging != XactLogging::Logs || !XLogStandbyInfoActive() || (nflushed == 0 && nkeys == 0))
 		return;
 	try_start();
-	log_invalidate(dbid, flushed, nflushed, keys, Min(nkeys, KEYS_PER_RECORD));
-	for (int done = KEYS_PER_RECORD; done < nkeys; done += KEYS_PER_RECORD)
-		log_invalidate(dbid, nullptr, 0, keys + done, Min(nkeys - done, KEYS_PER_RECORD));
+	/* Records of at most KEYS_PER_RECORD keys and about RECORD_KEY_BYTES of their bytes (text
+	 * keys can be long); the flushed tables go with the first. */
+	int done = 0;
+	do {
+		int n = 0;
+		size_t bytes = 0;
+		while (done + n < nkeys && n < KEYS_PER_RECORD && (n == 0 || bytes < RECORD_KEY_BYTES))
+			bytes += keys[done + n++].key.len;
+		log_invalidate(dbid, done == 0 ? flushed : nullptr, done == 0 ? nflushed : 0, keys + done, n);
+		done += n;
+	} while (done < nkeys);
 }
 
 bool wal_cache_trusted(void)

@@ -211,6 +211,29 @@ is($standby->safe_psql('postgres',
 	'uuid key moved: the standby reads the old key absent, the new present');
 is(resp_values('lines', '0:4', '7:4'), qq{\n{"order_id":7,"line_no":4,"value":"l3"}},
 	'composite key moved: RESP on the standby reads the old key nil, the new present');
+# Long text keys: one transaction's invalidations of 600 keys of 2 kB are more than a megabyte
+# of key bytes, so they reach WAL as several INVALIDATE records; the standby replays them all.
+on_primary(q{CREATE TABLE notes (id text PRIMARY KEY, value text);
+	INSERT INTO notes SELECT repeat(md5(g::text), 64) || g, 'n' || g FROM generate_series(1, 600) g;
+	SELECT local_cache.enable('notes')});
+my $notes_equal = q{
+SELECT local_cache.mget_json('notes', k)::text = array_to_json(
+         (SELECT array_agg(n ORDER BY u.i) FROM generate_subscripts(k, 1) u(i) LEFT JOIN notes n ON n.id = k[u.i]),
+         false)::text
+  FROM (SELECT array_agg(repeat(md5(g::text), 64) || g ORDER BY g) AS k FROM generate_series(1, 600) g) s};
+is($standby->safe_psql('postgres', $notes_equal), 't', 'long text keys: the standby reads them (cold)');
+my $notes_hits = standby_counter('hits');
+is($standby->safe_psql('postgres', $notes_equal), 't', 'long text keys: the standby reads them (warm)');
+cmp_ok(standby_counter('hits') - $notes_hits, '>=', 600, 'long text keys: ... from its cache');
+my $notes_lsn = $primary->lsn('insert');
+on_primary(q{UPDATE notes SET value = 'u' || value});
+like(wal_records_since($notes_lsn), qr/^INVALIDATE(,INVALIDATE)+$/,
+	'long text keys: one UPDATE of them all writes several INVALIDATE records');
+is($standby->safe_psql('postgres', $notes_equal), 't', 'long text keys: the standby reads every update');
+is($standby->safe_psql('postgres', q{SELECT count(*) FROM notes WHERE value LIKE 'un%'}), '600',
+	'long text keys: ... which SQL on the standby shows too');
+on_primary(q{DROP TABLE notes});
+
 on_primary(q{TRUNCATE items; INSERT INTO items SELECT g, 'w' || g FROM generate_series(1, 50) g});
 check_standby('after TRUNCATE');
 on_primary(q{ALTER TABLE items RENAME COLUMN value TO val});

@@ -9,6 +9,14 @@ After every sample it rewrites BENCH_STATE (the JSON document, "partial": true u
 
 The go client (bench/go/gobench) speaks the same protocol as loadgen and node.
 
+Key types: every sample has "keys", the type of its table's primary key (bench/loadgen --keys):
+"int" (public.items, bigint; every client), and for the native client only "uuid", "text" and
+"pair" (public.items_uuid, public.items_text, public.items_pair: the same rows under other keys).
+The warm mode (and all) adds those warm reads at one connection count (KEY_CONNECTIONS) and
+every batch, with the control path "parse" (mget's key array alone) for int too; the keys mode
+(bench/run keys) runs them with their int baseline and nothing else. doc["key_types"] describes
+the types (`loadgen keys`: tables, statements, parameters).
+
 The soak mode (bench/run soak) runs the native client's `loadgen soak` instead of the matrix: every
 path at once for DURATION_SECONDS with stale probes on the primary and the hot standby bench/run
 started; at each interval line of the client it reads server CPU and PSS of the PostgreSQL
@@ -67,6 +75,14 @@ BATCHES = int_list("BATCHES", "1,16,64")
 REPEATS = int(ENV.get("REPEATS", "3"))
 DURATION = float(ENV.get("DURATION_SECONDS", "5"))
 CHECK_CLIENTS = [x for x in ENV.get("BENCH_CHECK_CLIENTS", ",".join(CLIENTS)).split(",") if x]
+# the key types beside int (bench/loadgen --keys) of the native client's warm reads, at
+# KEY_CONNECTIONS connections (default 64, else the largest of CONNECTIONS: int's samples there
+# are their baseline) and every batch; their paths are the cached ones, prepared SQL and parse,
+# the control (`SELECT cardinality($1::uuid[])`: receiving and parsing mget's key array alone)
+KEY_TYPES = [x for x in ENV.get("KEY_TYPES", "uuid,text,pair").replace(" ", "").split(",") if x and x != "int"]
+KEY_CONNECTIONS = int_list("KEY_CONNECTIONS", str(64 if 64 in CONNECTIONS else max(CONNECTIONS)))
+KEY_PATHS = ["sql", "mget", "mget_json", "fdw", "resp", "parse"]
+KEY_CLIENT = "native"
 
 READ_PATHS = ["sql", "mget", "mget_json", "fdw", "resp", "redis"]
 CACHE_PATHS = ["sql", "mget", "mget_json", "fdw", "resp"]  # paths that see SQL updates / flushes
@@ -259,6 +275,8 @@ def run_sample(spec):
     lg_mode = {"warm": "warm", "miss": "miss", "mixed": "mixed", "cold": "cold", "write": "write"}[mode]
     args = common_args() + ["--path", path, "--conns", str(conns), "--batch", str(batch),
                             "--seconds", str(DURATION), "--mode", lg_mode]
+    if spec["keys"] != "int":  # the native client's other key types (other clients: int only)
+        args += ["--keys", spec["keys"]]
     prepare_table(spec)
     proc = subprocess.Popen(client_cmd(client, "run", args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=sys.stderr, text=True, bufsize=1)
@@ -528,8 +546,20 @@ def rotated(lst, r):
     return lst[k:] + lst[:k]
 
 
+def key_specs():
+    """The warm reads of the key types (native client) and their int baseline: in the keys mode
+    every path of int, in the warm mode only int's parse (the matrix has int's other paths)."""
+    if KEY_CLIENT not in CLIENTS or not KEY_TYPES:
+        return []
+    return [{"mode": "warm", "client": KEY_CLIENT, "path": path, "connections": conns, "batch": batch,
+             "variant": None, "pipeline": 1, "keys": keys}
+            for keys in ["int"] + KEY_TYPES
+            for path in (KEY_PATHS if keys != "int" or MODE == "keys" else ["parse"])
+            for conns in KEY_CONNECTIONS for batch in BATCHES]
+
+
 def matrix():
-    modes = ["warm", "miss", "mixed", "cold", "write"] if MODE == "all" else [MODE]
+    modes = {"all": ["warm", "miss", "mixed", "cold", "write"], "keys": ["warm"]}.get(MODE, [MODE])
     specs_by_rep = []
     for r in range(REPEATS):
         specs = []
@@ -540,7 +570,9 @@ def matrix():
                     for conns in CONNECTIONS:
                         for path, variant in WRITE_PATHS:
                             group.append({"mode": mode, "client": client, "path": path, "connections": conns,
-                                          "batch": 1, "variant": variant, "pipeline": 1})
+                                          "batch": 1, "variant": variant, "pipeline": 1, "keys": "int"})
+            elif MODE == "keys":
+                group = key_specs()
             else:
                 paths = {"warm": READ_PATHS, "miss": MISS_PATHS}.get(mode, CACHE_PATHS)
                 for client in CLIENTS:
@@ -555,7 +587,9 @@ def matrix():
                                 for pipeline in (PIPELINES if rb else [1]):
                                     group.append({"mode": mode, "client": client, "path": path,
                                                   "connections": conns, "batch": batch, "variant": None,
-                                                  "pipeline": pipeline})
+                                                  "pipeline": pipeline, "keys": "int"})
+                if mode == "warm":
+                    group += key_specs()
             for s in group:
                 s["repeat"] = r + 1
             specs += rotated(group, r)
@@ -753,6 +787,8 @@ def main():
                    "pipelines": PIPELINES if "redis-benchmark" in CLIENTS else [1],
                    "repeats": REPEATS, "duration_seconds": DURATION, "rows": ROWS, "value_bytes": 128,
                    "hot_rows": 128, "update_percent": 5, "resp_writer_role": RESP_WRITER,
+                   "key_types": KEY_TYPES, "key_connections": KEY_CONNECTIONS, "key_paths": KEY_PATHS,
+                   "key_client": KEY_CLIENT,
                    "server": {"max_connections": 300, "shared_buffers": "128MB", "local_cache.memory": "384MB",
                               "local_cache.resp_workers": psql("SHOW local_cache.resp_workers"),
                               "data_directory": "tmpfs (/dev/shm)", "fsync": "off",
@@ -782,13 +818,20 @@ def main():
             save()
             return 0
         specs = matrix()
+        kinds = sorted({s["keys"] for s in specs} - {"int"})
+        if kinds:  # what the key types are: tables, statements, parameters
+            doc["key_types"] = json.loads(subprocess.run([LOADGEN, "keys"], check=True, capture_output=True,
+                                                         text=True).stdout)["key_types"]
         log(f"{len(specs)} samples of {DURATION:g}s ({MODE}; clients {','.join(CLIENTS)}; connections "
-            f"{','.join(map(str, CONNECTIONS))}; batches {','.join(map(str, BATCHES))}; repeats {REPEATS})")
+            f"{','.join(map(str, CONNECTIONS))}; batches {','.join(map(str, BATCHES))}; repeats {REPEATS}"
+            + (f"; key types {','.join(kinds)}, native client, {','.join(map(str, KEY_CONNECTIONS))} connections" if kinds else "")
+            + ")")
         for i, spec in enumerate(specs, 1):
             s = run_sample(spec)
             doc["samples"].append(s)
             save()
-            log(f"[{i}/{len(specs)}] {s['mode']} {s['client']} {s['path']}{' ' + s['variant'] if s['variant'] else ''} "
+            log(f"[{i}/{len(specs)}] {s['mode']} {s['client']} {s['path']}{' ' + s['variant'] if s['variant'] else ''}"
+                f"{' keys=' + s['keys'] if s['keys'] != 'int' else ''} "
                 f"c={s['connections']} b={s['batch']}{' P=%d' % s['pipeline'] if s.get('pipeline', 1) != 1 else ''}: "
                 f"{s['rps']:.0f} req/s, p99 {s['latency_us']['p99']:.0f} us, "
                 f"server {s['server_cpu_us_per_req']:.1f} us/req, client {s['client_cpu_us_per_req']:.1f} us/req")

@@ -1,14 +1,16 @@
 // bench/loadgen.cpp: native closed-loop load generator of the benchmark harness.
 //
-//   loadgen check --pg CONNINFO --resp-port P --redis-port R [--prefix items]
+//   loadgen check --pg CONNINFO --resp-port P --redis-port R [--keys int,uuid,text,pair] [--prefix P]
 //                 [--resp-user U --resp-password W]
-//       compares every read path with prepared SQL (result contract), then the writes: RESP SET
-//       (as U) seen by SQL and RESP GET, SQL UPDATE seen by RESP GET, redis-server SET; exit 1 on
-//       a difference
+//       compares every read path with prepared SQL (result contract) for each key type (default:
+//       all), then the writes (public.items): RESP SET (as U) seen by SQL and RESP GET, SQL UPDATE
+//       seen by RESP GET, redis-server SET; exit 1 on a difference
 //   loadgen run --pg CONNINFO --path PATH --conns N --batch B --seconds S
-//               [--mode warm|miss|mixed|cold|write] [--resp-port P] [--redis-port R]
-//               [--resp-user U --resp-password W]
+//               [--mode warm|miss|mixed|cold|write] [--keys int|uuid|text|pair] [--resp-port P]
+//               [--redis-port R] [--resp-user U --resp-password W]
 //       PATH: sql | mget | mget_json | fdw | resp | redis        (reads of B keys)
+//             parse: `SELECT cardinality($1::bigint[])`, mget's key array without the reads
+//             (the control: what the server spends on receiving and parsing the keys)
 //             update | resp_set | redis_set                      (writes of one random row)
 //       update is the prepared SQL UPDATE; resp_set is `SET items:<id> {"id":<id>,"value":"..."}`
 //       to the RESP port, as U (AUTH U W on every connection) when --resp-user is given;
@@ -16,6 +18,13 @@
 //       miss: every other key of a request has no row (ids rows+1, rows+2, ... are absent), the
 //       same keys in every request like warm; with --batch 1 requests alternate between id 1 and
 //       id rows+1. Every reply must have exactly the expected number of NULLs / nils (RESP) or rows.
+//       --keys (reads of the warm, miss and cold modes): the table of the key type (see KEY_TYPES:
+//       int public.items, uuid public.items_uuid, text public.items_text, pair public.items_pair
+//       with the composite key (a, b)), the same rows under keys of that type; the statements and
+//       the RESP keys follow from it (`loadgen keys` prints them)
+//   loadgen keys [--keys LIST]
+//       one JSON line describing the key types: tables, key columns, the statements of the SQL
+//       read paths, the parameters and the RESP keys of rows 1 and 2
 //   loadgen soak --pg CONNINFO --resp-port P --redis-port R --resp-user U --resp-password W
 //                --seconds S --interval I [--conns N] [--batch B] [--write-rate W]
 //                [--probe-interval-ms M] [--probe-bound-ms X] [--probe-rows K]
@@ -41,12 +50,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -73,7 +84,9 @@ using Clock = std::chrono::steady_clock;
 }
 
 struct Options {
-    std::string cmd, pg, path = "sql", mode = "warm", prefix = "items", resp_user, resp_password;
+    // keys: the key type of run (one of KEY_TYPES), of check a comma-separated list (default: all);
+    // prefix: RESP key prefix, default the key type's table name
+    std::string cmd, pg, path = "sql", mode = "warm", keys, prefix, resp_user, resp_password;
     int resp_port = 0, redis_port = 0, conns = 4, batch = 1, update_pct = 5, hot = 128, rows = 4096;
     double seconds = 1;
     // soak
@@ -82,13 +95,83 @@ struct Options {
     int standby_resp_port = 0, probe_interval_ms = 100, probe_bound_ms = 10000, probe_rows = 4;
 };
 
-const char *sql_for(const std::string &path) {
-    if (path == "sql") return "SELECT * FROM public.items WHERE id = ANY($1::bigint[])";
-    if (path == "mget") return "SELECT array_to_json(local_cache.mget('public.items'::regclass, $1::bigint[]))";
-    if (path == "mget_json") return "SELECT local_cache.mget_json('public.items'::regclass, $1::bigint[])";
-    if (path == "fdw") return "SELECT * FROM cache.items WHERE id = ANY($1::bigint[])";
-    if (path == "update") return "UPDATE public.items SET value = $2 WHERE id = $1";
-    return nullptr;
+// ------------------------------------------------------------------ key types (--keys)
+//
+// Every benchmark table holds public.items' 4,096 values: row n (1..rows) of each under its own
+// key (bench/run creates and loads them). keys_for(), miss_keys() and the check's cases pick row
+// numbers; a KeyType renders row n's key, as PostgreSQL prints it, per key column. Everything
+// else — the statements of the SQL paths, their parameters, the RESP keys — follows from the
+// table's name, its key columns and the element type of mget's key array.
+struct KeyColumn {
+    const char *name, *type;
+    void (*put)(std::string &out, long long n);  // appends row n's key in this column
+};
+struct KeyType {
+    const char *name;        // --keys
+    const char *table;       // public.<table>, the foreign table cache.<table>, RESP prefix <table>
+    const char *array_type;  // element type of mget's key array ($1::<array_type>[])
+    std::vector<KeyColumn> cols;
+};
+void put_int(std::string &out, long long n) {
+    char buf[24];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, n).ptr);
+}
+void put_uuid(std::string &out, long long n) {  // '00000000-0000-4000-8000-' || lpad(to_hex(n), 12, '0')
+    static const char hex[] = "0123456789abcdef";
+    out += "00000000-0000-4000-8000-";
+    for (int shift = 44; shift >= 0; shift -= 4) out += hex[(static_cast<unsigned long long>(n) >> shift) & 15];
+}
+const std::vector<KeyType> KEY_TYPES = {
+    {"int", "items", "bigint", {{"id", "bigint", put_int}}},
+    {"uuid", "items_uuid", "uuid", {{"id", "uuid", put_uuid}}},
+    {"text", "items_text", "text", {{"id", "text", [](std::string &out, long long n) { out += 'k'; put_int(out, n); }}}},
+    {"pair", "items_pair", "bigint",
+     {{"a", "bigint", [](std::string &out, long long n) { put_int(out, n / 16); }},
+      {"b", "int", [](std::string &out, long long n) { put_int(out, n % 16); }}}},
+};
+const KeyType &INT_KEYS = KEY_TYPES[0];
+
+const KeyType &key_type(const std::string &name) {
+    for (auto &t : KEY_TYPES)
+        if (name == t.name) return t;
+    die("unknown key type " + name + " (int, uuid, text, pair)");
+}
+
+bool is_sql_read(const std::string &path) {
+    return path == "sql" || path == "mget" || path == "mget_json" || path == "fdw" || path == "parse";
+}
+bool is_composite(const KeyType &t) { return t.cols.size() > 1; }
+// mget, mget_json and parse take one array of keys (two-dimensional for a composite key);
+// prepared SQL and the FDW one array per key column (one array for a one-column key)
+int key_params(const KeyType &t, const std::string &path) {
+    return is_composite(t) && (path == "sql" || path == "fdw") ? static_cast<int>(t.cols.size()) : 1;
+}
+
+// The statement of a SQL read path. One-column keys: `= ANY($1)`. Composite keys: a join of the
+// table with unnest() of one array per key column, which PostgreSQL runs as a nested loop of
+// index (or, on the foreign table, cache) lookups, one per key; like the mget paths (and unlike
+// `= ANY`) a key asked twice gives its row twice. Of the natural forms it is the fastest:
+// `(a, b) IN (SELECT * FROM unnest($1, $2))` adds a HashAggregate of the keys, and a list
+// `(a, b) IN (($1, $2), ...)` (a statement per batch size) runs as a BitmapOr of index scans.
+std::string statement(const KeyType &t, const std::string &path) {
+    const std::string table = std::string("public.") + t.table, foreign = std::string("cache.") + t.table;
+    const std::string keys = std::string("$1::") + t.array_type + "[]";
+    if (path == "mget") return "SELECT array_to_json(local_cache.mget('" + table + "'::regclass, " + keys + "))";
+    if (path == "mget_json") return "SELECT local_cache.mget_json('" + table + "'::regclass, " + keys + ")";
+    // the control: what the server spends on mget's key array alone (receiving and parsing it)
+    if (path == "parse") return "SELECT cardinality(" + keys + ")";
+    if (path != "sql" && path != "fdw") die("no statement for path " + path);
+    const std::string &rel = path == "sql" ? table : foreign;
+    if (!is_composite(t))
+        return "SELECT * FROM " + rel + " WHERE " + t.cols[0].name + " = ANY($1::" + t.cols[0].type + "[])";
+    std::string arrays, names, on;
+    for (size_t i = 0; i < t.cols.size(); i++) {
+        const std::string c = t.cols[i].name;
+        arrays += (i ? ", $" : "$") + std::to_string(i + 1) + "::" + t.cols[i].type + "[]";
+        names += (i ? ", " : "") + c;
+        on += (i ? " AND t." : "t.") + c + " = k." + c;
+    }
+    return "SELECT t.* FROM unnest(" + arrays + ") k(" + names + ") JOIN " + rel + " t ON " + on;
 }
 const char *UPDATE_SQL = "UPDATE public.items SET value = $2 WHERE id = $1";
 
@@ -207,13 +290,87 @@ void pg_prepare(PGconn *c, const char *name, const char *sql, int nparams) {
     PQclear(r);
 }
 
-std::string array_literal(const std::vector<std::optional<long long>> &keys) {
-    std::string s = "{";
-    for (size_t i = 0; i < keys.size(); i++) {
-        if (i) s += ",";
-        s += keys[i] ? std::to_string(*keys[i]) : "NULL";
+// Appends row n's key in column c (NULL for nullopt) as array_in reads it: quoted only when it
+// has to be.
+void put_item(std::string &out, const KeyColumn &c, const std::optional<long long> &n) {
+    if (!n) {
+        out += "NULL";
+        return;
     }
-    return s + "}";
+    const size_t from = out.size();
+    c.put(out, *n);
+    bool quote = out.size() == from || (out.size() - from == 4 && strcasecmp(out.c_str() + from, "NULL") == 0);
+    for (size_t i = from; i < out.size() && !quote; i++) {
+        switch (out[i]) {
+        case '{': case '}': case ',': case '"': case '\\': case ' ': case '\t': case '\n': case '\r': case '\v': case '\f':
+            quote = true;
+        }
+    }
+    if (!quote) return;
+    const std::string v = out.substr(from);
+    out.resize(from);
+    out += '"';
+    for (char ch : v) {
+        if (ch == '"' || ch == '\\') out += '\\';
+        out += ch;
+    }
+    out += '"';
+}
+
+// The parameters of a request of path for rows (nullopt: a NULL key): key_params(t, path) array
+// literals, e.g. {1,2} (int), {{0,1},{0,2}} (pair, mget) or {0,0} and {1,2} (pair, sql and fdw).
+std::vector<std::string> key_arrays(const KeyType &t, const std::string &path, const std::vector<std::optional<long long>> &rows) {
+    std::vector<std::string> out;
+    if (key_params(t, path) == 1 && is_composite(t)) {  // one row of the 2-D array per key
+        std::string s = "{";
+        for (size_t i = 0; i < rows.size(); i++) {
+            s += i ? ",{" : "{";
+            for (size_t c = 0; c < t.cols.size(); c++) {
+                if (c) s += ',';
+                put_item(s, t.cols[c], rows[i]);
+            }
+            s += '}';
+        }
+        out.push_back(s + "}");
+        return out;
+    }
+    for (auto &col : t.cols) {
+        std::string s = "{";
+        for (size_t i = 0; i < rows.size(); i++) {
+            if (i) s += ',';
+            put_item(s, col, rows[i]);
+        }
+        out.push_back(s + "}");
+    }
+    return out;
+}
+
+// Appends the id part of row n's RESP key: the key's canonical text, a composite key's columns
+// joined by ':' with ':' and '\' inside a column escaped by '\'.
+void put_key_text(std::string &out, const KeyType &t, long long n) {
+    if (!is_composite(t)) return t.cols[0].put(out, n);
+    std::string col;
+    for (size_t c = 0; c < t.cols.size(); c++) {
+        if (c) out += ':';
+        col.clear();
+        t.cols[c].put(col, n);
+        for (char ch : col) {
+            if (ch == ':' || ch == '\\') out += '\\';
+            out += ch;
+        }
+    }
+}
+std::string key_text(const KeyType &t, long long n) {
+    std::string s;
+    put_key_text(s, t, n);
+    return s;
+}
+
+// The RESP key prefix of key type t: --prefix, or the table's name.
+std::string resp_prefix(const Options &o, const KeyType &t) { return o.prefix.empty() ? t.table : o.prefix; }
+
+std::string array_literal(const std::vector<std::optional<long long>> &keys) {
+    return key_arrays(INT_KEYS, "sql", keys)[0];
 }
 
 std::string random_value(std::mt19937_64 &rng) {
@@ -285,7 +442,8 @@ int resp_connect_as(int port, const std::string &user, const std::string &passwo
 
 // ------------------------------------------------------------------ check mode
 
-struct Row { long long id; std::optional<std::string> value; std::string json; };
+// A row: its key (key_text), its value, row_to_json(row)::text.
+struct Row { std::string key; std::optional<std::string> value; std::string json; };
 
 int g_failures = 0;
 void fail(const std::string &what) {
@@ -293,31 +451,51 @@ void fail(const std::string &what) {
     g_failures++;
 }
 
-PGresult *exec_prepared(PGconn *c, const char *name, const std::string &arr) {
-    const char *vals[1] = {arr.c_str()};
-    PGresult *r = PQexecPrepared(c, name, 1, vals, nullptr, nullptr, 0);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) die(std::string("query ") + name + " " + arr + ": " + PQerrorMessage(c));
+std::string join(const std::vector<std::string> &v, const char *sep) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); i++) s += (i ? sep : "") + v[i];
+    return s;
+}
+
+PGresult *exec_prepared(PGconn *c, const char *name, const std::vector<std::string> &params) {
+    std::vector<const char *> vals;
+    for (auto &p : params) vals.push_back(p.c_str());
+    PGresult *r = PQexecPrepared(c, name, static_cast<int>(vals.size()), vals.data(), nullptr, nullptr, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) die(std::string("query ") + name + " " + join(params, " ") + ": " + PQerrorMessage(c));
     return r;
 }
 
 std::string show_row(const Row &r) {
-    return "(" + std::to_string(r.id) + "," + (r.value ? *r.value : "NULL") + ")";
+    return "(" + r.key + "," + (r.value ? *r.value : "NULL") + ")";
 }
 
-// An element of mget's JSON array against the expected row (or null).
+// A result row of a set-returning path (the key columns, then value): its key as key_text
+// spells it and its value.
+Row result_row(const KeyType &t, PGresult *r, int i) {
+    Row row;
+    for (int c = 0; c < static_cast<int>(t.cols.size()); c++) {
+        if (c) row.key += ':';
+        for (const char *p = PQgetvalue(r, i, c); *p; p++) {
+            if (is_composite(t) && (*p == ':' || *p == '\\')) row.key += '\\';
+            row.key += *p;
+        }
+    }
+    const int v = static_cast<int>(t.cols.size());
+    if (!PQgetisnull(r, i, v)) row.value = std::string(PQgetvalue(r, i, v));
+    return row;
+}
+
+// An element of mget's JSON array against the expected row (or null): the same JSON value as the
+// row's row_to_json (objects compare member by member).
 void check_json_element(const std::string &ctx, const rapidjson::Value &v, const Row *exp) {
     if (!exp) {
         if (!v.IsNull()) fail(ctx + ": expected null");
         return;
     }
-    if (!v.IsObject() || v.MemberCount() != 2 || !v.HasMember("id") || !v.HasMember("value")) {
-        fail(ctx + ": expected an object {id, value} for key " + std::to_string(exp->id));
-        return;
-    }
-    if (!v["id"].IsInt64() || v["id"].GetInt64() != exp->id) fail(ctx + ": wrong id, expected " + std::to_string(exp->id));
-    const auto &val = v["value"];
-    if (exp->value ? (!val.IsString() || std::string(val.GetString(), val.GetStringLength()) != *exp->value) : !val.IsNull())
-        fail(ctx + ": wrong value for key " + std::to_string(exp->id));
+    rapidjson::Document want;
+    if (want.Parse(exp->json.c_str()).HasParseError()) die(ctx + ": row_to_json gave no JSON: " + exp->json);
+    if (!v.IsObject()) fail(ctx + ": expected the object " + exp->json + " for key " + exp->key);
+    else if (v != want) fail(ctx + ": wrong row for key " + exp->key + ", expected " + exp->json);
 }
 
 std::string describe(const RespValue &v) {
@@ -353,12 +531,12 @@ int check_writes(const Options &o, PGconn *c, int resp, int redis, long long fir
     int compared = 0;
     for (size_t i = 0; i < cases.size(); i++) {
         const long long id = first_id + static_cast<long long>(i);
-        const std::string ids = std::to_string(id), key = o.prefix + ":" + ids, ctx = "write check, " + key;
+        const std::string ids = std::to_string(id), key = resp_prefix(o, INT_KEYS) + ":" + ids, ctx = "write check, " + key;
         auto sql_row = [&](const std::string &when) {
             const char *vals[1] = {ids.c_str()};
             PGresult *r = PQexecPrepared(c, "row", 1, vals, nullptr, nullptr, 0);
             if (PQresultStatus(r) != PGRES_TUPLES_OK) die("query row " + ids + ": " + PQerrorMessage(c));
-            Row row{id, std::nullopt, ""};
+            Row row{ids, std::nullopt, ""};
             if (PQntuples(r) != 1) {
                 fail(ctx + ": " + when + ", SQL finds " + std::to_string(PQntuples(r)) + " rows, expected 1");
             } else {
@@ -388,13 +566,13 @@ int check_writes(const Options &o, PGconn *c, int resp, int redis, long long fir
         expect_ok(resp_call(writer, resp_command({"SET", key, json1})), "RESP SET " + json1);
         {
             const std::string arr = "{" + ids + "}";
-            PGresult *q = exec_prepared(c, "mget_json", arr);
+            PGresult *q = exec_prepared(c, "int_mget_json", {arr});  // prepared by check_reads
             rapidjson::Document d;
             d.Parse(PQgetvalue(q, 0, 0));
             if (d.HasParseError() || !d.IsArray() || d.Size() != 1)
                 fail(ctx + ": after RESP SET, mget_json answers " + PQgetvalue(q, 0, 0));
             else {
-                Row want{id, cases[i].set_value, json1};
+                Row want{ids, cases[i].set_value, json1};
                 check_json_element(ctx + ": after RESP SET, mget_json", d[0], &want);
             }
             PQclear(q);
@@ -429,14 +607,151 @@ int check_writes(const Options &o, PGconn *c, int resp, int redis, long long fir
     return compared;
 }
 
+using K = std::optional<long long>;
+
+// The read check of one key type on rows `cases` (row numbers, nullopt: a NULL key), twice: pass
+// 0 may fill the cache, pass 1 hits it. The reference is prepared SQL (the sql path's statement)
+// with each row's row_to_json; it must find a row for every key of rows 1..rows (the table holds
+// them, bench/run loads them so). Returns the number of comparisons.
+int check_reads(const Options &o, const KeyType &t, PGconn *c, int resp, int redis, const std::vector<std::vector<K>> &cases) {
+    const std::string name = t.name, expected = name + "_expected";
+    pg_prepare(c, expected.c_str(), ("SELECT s.*, row_to_json(s)::text FROM (" + statement(t, "sql") + ") s").c_str(),
+               key_params(t, "sql"));
+    for (const char *p : {"sql", "mget", "mget_json", "fdw"})
+        pg_prepare(c, (name + "_" + p).c_str(), statement(t, p).c_str(), key_params(t, p));
+    const std::string prefix = resp_prefix(o, t);
+    const size_t ncols = t.cols.size() + 1;  // the key columns and value
+    auto by_key = [](const Row &a, const Row &b) { return a.key != b.key ? a.key < b.key : a.value < b.value; };
+    int compared = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (auto &keys : cases) {
+            const std::string ctx0 = name + " keys " + join(key_arrays(t, "mget", keys), " ") +
+                                     (pass ? " (second pass)" : " (first pass)");
+            auto params = [&](const char *p) { return key_arrays(t, p, keys); };
+            std::vector<Row> ref;
+            std::map<std::string, Row> exp;
+            PGresult *r = exec_prepared(c, expected.c_str(), params("sql"));
+            for (int i = 0; i < PQntuples(r); i++) {
+                Row row = result_row(t, r, i);
+                row.json = PQgetvalue(r, i, PQnfields(r) - 1);
+                ref.push_back(row);
+                exp[row.key] = row;
+            }
+            PQclear(r);
+            std::sort(ref.begin(), ref.end(), by_key);
+            {
+                std::map<std::string, Row> want;
+                for (auto &k : keys)
+                    if (k && *k >= 1 && *k <= o.rows) want[key_text(t, *k)];
+                std::string missing;
+                for (auto &kv : want)
+                    if (!exp.count(kv.first)) missing += " " + kv.first;
+                if (!missing.empty() || exp.size() != want.size())
+                    fail("prepared SQL " + ctx0 + ": " + std::to_string(exp.size()) + " distinct keys found, expected the " +
+                         std::to_string(want.size()) + " keys of rows 1.." + std::to_string(o.rows) +
+                         (missing.empty() ? "" : "; no row for" + missing.substr(0, 300)));
+                compared++;
+            }
+            // set-returning paths: the FDW gives prepared SQL's rows (one-column keys: the set of
+            // distinct existing keys; composite keys: a row per key that has one)
+            for (const char *p : {"sql", "fdw"}) {
+                std::string ctx = std::string(p) + " " + ctx0;
+                PGresult *q = exec_prepared(c, (name + "_" + p).c_str(), params(p));
+                std::vector<Row> got;
+                if (static_cast<size_t>(PQnfields(q)) != ncols) {
+                    fail(ctx + ": " + std::to_string(PQnfields(q)) + " columns, expected " + std::to_string(ncols));
+                } else {
+                    for (int i = 0; i < PQntuples(q); i++) got.push_back(result_row(t, q, i));
+                }
+                PQclear(q);
+                std::sort(got.begin(), got.end(), by_key);
+                if (got.size() != ref.size()) fail(ctx + ": " + std::to_string(got.size()) + " rows, expected " + std::to_string(ref.size()));
+                for (size_t i = 0; i < got.size() && i < ref.size(); i++)
+                    if (got[i].key != ref[i].key || got[i].value != ref[i].value)
+                        fail(ctx + ": row " + show_row(got[i]) + ", expected " + show_row(ref[i]));
+                compared++;
+            }
+            // array paths: one element per input key, input order, duplicates kept, null for NULL/missing
+            for (const char *p : {"mget", "mget_json"}) {
+                std::string ctx = std::string(p) + " " + ctx0;
+                PGresult *q = exec_prepared(c, (name + "_" + p).c_str(), params(p));
+                if (PQntuples(q) != 1 || PQnfields(q) != 1) {
+                    fail(ctx + ": expected one row with one column");
+                } else if (PQgetisnull(q, 0, 0)) {
+                    fail(ctx + ": NULL result, expected a JSON array of " + std::to_string(keys.size()));
+                } else {
+                    rapidjson::Document d;
+                    d.Parse(PQgetvalue(q, 0, 0));
+                    if (d.HasParseError() || !d.IsArray()) {
+                        fail(ctx + ": not a JSON array: " + PQgetvalue(q, 0, 0));
+                    } else if (d.Size() != keys.size()) {
+                        fail(ctx + ": " + std::to_string(d.Size()) + " elements, expected " + std::to_string(keys.size()));
+                    } else {
+                        for (size_t i = 0; i < keys.size(); i++) {
+                            const Row *e = nullptr;
+                            if (keys[i] && exp.count(key_text(t, *keys[i]))) e = &exp[key_text(t, *keys[i])];
+                            check_json_element(ctx + " element " + std::to_string(i), d[i], e);
+                        }
+                    }
+                }
+                PQclear(q);
+                compared++;
+            }
+            // RESP paths: MGET prefix:k for the non-NULL keys (RESP has no NULL key); the values
+            // must be byte for byte row_to_json(row)::text; MGET without keys is an error
+            std::vector<std::string> rk;
+            for (auto &k : keys) if (k) rk.push_back(key_text(t, *k));
+            std::vector<std::string> args = {"MGET"};
+            for (auto &k : rk) args.push_back(prefix + ":" + k);
+            for (auto [path, fd] : {std::pair<const char *, int>{"resp", resp}, {"redis", redis}}) {
+                if (fd < 0) continue;
+                std::string ctx = std::string(path) + " MGET " + ctx0;
+                RespValue v = resp_call(fd, resp_command(args));
+                if (rk.empty()) {
+                    if (v.kind != RespValue::Error) fail(ctx + ": MGET without keys should be an error");
+                } else if (v.kind != RespValue::Array || v.items.size() != rk.size()) {
+                    fail(ctx + ": expected an array of " + std::to_string(rk.size()) + (v.kind == RespValue::Error ? ", got error " + v.str : ""));
+                } else {
+                    for (size_t i = 0; i < rk.size(); i++) {
+                        auto it = exp.find(rk[i]);
+                        const RespValue &e = v.items[i];
+                        if (it == exp.end()) {
+                            if (e.kind != RespValue::Nil) fail(ctx + " element " + std::to_string(i) + ": expected nil");
+                        } else if (e.kind != RespValue::Bulk || e.str != it->second.json) {
+                            fail(ctx + " element " + std::to_string(i) + ": got " + (e.kind == RespValue::Bulk ? e.str : "non-bulk") +
+                                 ", expected " + it->second.json);
+                        }
+                    }
+                }
+                compared++;
+            }
+        }
+    }
+    return compared;
+}
+
+// The key types of --keys: a comma-separated list; empty: all of KEY_TYPES.
+std::vector<const KeyType *> key_types(const std::string &list) {
+    std::vector<const KeyType *> out;
+    if (list.empty()) {
+        for (auto &t : KEY_TYPES) out.push_back(&t);
+        return out;
+    }
+    size_t from = 0;
+    while (from <= list.size()) {
+        size_t comma = list.find(',', from);
+        if (comma == std::string::npos) comma = list.size();
+        if (comma > from) out.push_back(&key_type(list.substr(from, comma - from)));
+        from = comma + 1;
+    }
+    return out;
+}
+
 int run_check(const Options &o) {
     PGconn *c = pg_connect(o.pg);
-    pg_prepare(c, "expected", "SELECT id, value, row_to_json(i)::text FROM public.items i WHERE id = ANY($1::bigint[])", 1);
-    for (const char *p : {"sql", "mget", "mget_json", "fdw"}) pg_prepare(c, p, sql_for(p), 1);
     int resp = o.resp_port ? resp_connect(o.resp_port) : -1;
     int redis = o.redis_port ? resp_connect(o.redis_port) : -1;
 
-    using K = std::optional<long long>;
     std::vector<std::vector<K>> cases = {
         {1}, {3, 1, 3, 999999}, {5, std::nullopt, 5, 0, -1}, {}, {std::nullopt, std::nullopt},
         {4096, 1, 4097}, {std::nullopt}, {42, 42, 42},
@@ -459,105 +774,26 @@ int run_check(const Options &o) {
         }
     }
     int compared = 0;
-    for (int pass = 0; pass < 2; pass++) {  // pass 0 may fill the cache, pass 1 hits it
-        for (auto &keys : cases) {
-            std::string arr = array_literal(keys);
-            std::string ctx0 = "keys " + arr + (pass ? " (second pass)" : " (first pass)");
-            std::map<long long, Row> exp;
-            PGresult *r = exec_prepared(c, "expected", arr);
-            for (int i = 0; i < PQntuples(r); i++) {
-                Row row{std::atoll(PQgetvalue(r, i, 0)), std::nullopt, PQgetvalue(r, i, 2)};
-                if (!PQgetisnull(r, i, 1)) row.value = std::string(PQgetvalue(r, i, 1));
-                exp[row.id] = row;
-            }
-            PQclear(r);
-            // set-returning paths: prepared SQL and the FDW give the set of distinct existing keys
-            for (const char *p : {"sql", "fdw"}) {
-                std::string ctx = std::string(p) + " " + ctx0;
-                PGresult *q = exec_prepared(c, p, arr);
-                std::vector<Row> got;
-                for (int i = 0; i < PQntuples(q); i++) {
-                    Row row{std::atoll(PQgetvalue(q, i, 0)), std::nullopt, ""};
-                    if (!PQgetisnull(q, i, 1)) row.value = std::string(PQgetvalue(q, i, 1));
-                    got.push_back(row);
-                }
-                if (PQnfields(q) != 2) fail(ctx + ": expected 2 columns");
-                PQclear(q);
-                std::sort(got.begin(), got.end(), [](const Row &a, const Row &b) { return a.id < b.id; });
-                if (got.size() != exp.size()) fail(ctx + ": " + std::to_string(got.size()) + " rows, expected " + std::to_string(exp.size()));
-                size_t i = 0;
-                for (auto &[id, e] : exp) {
-                    if (i < got.size() && (got[i].id != e.id || got[i].value != e.value))
-                        fail(ctx + ": row " + show_row(got[i]) + ", expected " + show_row(e));
-                    i++;
-                }
-                compared++;
-            }
-            // array paths: one element per input key, input order, duplicates kept, null for NULL/missing
-            for (const char *p : {"mget", "mget_json"}) {
-                std::string ctx = std::string(p) + " " + ctx0;
-                PGresult *q = exec_prepared(c, p, arr);
-                if (PQntuples(q) != 1 || PQnfields(q) != 1) {
-                    fail(ctx + ": expected one row with one column");
-                } else if (PQgetisnull(q, 0, 0)) {
-                    fail(ctx + ": NULL result, expected a JSON array of " + std::to_string(keys.size()));
-                } else {
-                    rapidjson::Document d;
-                    d.Parse(PQgetvalue(q, 0, 0));
-                    if (d.HasParseError() || !d.IsArray()) {
-                        fail(ctx + ": not a JSON array: " + PQgetvalue(q, 0, 0));
-                    } else if (d.Size() != keys.size()) {
-                        fail(ctx + ": " + std::to_string(d.Size()) + " elements, expected " + std::to_string(keys.size()));
-                    } else {
-                        for (size_t i = 0; i < keys.size(); i++) {
-                            const Row *e = nullptr;
-                            if (keys[i] && exp.count(*keys[i])) e = &exp[*keys[i]];
-                            check_json_element(ctx + " element " + std::to_string(i), d[i], e);
-                        }
-                    }
-                }
-                PQclear(q);
-                compared++;
-            }
-            // RESP paths: MGET prefix:k for the non-NULL keys (RESP has no NULL key); the values
-            // must be byte for byte row_to_json(row)::text; MGET without keys is an error
-            std::vector<long long> rk;
-            for (auto &k : keys) if (k) rk.push_back(*k);
-            std::vector<std::string> args = {"MGET"};
-            for (auto k : rk) args.push_back(o.prefix + ":" + std::to_string(k));
-            for (auto [name, fd] : {std::pair<const char *, int>{"resp", resp}, {"redis", redis}}) {
-                if (fd < 0) continue;
-                std::string ctx = std::string(name) + " MGET " + ctx0;
-                RespValue v = resp_call(fd, resp_command(args));
-                if (rk.empty()) {
-                    if (v.kind != RespValue::Error) fail(ctx + ": MGET without keys should be an error");
-                } else if (v.kind != RespValue::Array || v.items.size() != rk.size()) {
-                    fail(ctx + ": expected an array of " + std::to_string(rk.size()) + (v.kind == RespValue::Error ? ", got error " + v.str : ""));
-                } else {
-                    for (size_t i = 0; i < rk.size(); i++) {
-                        auto it = exp.find(rk[i]);
-                        const RespValue &e = v.items[i];
-                        if (it == exp.end()) {
-                            if (e.kind != RespValue::Nil) fail(ctx + " element " + std::to_string(i) + ": expected nil");
-                        } else if (e.kind != RespValue::Bulk || e.str != it->second.json) {
-                            fail(ctx + " element " + std::to_string(i) + ": got " + (e.kind == RespValue::Bulk ? e.str : "non-bulk") +
-                                 ", expected " + it->second.json);
-                        }
-                    }
-                }
-                compared++;
-            }
-        }
+    bool with_int = false;
+    std::string names;
+    for (const KeyType *t : key_types(o.keys)) {
+        int n = check_reads(o, *t, c, resp, redis, cases);
+        std::fprintf(stderr, "loadgen check: %s keys (%s): %d comparisons\n", t->name,
+                     statement(*t, "sql").c_str(), n);
+        compared += n;
+        with_int |= t == &INT_KEYS;
+        names += std::string(names.empty() ? "" : ",") + "\"" + t->name + "\"";
     }
-    int write_compared = resp >= 0 && redis >= 0 ? check_writes(o, c, resp, redis, 4001) : 0;
+    // the writes: public.items only
+    int write_compared = with_int && resp >= 0 && redis >= 0 ? check_writes(o, c, resp, redis, 4001) : 0;
     compared += write_compared;
     PQfinish(c);
     if (resp >= 0) close(resp);
     if (redis >= 0) close(redis);
     std::fprintf(stderr, "loadgen check: %d comparisons (%d of them writes), %d mismatches\n", compared,
                  write_compared, g_failures);
-    std::printf("{\"client\":\"native\",\"comparisons\":%d,\"write_comparisons\":%d,\"mismatches\":%d}\n",
-                compared, write_compared, g_failures);
+    std::printf("{\"client\":\"native\",\"comparisons\":%d,\"write_comparisons\":%d,\"mismatches\":%d,\"key_types\":[%s]}\n",
+                compared, write_compared, g_failures, names.c_str());
     return g_failures ? 1 : 0;
 }
 
@@ -582,6 +818,7 @@ struct ThreadResult {
 
 struct Runner {
     Options o;
+    const KeyType *kt = &INT_KEYS;
     std::atomic<int> warmed{0};
     std::atomic<bool> go{false}, stop{false};
     std::string error;
@@ -642,7 +879,10 @@ struct Runner {
             auto k = keys_for(s);
             s.expect_present = present(k);
             std::vector<std::string> args = {"MGET"};
-            for (auto x : k) args.push_back(o.prefix + ":" + std::to_string(x));
+            for (auto x : k) {
+                args.push_back(o.prefix + ":");
+                put_key_text(args.back(), *kt, x);
+            }
             s.out = resp_command(args);
             s.in.clear();
             s.state = Slot::RespWait;
@@ -650,10 +890,10 @@ struct Runner {
         } else {
             auto k = keys_for(s);
             s.expect_present = present(k);
-            std::vector<std::optional<long long>> kk(k.begin(), k.end());
-            std::string arr = array_literal(kk);
-            const char *vals[1] = {arr.c_str()};
-            if (!PQsendQueryPrepared(s.pg, "q", 1, vals, nullptr, nullptr, 0))
+            auto params = key_arrays(*kt, o.path, std::vector<std::optional<long long>>(k.begin(), k.end()));
+            std::vector<const char *> vals;
+            for (auto &p : params) vals.push_back(p.c_str());
+            if (!PQsendQueryPrepared(s.pg, "q", static_cast<int>(vals.size()), vals.data(), nullptr, nullptr, 0))
                 return fatal(std::string("send: ") + PQerrorMessage(s.pg));
             if (PQflush(s.pg) < 0) return fatal(std::string("flush: ") + PQerrorMessage(s.pg));
             s.state = Slot::PgWait;
@@ -800,8 +1040,12 @@ double cpu_seconds() {
 int run_load(const Options &o) {
     Runner R;
     R.o = o;
+    R.kt = &key_type(o.keys.empty() ? "int" : o.keys);
     bool resp = is_resp_path(o.path);
-    if (!resp && !sql_for(o.path)) die("unknown path " + o.path);
+    if (!resp && !is_sql_read(o.path) && o.path != "update") die("unknown path " + o.path);
+    // the other key types: reads only (mixed and write mode update public.items)
+    if (R.kt != &INT_KEYS && (o.mode == "mixed" || o.mode == "write"))
+        die("--keys " + o.keys + " has no " + o.mode + " mode (reads only: warm, miss, cold)");
     if ((o.path == "resp_set" || o.path == "redis_set") && o.mode != "write") die("path " + o.path + " needs --mode write");
     if (o.mode != "warm" && o.mode != "miss" && o.mode != "mixed" && o.mode != "cold" && o.mode != "write")
         die("unknown mode " + o.mode);
@@ -815,7 +1059,8 @@ int run_load(const Options &o) {
         bool need_pg = !resp || o.mode == "mixed";
         if (need_pg) {
             s.pg = pg_connect(o.pg);
-            if (!resp) pg_prepare(s.pg, "q", sql_for(o.path), o.path == "update" ? 2 : 1);
+            if (o.path == "update") pg_prepare(s.pg, "q", UPDATE_SQL, 2);
+            else if (!resp) pg_prepare(s.pg, "q", statement(*R.kt, o.path).c_str(), key_params(*R.kt, o.path));
             pg_prepare(s.pg, "u", UPDATE_SQL, 2);
             if (PQsetnonblocking(s.pg, 1) != 0) die("PQsetnonblocking failed");
         }
@@ -1418,7 +1663,7 @@ int run_soak(const Options &o) {
             Worker w{p, false, nullptr, -1};
             if (p == "mget" || p == "fdw") {
                 w.pg = pg_connect(o.pg);
-                pg_prepare(w.pg, "q", sql_for(p), 1);
+                pg_prepare(w.pg, "q", statement(INT_KEYS, p).c_str(), 1);
                 pgs.push_back(w.pg);
             } else {
                 w.fd = resp_connect(p == "resp" ? o.resp_port : o.redis_port);
@@ -1463,7 +1708,7 @@ int run_soak(const Options &o) {
                     fds.push_back(rd.fd);
                 } else {
                     rd.pg = pg_connect(conninfo);
-                    pg_prepare(rd.pg, "p", rd.path == "mget" ? PROBE_MGET_SQL : sql_for(rd.path.c_str()), 1);
+                    pg_prepare(rd.pg, "p", rd.path == "mget" ? PROBE_MGET_SQL : statement(INT_KEYS, rd.path).c_str(), 1);
                     pgs.push_back(rd.pg);
                 }
                 out.push_back(rd);
@@ -1565,11 +1810,43 @@ int run_soak(const Options &o) {
     return probing && !S.probes_clean() ? 1 : 0;
 }
 
+// ------------------------------------------------------------------ keys: the key types, described
+
+// One JSON line: per key type its table, key columns, the statements of the SQL read paths, and
+// rows 1 and 2 as the paths send them (the parameters, the RESP keys).
+int run_describe(const Options &o) {
+    std::string s = "{\"rows\":" + std::to_string(o.rows) + ",\"key_types\":[";
+    const auto types = key_types(o.keys);
+    for (const KeyType *t : types) {
+        if (t != types.front()) s += ",";
+        s += "{\"name\":" + json_string(t->name) + ",\"table\":" + json_string(std::string("public.") + t->table) +
+             ",\"foreign_table\":" + json_string(std::string("cache.") + t->table) +
+             ",\"resp_prefix\":" + json_string(resp_prefix(o, *t)) + ",\"array_type\":" + json_string(t->array_type) +
+             ",\"columns\":[";
+        for (size_t c = 0; c < t->cols.size(); c++)
+            s += std::string(c ? "," : "") + "{\"name\":" + json_string(t->cols[c].name) + ",\"type\":" + json_string(t->cols[c].type) + "}";
+        s += "],\"statements\":{";
+        const std::vector<std::optional<long long>> rows = {1, 2};
+        std::string params;
+        for (const char *p : {"sql", "mget", "mget_json", "fdw", "parse"}) {
+            s += std::string(p == std::string("sql") ? "" : ",") + json_string(p) + ":" + json_string(statement(*t, p));
+            params += std::string(p == std::string("sql") ? "" : ",") + json_string(p) + ":[";
+            auto arrays = key_arrays(*t, p, rows);
+            for (size_t i = 0; i < arrays.size(); i++) params += (i ? "," : "") + json_string(arrays[i]);
+            params += "]";
+        }
+        s += "},\"rows_1_2\":{\"params\":{" + params + "},\"resp\":" +
+             json_string("MGET " + resp_prefix(o, *t) + ":" + key_text(*t, 1) + " " + resp_prefix(o, *t) + ":" + key_text(*t, 2)) + "}}";
+    }
+    std::printf("%s]}\n", s.c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     Options o;
-    if (argc < 2) die("usage: loadgen check|run|soak [options] (see the header of bench/loadgen.cpp)");
+    if (argc < 2) die("usage: loadgen check|run|soak|keys [options] (see the header of bench/loadgen.cpp)");
     o.cmd = argv[1];
     for (int i = 2; i < argc; i++) {
         std::string a = argv[i];
@@ -1581,6 +1858,7 @@ int main(int argc, char **argv) {
         else if (a == "--path") o.path = val();
         else if (a == "--mode") o.mode = val();
         else if (a == "--prefix") o.prefix = val();
+        else if (a == "--keys") o.keys = val();
         else if (a == "--resp-port") o.resp_port = std::stoi(val());
         else if (a == "--redis-port") o.redis_port = std::stoi(val());
         else if (a == "--resp-user") o.resp_user = val();
@@ -1601,7 +1879,14 @@ int main(int argc, char **argv) {
         else die("unknown option " + a);
     }
     if (o.cmd == "check") return run_check(o);
+    if (o.cmd == "keys") return run_describe(o);
+    // run and soak: one key type (soak: int), the RESP prefix its table's name unless --prefix
+    const KeyType &kt = key_type(o.keys.empty() ? "int" : o.keys);
+    o.prefix = resp_prefix(o, kt);
     if (o.cmd == "run") return run_load(o);
-    if (o.cmd == "soak") return run_soak(o);
+    if (o.cmd == "soak") {
+        if (&kt != &INT_KEYS) die("soak reads public.items only (no --keys)");
+        return run_soak(o);
+    }
     die("unknown command " + o.cmd);
 }

@@ -6,6 +6,12 @@ standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.
 
     bench/report FILE.json > docs/BENCHMARKS.md     (charts: docs/benchmarks/*.svg)
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
+    bench/report FILE.json --keys KEYS.json --soak SOAK.json > docs/BENCHMARKS.md
+
+The other sections read the bigint table's samples (samples without "keys" are those). The "Key
+types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
+document: FILE's, or with --keys that of a bench/run keys result, so that the section can be
+measured again without the full matrix. With --soak the soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -28,6 +34,7 @@ PATH_NAMES = {
     "update": "SQL UPDATE",
     "resp_set": "RESP SET",
     "redis_set": "redis-server SET",
+    "parse": "key array alone",
 }
 PATH_SQL = {
     "sql": "`SELECT * FROM items WHERE id = ANY($1)` (prepared)",
@@ -101,10 +108,14 @@ def fmt_range(xs, digits=0):
 
 
 class Data:
-    def __init__(self, doc):
+    """The samples of one key type (bench/loadgen --keys; documents without the field: int)."""
+
+    def __init__(self, doc, keys="int"):
         self.doc = doc
         self.groups = {}
         for s in doc["samples"]:
+            if s.get("keys", "int") != keys:
+                continue
             key = (s["mode"], s["client"], s["path"], s.get("variant"), s["connections"], s["batch"],
                    s.get("pipeline", 1))
             self.groups.setdefault(key, []).append(s)
@@ -183,7 +194,7 @@ def make_charts(data, cfg, outdir, prefix):
                          + (" (no pipelining)" if client == RB else ""))
             fig.tight_layout()
             name = f"{mode}_{client}_rps.svg"
-            fig.savefig(os.path.join(outdir, name))
+            fig.savefig(os.path.join(outdir, name), metadata={"Date": None})  # reproducible: no date
             plt.close(fig)
             links.append((mode, client, "rps", prefix + name))
 
@@ -208,10 +219,250 @@ def make_charts(data, cfg, outdir, prefix):
             ax.legend(fontsize=8)
             fig.tight_layout()
             name = f"{mode}_{client}_cpu.svg"
-            fig.savefig(os.path.join(outdir, name))
+            fig.savefig(os.path.join(outdir, name), metadata={"Date": None})  # reproducible: no date
             plt.close(fig)
             links.append((mode, client, "cpu", prefix + name))
     return links
+
+
+# ------------------------------------------------------------------ key types
+
+KEY_TYPE_ORDER = ["int", "uuid", "text", "pair"]
+KEY_TYPE_NAMES = {"int": "bigint", "uuid": "uuid", "text": "short text", "pair": "composite (bigint, int)"}
+KEY_TYPE_ROW = {  # how row n of public.items is keyed (bench/run loads the tables so)
+    "int": "`n`",
+    "uuid": "`'00000000-0000-4000-8000-' || lpad(to_hex(n), 12, '0')`",
+    "text": "`'k' || n` (2 to 5 bytes)",
+    "pair": "`(n / 16, n % 16)`",
+}
+KEY_PATHS = ["sql", "mget", "mget_json", "fdw", "resp"]
+KEY_CACHED = ["mget", "mget_json", "fdw", "resp"]  # the paths that look keys up in the cache
+# issue #12: server CPU per key looked up (cache hits) of uuid and short text keys within 1.2x of
+# bigint keys'
+KEY_TARGET = 1.2
+KEY_TARGET_TYPES = ("uuid", "text")
+
+
+def key_types_section(doc, src, separate):
+    """The "Key types" section from the key-type samples of doc (a bench/run keys result, or a
+    warm/all result with KEY_TYPES), each type against the int samples of the same document."""
+    kinds = [k for k in KEY_TYPE_ORDER if k != "int" and any(s.get("keys") == k for s in doc["samples"])]
+    kinds += sorted({s.get("keys") for s in doc["samples"]} - set(KEY_TYPE_ORDER) - {None})
+    if not kinds:
+        return []
+    data = {k: Data(doc, keys=k) for k in ["int"] + kinds}
+    cfg = doc["config"]
+    client = cfg.get("key_client", "native")
+    c = min({s["connections"] for s in doc["samples"] if s.get("keys", "int") != "int"})
+    batches = sorted({s["batch"] for s in doc["samples"] if s.get("keys", "int") != "int"})
+    desc = {t["name"]: t for t in doc.get("key_types", [])}
+    name = lambda kind: KEY_TYPE_NAMES.get(kind, kind)
+    out = []
+    w = out.append
+
+    def cpu(kind, path, b):
+        return data[kind].median("server_cpu_us_per_req", "warm", client, path, c, b)
+
+    def per_key(kind, path, b):
+        x = cpu(kind, path, b)
+        return None if x is None else x / b
+
+    def vs_int(fn, kind, path, b):
+        return ratio(fn(kind, path, b), fn("int", path, b))
+
+    def fails(kind, r, path):
+        return kind in KEY_TARGET_TYPES and path in KEY_CACHED and r is not None and round(r, 2) > KEY_TARGET
+
+    top = max(batches)
+    has_parse = any(cpu(k, "parse", top) is not None for k in ["int"] + kinds)
+    # ------------------------------------------------------------ verdict
+    w("## Key types")
+    w("")
+    parts, missed = [], []
+    for kind in kinds:
+        rs = [(p, vs_int(per_key, kind, p, top)) for p in KEY_CACHED]
+        rs = [(p, r) for p, r in rs if r is not None]
+        if not rs:
+            continue
+        lo, hi = min(r for _, r in rs), max(r for _, r in rs)
+        parts.append(f"{name(kind)} {lo:.2f}–{hi:.2f}×" if len(rs) > 1 else f"{name(kind)} {lo:.2f}×")
+        missed += [f"{name(kind)} on {PATH_NAMES[p]} ({r:.2f}×)" for p, r in rs if fails(kind, r, p)]
+    rest = []  # mget_json without the key array's parse: (path - parse) against bigint's
+    for kind in kinds:
+        x, x0 = cpu(kind, "mget_json", top), cpu("int", "mget_json", top)
+        z, z0 = cpu(kind, "parse", top), cpu("int", "parse", top)
+        if None not in (x, x0, z, z0) and x0 > z0:
+            rest.append(f"{name(kind)} {(x - z) / (x0 - z0):.2f}×")
+    if parts:
+        w(f"**Server CPU per key looked up (cache hits, {top} keys per request, the cached paths) against bigint keys: "
+          f"{'; '.join(parts)}. Target for uuid and short text keys ≤ {KEY_TARGET:.1f}×: "
+          + ("met on every cached path.**" if not missed else "not met for " + ", ".join(missed) + ".**")
+          + (f" Without receiving and parsing the key array (the control *key array alone* subtracted), mget_json "
+             f"costs {'; '.join(rest)} bigint's (notes below)." if rest else ""))
+        w("")
+    # ------------------------------------------------------------ method
+    w(f"Warm reads of the {client} client, {c} connections, the same keys in every request (rows 1..N), on four "
+      "tables holding the same 4,096 rows — the values of `public.items` — under primary keys of different types; "
+      "each enabled, with its foreign table in `cache` and, in redis-server, the same rows under the same RESP "
+      "keys. The node, go and redis-benchmark clients read bigint keys only.")
+    w("")
+    w("| key type | table | key of row n | RESP keys of rows 1, 2 | prepared SQL (the baseline) | FDW | mget's key array, rows 1, 2 |")
+    w("| --- | --- | --- | --- | --- | --- | --- |")
+    for kind in ["int"] + kinds:
+        t = desc.get(kind, {})
+        st = t.get("statements", {})
+        cols = ", ".join(f"{x['name']} {x['type']}" for x in t.get("columns", []))
+        params = (t.get("rows_1_2") or {}).get("params", {})
+        cells = [name(kind), f"`{t.get('table', '?')}` ({cols})", KEY_TYPE_ROW.get(kind, "–"),
+                 f"`{(t.get('rows_1_2') or {}).get('resp', '–')}`", f"`{st.get('sql', '–')}`", f"`{st.get('fdw', '–')}`",
+                 f"`'{', '.join(params.get('mget', [])) or '–'}'::{t.get('array_type', '?')}[]`"]
+        w("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")  # a | in a cell, also in code, is \|
+    w("")
+    w("SQL mget is `SELECT array_to_json(local_cache.mget('<table>'::regclass, $1::<type>[]))`, mget_json "
+      "`SELECT local_cache.mget_json('<table>'::regclass, $1::<type>[])` (prepared, the key array as above: a "
+      "composite key's has a row per key and an element per key column); RESP is `MGET` of the RESP keys. A "
+      "composite key has no `= ANY` form: its prepared SQL and FDW statements join `unnest()` of one array per key "
+      "column with the table, which PostgreSQL runs as a nested loop of one index scan (on the foreign table: one "
+      "parameterized cache lookup) per key. Of the natural forms it is the fastest: `(a, b) IN (SELECT * FROM "
+      "unnest($1, $2))` adds a hash aggregate of the keys, and `(a, b) IN (($1, $2), …)` (a statement per batch "
+      "size) runs as a BitmapOr of index scans; like mget it answers a key asked twice twice. The cluster's "
+      "collation is C (`initdb --locale=C`)."
+      + (" **Key array alone** is the control `SELECT cardinality($1::<type>[])` with mget's key array: what the "
+         "server spends on receiving the parameter as text and parsing it (array_in and the type's input function: "
+         "uuid_in for uuid), a cost of the key's type in PostgreSQL that every statement taking the keys pays."
+         if has_parse else ""))
+    w("")
+    checks = "; ".join(f"{x['client']} client's check: {x['comparisons']} comparisons"
+                       + (f" over the key types {', '.join(x['key_types'])}" if x.get("key_types") else "")
+                       + f", {x['mismatches']} mismatches" for x in doc.get("checks", []) if x.get("key_types"))
+    if separate:
+        g = doc.get("git", {})
+        w(f"From `{src}`: `{doc.get('command') or 'bench/run keys'}`, run from {doc['started_at']} to "
+          f"{doc.get('finished_at', '?')}, local_cache git {g.get('head')}"
+          f"{' (working tree modified)' if g.get('dirty') else ''}; each sample {cfg['duration_seconds']:g} s, "
+          f"repeated {cfg['repeats']} time(s), the order rotated between repetitions" + (f"; {checks}" if checks else "")
+          + ".")
+    else:
+        w(f"The key-type samples of this run" + (f"; {checks}" if checks else "") + ".")
+    w("")
+    w("The check compares, for every key type, mget, mget_json, the FDW, RESP and redis-server with the prepared SQL "
+      "statement above on the cases of the bigint check (input order, duplicates, missing and NULL keys, empty "
+      "input, keys 1..64 both ways, the miss mode's keys; twice, the second pass from the cache), and prepared SQL "
+      "must find a row for every key of rows 1..4,096 (so the client spells the keys the tables hold).")
+    w("")
+    # ------------------------------------------------------------ requests/s and CPU per request
+    for field, title, digits, paths in (("rps", "Requests/s", 0, KEY_PATHS),
+                                        ("server_cpu_us_per_req", "Server CPU µs per request", 1,
+                                         KEY_PATHS + (["parse"] if has_parse else []))):
+        w(f"{title} (median{', min–max' if cfg['repeats'] > 1 else ''}) and the ratios against prepared SQL on the "
+          "same table:")
+        w("")
+        w("| key type | keys | " + " | ".join(PATH_NAMES[p] for p in paths) + " | "
+          + " | ".join(f"{PATH_NAMES[p]} / SQL" for p in KEY_PATHS[1:]) + " |")
+        w("| --- | --- | " + " | ".join("---" for _ in paths) + " | " + " | ".join("---" for _ in KEY_PATHS[1:]) + " |")
+        for kind in ["int"] + kinds:
+            for b in batches:
+                vals = {p: data[kind].values(field, "warm", client, p, c, b) for p in paths}
+                cells = [fmt_range(vals[p], digits) for p in paths]
+                cells += [fmt(ratio(med(vals[p]), med(vals["sql"])), 2) for p in KEY_PATHS[1:]]
+                w(f"| {name(kind)} | {b} | " + " | ".join(cells) + " |")
+        w("")
+    # ------------------------------------------------------------ per key
+    paths = KEY_PATHS + (["parse"] if has_parse else [])
+    w("Server CPU µs per key looked up (server CPU per request / keys per request) and, in parentheses, relative to "
+      f"bigint keys on the same path (✓/✗: uuid and short text against the {KEY_TARGET:.1f}× target on the cached "
+      "paths):")
+    w("")
+    w("| key type | keys | " + " | ".join(PATH_NAMES[p] for p in paths) + " |")
+    w("| --- | --- | " + " | ".join("---" for _ in paths) + " |")
+    for kind in ["int"] + kinds:
+        for b in batches:
+            cells = []
+            for p in paths:
+                x, r = per_key(kind, p, b), vs_int(per_key, kind, p, b)
+                cell = fmt(x, 2)
+                if kind != "int" and r is not None:
+                    mark = ""
+                    if kind in KEY_TARGET_TYPES and p in KEY_CACHED:
+                        mark = " ✗" if fails(kind, r, p) else " ✓"
+                    cell += f" ({r:.2f}×{mark})"
+                cells.append(cell)
+            w(f"| {name(kind)} | {b} | " + " | ".join(cells) + " |")
+    w("")
+    lo_b = min(batches)
+    if top > lo_b:
+        paths = KEY_PATHS + (["parse"] if has_parse else [])
+        w(f"The cost of one more key: (server CPU per request at {top} keys − at {lo_b}) / {top - lo_b}, in µs, and "
+          "relative to bigint keys; it leaves out what every request costs whatever its keys (the protocol, the "
+          "executor, the statement):")
+        w("")
+        w("| key type | " + " | ".join(PATH_NAMES[p] for p in paths) + " |")
+        w("| --- | " + " | ".join("---" for _ in paths) + " |")
+
+        def marginal(kind, p):
+            a, z = cpu(kind, p, lo_b), cpu(kind, p, top)
+            return None if a is None or z is None else (z - a) / (top - lo_b)
+
+        for kind in ["int"] + kinds:
+            cells = []
+            for p in paths:
+                x, r = marginal(kind, p), ratio(marginal(kind, p), marginal("int", p))
+                cells.append(fmt(x, 2) + (f" ({r:.2f}×)" if kind != "int" and r is not None else ""))
+            w(f"| {name(kind)} | " + " | ".join(cells) + " |")
+        w("")
+    # ------------------------------------------------------------ notes
+    notes = []
+    hits = []
+    for kind in ["int"] + kinds:
+        for p in KEY_CACHED:
+            for b in batches:
+                for smp in data[kind].get("warm", client, p, c, b):
+                    d = smp.get("cache_stats_delta") or {}
+                    if d and smp["requests"]:
+                        hits.append((d.get("hits", 0) / (smp["requests"] * b), kind, p, b))
+    if hits:
+        short = [h for h in hits if h[0] < 0.99]
+        notes.append(f"Cache hits per key looked up on the cached paths: {min(h[0] for h in hits):.2f} to "
+                     f"{max(h[0] for h in hits):.2f} over {len(hits)} samples"
+                     + (f"; {len(short)} sample(s) below 0.99: " + ", ".join(
+                         f"{name(k)} {PATH_NAMES[p]} {b} keys {h:.2f}" for h, k, p, b in short[:6])
+                        if short else " (every key a hit)") + ".")
+    for kind in kinds:
+        for b in batches:
+            for p in ["mget", "mget_json", "fdw"]:
+                r = ratio(data[kind].median("rps", "warm", client, p, c, b),
+                          data[kind].median("rps", "warm", client, "sql", c, b))
+                if r is not None and r < 1.0:
+                    notes.append(f"{name(kind)} keys: {PATH_NAMES[p]} is slower than prepared SQL at {b} key(s) "
+                                 f"({r:.2f}× requests/s).")
+    if has_parse:  # where a key type's extra server CPU goes: the key array, or the rest
+        for kind in kinds:
+            x, x0 = cpu(kind, "mget_json", top), cpu("int", "mget_json", top)
+            z, z0 = cpu(kind, "parse", top), cpu("int", "parse", top)
+            if None in (x, x0, z, z0) or x <= x0:
+                continue
+            rest = ratio(x - z, x0 - z0)
+            notes.append(f"{name(kind)} keys, {top} per request: mget_json costs {x - x0:.1f} µs more server CPU per "
+                         f"request than with bigint keys; the key array alone costs {z - z0:+.1f} µs against bigint's"
+                         + (f" ({(z - z0) / (x - x0):.0%} of the difference)" if z > z0 else "")
+                         + (f"; the rest of the request (the lookups, the rows, the reply) {rest:.2f}× bigint's"
+                            if rest is not None and x0 > z0 else "") + ".")
+    for kind in kinds:
+        if len(desc.get(kind, {}).get("columns", [])) > 1:
+            r, f, q = vs_int(per_key, kind, "fdw", top), cpu(kind, "fdw", top), cpu(kind, "sql", top)
+            if r is not None and f is not None and q:
+                notes.append(f"{name(kind)} keys, {top} per request: the FDW costs {r:.2f}× bigint's server CPU per key: "
+                             "the join with unnest() runs one parameterized foreign scan (a cache lookup) per key through "
+                             "the executor's nested loop, where a one-column key's `= ANY` is one scan for all of them; "
+                             f"{f / q:.2f}× the server CPU of prepared SQL's join on the table.")
+    if cfg["repeats"] == 1:
+        notes.append("A single repetition per combination (no min–max): differences of 10–15 % are within its noise.")
+    notes.append("Client and servers share the machine's cores: requests/s moves with the client's own cost (longer "
+                 "keys to format, longer rows to receive), server CPU per key does not depend on it.")
+    for n_ in notes:
+        w(f"* {n_}")
+    w("")
+    return out
 
 
 # ------------------------------------------------------------------ soak
@@ -283,7 +534,7 @@ def soak_charts(soak, outdir, prefix):
 
     def save(fig, name, title):
         fig.tight_layout()
-        fig.savefig(os.path.join(outdir, name))
+        fig.savefig(os.path.join(outdir, name), metadata={"Date": None})  # reproducible: no date
         plt.close(fig)
         links.append((title, prefix + name))
 
@@ -636,6 +887,8 @@ def main():
     ap.add_argument("--charts", help="directory for the SVG charts (default: beside the output file)")
     ap.add_argument("--link-prefix", default="benchmarks/")
     ap.add_argument("--soak", help="a bench/run soak result, reported as the last section")
+    ap.add_argument("--keys", help="a bench/run keys result (or a warm/all one with key types): the Key types "
+                                   "section comes from it instead of FILE")
     args = ap.parse_args()
     with open(args.file) as f:
         doc = json.load(f)
@@ -662,9 +915,11 @@ def main():
     w("<!-- GENERATED FILE: written by bench/report from a bench/run result; do not edit by hand. -->")
     w("# Benchmarks")
     w("")
-    invocation = f"bench/report {args.file}" + (f" --soak {args.soak}" if args.soak else "")
-    w(f"*Generated by `{invocation}` from the JSON document of one `bench/run`"
-      + (" and one `bench/run soak`" if args.soak else "") + "; do not edit by hand.*")
+    invocation = (f"bench/report {args.file}" + (f" --keys {args.keys}" if args.keys else "")
+                  + (f" --soak {args.soak}" if args.soak else ""))
+    docs = ["one `bench/run`"] + (["one `bench/run keys`"] if args.keys else []) + (["one `bench/run soak`"] if args.soak else [])
+    w(f"*Generated by `{invocation}` from the JSON document of " + (", ".join(docs[:-1]) + " and " + docs[-1] if len(docs) > 1 else docs[0])
+      + "; do not edit by hand.*")
     w("")
     # ------------------------------------------------------------ method
     w("## Method")
@@ -973,6 +1228,15 @@ def main():
                                 cells.append(per_req("coalesced_misses"))
                             w("| " + " | ".join(cells) + " |")
         w("")
+    # ------------------------------------------------------------ key types
+    if args.keys:
+        with open(args.keys) as f:
+            kdoc = json.load(f)
+        if kdoc.get("partial", True) or kdoc.get("error") or not kdoc.get("samples"):
+            die(f"{args.keys} is no finished bench/run result with samples; refusing to report it")
+        out += key_types_section(kdoc, args.keys, True)
+    else:
+        out += key_types_section(doc, args.file, False)
     # ------------------------------------------------------------ notes
     w("## Where the cache does not help (generated from the numbers above)")
     w("")

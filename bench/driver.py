@@ -13,9 +13,12 @@ Key types: every sample has "keys", the type of its table's primary key (bench/l
 "int" (public.items, bigint; every client), and for the native client only "uuid", "text" and
 "pair" (public.items_uuid, public.items_text, public.items_pair: the same rows under other keys).
 The warm mode (and all) adds those warm reads at one connection count (KEY_CONNECTIONS) and
-every batch, with the control path "parse" (mget's key array alone) for int too; the keys mode
-(bench/run keys) runs them with their int baseline and nothing else. doc["key_types"] describes
-the types (`loadgen keys`: tables, statements, parameters).
+every batch, with the control path "parse" (mget's key array alone); their SQL paths (sql, mget,
+mget_json, fdw, parse) send the key arrays as binary parameters (`loadgen run --params binary`,
+the samples' "params": "binary"), int's too: the warm mode adds int's binary SQL paths beside the
+matrix's text ones (int's RESP samples of the matrix are the RESP baseline); the keys mode (bench/run
+keys) runs every key type's paths, int included, and nothing else. Samples without "params" send
+text. doc["key_types"] describes the types (`loadgen keys`: tables, statements, parameters).
 
 The soak mode (bench/run soak) runs the native client's `loadgen soak` instead of the matrix: every
 path at once for DURATION_SECONDS with stale probes on the primary and the hot standby bench/run
@@ -78,10 +81,13 @@ CHECK_CLIENTS = [x for x in ENV.get("BENCH_CHECK_CLIENTS", ",".join(CLIENTS)).sp
 # the key types beside int (bench/loadgen --keys) of the native client's warm reads, at
 # KEY_CONNECTIONS connections (default 64, else the largest of CONNECTIONS: int's samples there
 # are their baseline) and every batch; their paths are the cached ones, prepared SQL and parse,
-# the control (`SELECT cardinality($1::uuid[])`: receiving and parsing mget's key array alone)
+# the control (`SELECT cardinality($1::uuid[])`: receiving and parsing mget's key array alone);
+# the SQL ones with binary key arrays (KEY_SQL_PATHS, loadgen --params binary), int's as well
 KEY_TYPES = [x for x in ENV.get("KEY_TYPES", "uuid,text,pair").replace(" ", "").split(",") if x and x != "int"]
 KEY_CONNECTIONS = int_list("KEY_CONNECTIONS", str(64 if 64 in CONNECTIONS else max(CONNECTIONS)))
 KEY_PATHS = ["sql", "mget", "mget_json", "fdw", "resp", "parse"]
+KEY_SQL_PATHS = ["sql", "mget", "mget_json", "fdw", "parse"]
+KEY_PARAMS = "binary"
 KEY_CLIENT = "native"
 
 READ_PATHS = ["sql", "mget", "mget_json", "fdw", "resp", "redis"]
@@ -277,6 +283,8 @@ def run_sample(spec):
                             "--seconds", str(DURATION), "--mode", lg_mode]
     if spec["keys"] != "int":  # the native client's other key types (other clients: int only)
         args += ["--keys", spec["keys"]]
+    if spec.get("params", "text") != "text":  # the key types' samples: binary key arrays
+        args += ["--params", spec["params"]]
     prepare_table(spec)
     proc = subprocess.Popen(client_cmd(client, "run", args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=sys.stderr, text=True, bufsize=1)
@@ -547,15 +555,22 @@ def rotated(lst, r):
 
 
 def key_specs():
-    """The warm reads of the key types (native client) and their int baseline: in the keys mode
-    every path of int, in the warm mode only int's parse (the matrix has int's other paths)."""
+    """The warm reads of the key types (native client) and their int baseline, the SQL paths with
+    binary key arrays: in the keys mode every path of int, in the warm mode int's SQL paths (the
+    matrix has int's RESP samples, and its SQL ones with text key arrays)."""
     if KEY_CLIENT not in CLIENTS or not KEY_TYPES:
         return []
-    return [{"mode": "warm", "client": KEY_CLIENT, "path": path, "connections": conns, "batch": batch,
-             "variant": None, "pipeline": 1, "keys": keys}
-            for keys in ["int"] + KEY_TYPES
-            for path in (KEY_PATHS if keys != "int" or MODE == "keys" else ["parse"])
-            for conns in KEY_CONNECTIONS for batch in BATCHES]
+    specs = []
+    for keys in ["int"] + KEY_TYPES:
+        for path in (KEY_PATHS if keys != "int" or MODE == "keys" else KEY_SQL_PATHS):
+            for conns in KEY_CONNECTIONS:
+                for batch in BATCHES:
+                    spec = {"mode": "warm", "client": KEY_CLIENT, "path": path, "connections": conns, "batch": batch,
+                            "variant": None, "pipeline": 1, "keys": keys}
+                    if path in KEY_SQL_PATHS:
+                        spec["params"] = KEY_PARAMS
+                    specs.append(spec)
+    return specs
 
 
 def matrix():
@@ -788,7 +803,8 @@ def main():
                    "repeats": REPEATS, "duration_seconds": DURATION, "rows": ROWS, "value_bytes": 128,
                    "hot_rows": 128, "update_percent": 5, "resp_writer_role": RESP_WRITER,
                    "key_types": KEY_TYPES, "key_connections": KEY_CONNECTIONS, "key_paths": KEY_PATHS,
-                   "key_client": KEY_CLIENT,
+                   "key_client": KEY_CLIENT, "key_params": KEY_PARAMS, "key_sql_paths": KEY_SQL_PATHS,
+                   "key_rows_same_size": True,
                    "server": {"max_connections": 300, "shared_buffers": "128MB", "local_cache.memory": "384MB",
                               "local_cache.resp_workers": psql("SHOW local_cache.resp_workers"),
                               "data_directory": "tmpfs (/dev/shm)", "fsync": "off",
@@ -831,7 +847,8 @@ def main():
             doc["samples"].append(s)
             save()
             log(f"[{i}/{len(specs)}] {s['mode']} {s['client']} {s['path']}{' ' + s['variant'] if s['variant'] else ''}"
-                f"{' keys=' + s['keys'] if s['keys'] != 'int' else ''} "
+                f"{' keys=' + s['keys'] if s['keys'] != 'int' else ''}"
+                f"{' params=' + s['params'] if s.get('params', 'text') != 'text' else ''} "
                 f"c={s['connections']} b={s['batch']}{' P=%d' % s['pipeline'] if s.get('pipeline', 1) != 1 else ''}: "
                 f"{s['rps']:.0f} req/s, p99 {s['latency_us']['p99']:.0f} us, "
                 f"server {s['server_cpu_us_per_req']:.1f} us/req, client {s['client_cpu_us_per_req']:.1f} us/req")

@@ -3,11 +3,12 @@
 //   loadgen check --pg CONNINFO --resp-port P --redis-port R [--keys int,uuid,text,pair] [--prefix P]
 //                 [--resp-user U --resp-password W]
 //       compares every read path with prepared SQL (result contract) for each key type (default:
-//       all), then the writes (public.items): RESP SET (as U) seen by SQL and RESP GET, SQL UPDATE
-//       seen by RESP GET, redis-server SET; exit 1 on a difference
+//       all), the SQL paths with text and with binary key arrays, then the writes (public.items):
+//       RESP SET (as U) seen by SQL and RESP GET, SQL UPDATE seen by RESP GET, redis-server SET;
+//       exit 1 on a difference
 //   loadgen run --pg CONNINFO --path PATH --conns N --batch B --seconds S
-//               [--mode warm|miss|mixed|cold|write] [--keys int|uuid|text|pair] [--resp-port P]
-//               [--redis-port R] [--resp-user U --resp-password W]
+//               [--mode warm|miss|mixed|cold|write] [--keys int|uuid|text|pair] [--params text|binary]
+//               [--resp-port P] [--redis-port R] [--resp-user U --resp-password W]
 //       PATH: sql | mget | mget_json | fdw | resp | redis        (reads of B keys)
 //             parse: `SELECT cardinality($1::bigint[])`, mget's key array without the reads
 //             (the control: what the server spends on receiving and parsing the keys)
@@ -22,6 +23,10 @@
 //       int public.items, uuid public.items_uuid, text public.items_text, pair public.items_pair
 //       with the composite key (a, b)), the same rows under keys of that type; the statements and
 //       the RESP keys follow from it (`loadgen keys` prints them)
+//       --params (the SQL read paths): the key arrays as text parameters (array literals, the
+//       default) or binary ones (PostgreSQL's binary array format, as pgx and other binary-protocol
+//       drivers send a uuid[]: the server then runs array_recv and uuid_recv/int8recv/textrecv
+//       instead of array_in and the type's input function); results are text either way
 //   loadgen keys [--keys LIST]
 //       one JSON line describing the key types: tables, key columns, the statements of the SQL
 //       read paths, the parameters and the RESP keys of rows 1 and 2
@@ -86,7 +91,9 @@ using Clock = std::chrono::steady_clock;
 struct Options {
     // keys: the key type of run (one of KEY_TYPES), of check a comma-separated list (default: all);
     // prefix: RESP key prefix, default the key type's table name
-    std::string cmd, pg, path = "sql", mode = "warm", keys, prefix, resp_user, resp_password;
+    // params (run): the format of the SQL paths' key arrays, text (array literals) or binary
+    // (PostgreSQL's binary array format, what pgx and other binary-protocol drivers send)
+    std::string cmd, pg, path = "sql", mode = "warm", keys, prefix, resp_user, resp_password, params = "text";
     int resp_port = 0, redis_port = 0, conns = 4, batch = 1, update_pct = 5, hot = 128, rows = 4096;
     double seconds = 1;
     // soak
@@ -317,10 +324,103 @@ void put_item(std::string &out, const KeyColumn &c, const std::optional<long lon
     out += '"';
 }
 
-// The parameters of a request of path for rows (nullopt: a NULL key): key_params(t, path) array
-// literals, e.g. {1,2} (int), {{0,1},{0,2}} (pair, mget) or {0,0} and {1,2} (pair, sql and fdw).
-std::vector<std::string> key_arrays(const KeyType &t, const std::string &path, const std::vector<std::optional<long long>> &rows) {
+// The binary send format of one array element of SQL type `type`, from its text (row n's key as
+// KeyColumn::put spells it): what int8send, int4send, uuid_send and textsend give.
+struct ElementType {
+    const char *type;
+    Oid oid;
+    void (*put)(std::string &out, const std::string &text);
+};
+void put_be(std::string &out, unsigned long long v, int bytes) {
+    for (int i = bytes - 1; i >= 0; i--) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+long long parse_int(const std::string &text) {
+    long long v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) die("not an integer key: " + text);
+    return v;
+}
+const std::vector<ElementType> ELEMENT_TYPES = {
+    {"bigint", 20, [](std::string &out, const std::string &x) { put_be(out, static_cast<unsigned long long>(parse_int(x)), 8); }},
+    {"int", 23, [](std::string &out, const std::string &x) { put_be(out, static_cast<unsigned long long>(parse_int(x)), 4); }},
+    {"uuid", 2950, [](std::string &out, const std::string &x) {
+         std::string hex;
+         for (char ch : x) if (ch != '-') hex += ch;
+         if (hex.size() != 32) die("not a uuid key: " + x);
+         auto nibble = [&](char ch) { return ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10; };
+         for (size_t i = 0; i < 32; i += 2) out += static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1]));
+     }},
+    {"text", 25, [](std::string &out, const std::string &x) { out += x; }},
+};
+const ElementType &element_type(const char *type) {
+    for (auto &e : ELEMENT_TYPES)
+        if (std::strcmp(e.type, type) == 0) return e;
+    die(std::string("no binary form for element type ") + type);
+}
+
+// An array parameter in PostgreSQL's binary format (array_recv): int32 ndim, int32 has-null flag,
+// Oid element type, per dimension int32 size and int32 lower bound (1), then per element int32
+// length (-1: NULL) and its bytes. elems: the elements' text (nullopt: NULL), row-major.
+std::string binary_array(const ElementType &e, const std::vector<int> &dims, const std::vector<std::optional<std::string>> &elems) {
+    std::string out;
+    bool nulls = std::any_of(elems.begin(), elems.end(), [](auto &x) { return !x; });
+    // an empty array has no dimensions
+    const bool empty = elems.empty();
+    put_be(out, empty ? 0 : dims.size(), 4);
+    put_be(out, nulls, 4);
+    put_be(out, e.oid, 4);
+    if (!empty)
+        for (int d : dims) {
+            put_be(out, static_cast<unsigned>(d), 4);
+            put_be(out, 1, 4);
+        }
+    std::string bytes;
+    for (auto &x : elems) {
+        if (!x) {
+            put_be(out, 0xffffffffu, 4);
+            continue;
+        }
+        bytes.clear();
+        e.put(bytes, *x);
+        put_be(out, bytes.size(), 4);
+        out += bytes;
+    }
+    return out;
+}
+
+// The parameters of a request of path for rows (nullopt: a NULL key): key_params(t, path) arrays.
+// Text: array literals, e.g. {1,2} (int), {{0,1},{0,2}} (pair, mget) or {0,0} and {1,2} (pair, sql
+// and fdw). Binary: the same arrays in the binary format (binary_array), the element type that of
+// the statement's cast ($1::<array_type>[] for mget, mget_json and parse; $k::<column type>[] for
+// prepared SQL and the FDW).
+std::vector<std::string> key_arrays(const KeyType &t, const std::string &path, const std::vector<std::optional<long long>> &rows,
+                                    bool binary = false) {
     std::vector<std::string> out;
+    if (binary) {
+        auto text = [](const KeyColumn &c, const std::optional<long long> &n) -> std::optional<std::string> {
+            if (!n) return std::nullopt;
+            std::string s;
+            c.put(s, *n);
+            return s;
+        };
+        const int n = static_cast<int>(rows.size());
+        if (key_params(t, path) == 1) {  // one array: 1-D, or 2-D (a row per key) for a composite key
+            std::vector<std::optional<std::string>> elems;
+            for (auto &r : rows)
+                for (auto &c : t.cols) elems.push_back(text(c, r));
+            const bool set_path = path == "sql" || path == "fdw";  // `= ANY($1::<column type>[])`
+            out.push_back(binary_array(element_type(set_path ? t.cols[0].type : t.array_type),
+                                       is_composite(t) ? std::vector<int>{n, static_cast<int>(t.cols.size())} : std::vector<int>{n},
+                                       elems));
+            return out;
+        }
+        for (auto &c : t.cols) {
+            std::vector<std::optional<std::string>> elems;
+            for (auto &r : rows) elems.push_back(text(c, r));
+            out.push_back(binary_array(element_type(c.type), {n}, elems));
+        }
+        return out;
+    }
     if (key_params(t, path) == 1 && is_composite(t)) {  // one row of the 2-D array per key
         std::string s = "{";
         for (size_t i = 0; i < rows.size(); i++) {
@@ -457,11 +557,26 @@ std::string join(const std::vector<std::string> &v, const char *sep) {
     return s;
 }
 
-PGresult *exec_prepared(PGconn *c, const char *name, const std::vector<std::string> &params) {
+// The values, lengths and formats of PQexecPrepared / PQsendQueryPrepared for params, all text or
+// all binary (text results either way).
+struct PgParams {
     std::vector<const char *> vals;
-    for (auto &p : params) vals.push_back(p.c_str());
-    PGresult *r = PQexecPrepared(c, name, static_cast<int>(vals.size()), vals.data(), nullptr, nullptr, 0);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) die(std::string("query ") + name + " " + join(params, " ") + ": " + PQerrorMessage(c));
+    std::vector<int> lengths, formats;
+    PgParams(const std::vector<std::string> &params, bool binary) {
+        for (auto &p : params) {
+            vals.push_back(p.c_str());
+            lengths.push_back(static_cast<int>(p.size()));
+            formats.push_back(binary ? 1 : 0);
+        }
+    }
+    int n() const { return static_cast<int>(vals.size()); }
+};
+
+PGresult *exec_prepared(PGconn *c, const char *name, const std::vector<std::string> &params, bool binary = false) {
+    PgParams pp(params, binary);
+    PGresult *r = PQexecPrepared(c, name, pp.n(), pp.vals.data(), pp.lengths.data(), pp.formats.data(), 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        die(std::string("query ") + name + " " + (binary ? "(binary parameters)" : join(params, " ")) + ": " + PQerrorMessage(c));
     return r;
 }
 
@@ -617,7 +732,7 @@ int check_reads(const Options &o, const KeyType &t, PGconn *c, int resp, int red
     const std::string name = t.name, expected = name + "_expected";
     pg_prepare(c, expected.c_str(), ("SELECT s.*, row_to_json(s)::text FROM (" + statement(t, "sql") + ") s").c_str(),
                key_params(t, "sql"));
-    for (const char *p : {"sql", "mget", "mget_json", "fdw"})
+    for (const char *p : {"sql", "mget", "mget_json", "fdw", "parse"})
         pg_prepare(c, (name + "_" + p).c_str(), statement(t, p).c_str(), key_params(t, p));
     const std::string prefix = resp_prefix(o, t);
     const size_t ncols = t.cols.size() + 1;  // the key columns and value
@@ -627,10 +742,10 @@ int check_reads(const Options &o, const KeyType &t, PGconn *c, int resp, int red
         for (auto &keys : cases) {
             const std::string ctx0 = name + " keys " + join(key_arrays(t, "mget", keys), " ") +
                                      (pass ? " (second pass)" : " (first pass)");
-            auto params = [&](const char *p) { return key_arrays(t, p, keys); };
+            auto params = [&](const char *p, bool binary) { return key_arrays(t, p, keys, binary); };
             std::vector<Row> ref;
             std::map<std::string, Row> exp;
-            PGresult *r = exec_prepared(c, expected.c_str(), params("sql"));
+            PGresult *r = exec_prepared(c, expected.c_str(), params("sql", false));
             for (int i = 0; i < PQntuples(r); i++) {
                 Row row = result_row(t, r, i);
                 row.json = PQgetvalue(r, i, PQnfields(r) - 1);
@@ -652,50 +767,63 @@ int check_reads(const Options &o, const KeyType &t, PGconn *c, int resp, int red
                          (missing.empty() ? "" : "; no row for" + missing.substr(0, 300)));
                 compared++;
             }
-            // set-returning paths: the FDW gives prepared SQL's rows (one-column keys: the set of
-            // distinct existing keys; composite keys: a row per key that has one)
-            for (const char *p : {"sql", "fdw"}) {
-                std::string ctx = std::string(p) + " " + ctx0;
-                PGresult *q = exec_prepared(c, (name + "_" + p).c_str(), params(p));
-                std::vector<Row> got;
-                if (static_cast<size_t>(PQnfields(q)) != ncols) {
-                    fail(ctx + ": " + std::to_string(PQnfields(q)) + " columns, expected " + std::to_string(ncols));
-                } else {
-                    for (int i = 0; i < PQntuples(q); i++) got.push_back(result_row(t, q, i));
-                }
-                PQclear(q);
-                std::sort(got.begin(), got.end(), by_key);
-                if (got.size() != ref.size()) fail(ctx + ": " + std::to_string(got.size()) + " rows, expected " + std::to_string(ref.size()));
-                for (size_t i = 0; i < got.size() && i < ref.size(); i++)
-                    if (got[i].key != ref[i].key || got[i].value != ref[i].value)
-                        fail(ctx + ": row " + show_row(got[i]) + ", expected " + show_row(ref[i]));
-                compared++;
-            }
-            // array paths: one element per input key, input order, duplicates kept, null for NULL/missing
-            for (const char *p : {"mget", "mget_json"}) {
-                std::string ctx = std::string(p) + " " + ctx0;
-                PGresult *q = exec_prepared(c, (name + "_" + p).c_str(), params(p));
-                if (PQntuples(q) != 1 || PQnfields(q) != 1) {
-                    fail(ctx + ": expected one row with one column");
-                } else if (PQgetisnull(q, 0, 0)) {
-                    fail(ctx + ": NULL result, expected a JSON array of " + std::to_string(keys.size()));
-                } else {
-                    rapidjson::Document d;
-                    d.Parse(PQgetvalue(q, 0, 0));
-                    if (d.HasParseError() || !d.IsArray()) {
-                        fail(ctx + ": not a JSON array: " + PQgetvalue(q, 0, 0));
-                    } else if (d.Size() != keys.size()) {
-                        fail(ctx + ": " + std::to_string(d.Size()) + " elements, expected " + std::to_string(keys.size()));
+            // the SQL paths with the key arrays as text and as binary parameters (run --params)
+            for (bool bin : {false, true}) {
+                // set-returning paths: the FDW gives prepared SQL's rows (one-column keys: the set of
+                // distinct existing keys; composite keys: a row per key that has one)
+                for (const char *p : {"sql", "fdw"}) {
+                    std::string ctx = std::string(p) + (bin ? " (binary parameters) " : " ") + ctx0;
+                    PGresult *q = exec_prepared(c, (name + "_" + p).c_str(), params(p, bin), bin);
+                    std::vector<Row> got;
+                    if (static_cast<size_t>(PQnfields(q)) != ncols) {
+                        fail(ctx + ": " + std::to_string(PQnfields(q)) + " columns, expected " + std::to_string(ncols));
                     } else {
-                        for (size_t i = 0; i < keys.size(); i++) {
-                            const Row *e = nullptr;
-                            if (keys[i] && exp.count(key_text(t, *keys[i]))) e = &exp[key_text(t, *keys[i])];
-                            check_json_element(ctx + " element " + std::to_string(i), d[i], e);
+                        for (int i = 0; i < PQntuples(q); i++) got.push_back(result_row(t, q, i));
+                    }
+                    PQclear(q);
+                    std::sort(got.begin(), got.end(), by_key);
+                    if (got.size() != ref.size()) fail(ctx + ": " + std::to_string(got.size()) + " rows, expected " + std::to_string(ref.size()));
+                    for (size_t i = 0; i < got.size() && i < ref.size(); i++)
+                        if (got[i].key != ref[i].key || got[i].value != ref[i].value)
+                            fail(ctx + ": row " + show_row(got[i]) + ", expected " + show_row(ref[i]));
+                    compared++;
+                }
+                // array paths: one element per input key, input order, duplicates kept, null for NULL/missing
+                for (const char *p : {"mget", "mget_json"}) {
+                    std::string ctx = std::string(p) + (bin ? " (binary parameters) " : " ") + ctx0;
+                    PGresult *q = exec_prepared(c, (name + "_" + p).c_str(), params(p, bin), bin);
+                    if (PQntuples(q) != 1 || PQnfields(q) != 1) {
+                        fail(ctx + ": expected one row with one column");
+                    } else if (PQgetisnull(q, 0, 0)) {
+                        fail(ctx + ": NULL result, expected a JSON array of " + std::to_string(keys.size()));
+                    } else {
+                        rapidjson::Document d;
+                        d.Parse(PQgetvalue(q, 0, 0));
+                        if (d.HasParseError() || !d.IsArray()) {
+                            fail(ctx + ": not a JSON array: " + PQgetvalue(q, 0, 0));
+                        } else if (d.Size() != keys.size()) {
+                            fail(ctx + ": " + std::to_string(d.Size()) + " elements, expected " + std::to_string(keys.size()));
+                        } else {
+                            for (size_t i = 0; i < keys.size(); i++) {
+                                const Row *e = nullptr;
+                                if (keys[i] && exp.count(key_text(t, *keys[i]))) e = &exp[key_text(t, *keys[i])];
+                                check_json_element(ctx + " element " + std::to_string(i), d[i], e);
+                            }
                         }
                     }
+                    PQclear(q);
+                    compared++;
                 }
-                PQclear(q);
-                compared++;
+                {  // the control: the key array's elements as the server received them
+                    std::string ctx = std::string("parse") + (bin ? " (binary parameters) " : " ") + ctx0;
+                    PGresult *q = exec_prepared(c, (name + "_parse").c_str(), params("parse", bin), bin);
+                    const std::string want = std::to_string(keys.size() * t.cols.size());
+                    if (PQntuples(q) != 1 || PQgetisnull(q, 0, 0) || want != PQgetvalue(q, 0, 0))
+                        fail(ctx + ": cardinality " + (PQntuples(q) == 1 && !PQgetisnull(q, 0, 0) ? PQgetvalue(q, 0, 0) : "?") +
+                             ", expected " + want);
+                    PQclear(q);
+                    compared++;
+                }
             }
             // RESP paths: MGET prefix:k for the non-NULL keys (RESP has no NULL key); the values
             // must be byte for byte row_to_json(row)::text; MGET without keys is an error
@@ -890,10 +1018,10 @@ struct Runner {
         } else {
             auto k = keys_for(s);
             s.expect_present = present(k);
-            auto params = key_arrays(*kt, o.path, std::vector<std::optional<long long>>(k.begin(), k.end()));
-            std::vector<const char *> vals;
-            for (auto &p : params) vals.push_back(p.c_str());
-            if (!PQsendQueryPrepared(s.pg, "q", static_cast<int>(vals.size()), vals.data(), nullptr, nullptr, 0))
+            const bool binary = o.params == "binary";
+            auto params = key_arrays(*kt, o.path, std::vector<std::optional<long long>>(k.begin(), k.end()), binary);
+            PgParams pp(params, binary);
+            if (!PQsendQueryPrepared(s.pg, "q", pp.n(), pp.vals.data(), pp.lengths.data(), pp.formats.data(), 0))
                 return fatal(std::string("send: ") + PQerrorMessage(s.pg));
             if (PQflush(s.pg) < 0) return fatal(std::string("flush: ") + PQerrorMessage(s.pg));
             s.state = Slot::PgWait;
@@ -1827,15 +1955,24 @@ int run_describe(const Options &o) {
             s += std::string(c ? "," : "") + "{\"name\":" + json_string(t->cols[c].name) + ",\"type\":" + json_string(t->cols[c].type) + "}";
         s += "],\"statements\":{";
         const std::vector<std::optional<long long>> rows = {1, 2};
-        std::string params;
+        std::string params, binary;
         for (const char *p : {"sql", "mget", "mget_json", "fdw", "parse"}) {
             s += std::string(p == std::string("sql") ? "" : ",") + json_string(p) + ":" + json_string(statement(*t, p));
             params += std::string(p == std::string("sql") ? "" : ",") + json_string(p) + ":[";
             auto arrays = key_arrays(*t, p, rows);
             for (size_t i = 0; i < arrays.size(); i++) params += (i ? "," : "") + json_string(arrays[i]);
             params += "]";
+            binary += std::string(p == std::string("sql") ? "" : ",") + json_string(p) + ":[";
+            arrays = key_arrays(*t, p, rows, true);
+            for (size_t i = 0; i < arrays.size(); i++) {
+                static const char hex[] = "0123456789abcdef";
+                std::string h;
+                for (unsigned char ch : arrays[i]) h += std::string{hex[ch >> 4], hex[ch & 15]};
+                binary += (i ? "," : "") + json_string(h);
+            }
+            binary += "]";
         }
-        s += "},\"rows_1_2\":{\"params\":{" + params + "},\"resp\":" +
+        s += "},\"rows_1_2\":{\"params\":{" + params + "},\"binary_params_hex\":{" + binary + "},\"resp\":" +
              json_string("MGET " + resp_prefix(o, *t) + ":" + key_text(*t, 1) + " " + resp_prefix(o, *t) + ":" + key_text(*t, 2)) + "}}";
     }
     std::printf("%s]}\n", s.c_str());
@@ -1859,6 +1996,7 @@ int main(int argc, char **argv) {
         else if (a == "--mode") o.mode = val();
         else if (a == "--prefix") o.prefix = val();
         else if (a == "--keys") o.keys = val();
+        else if (a == "--params") o.params = val();
         else if (a == "--resp-port") o.resp_port = std::stoi(val());
         else if (a == "--redis-port") o.redis_port = std::stoi(val());
         else if (a == "--resp-user") o.resp_user = val();
@@ -1878,6 +2016,7 @@ int main(int argc, char **argv) {
         else if (a == "--probe-rows") o.probe_rows = std::stoi(val());
         else die("unknown option " + a);
     }
+    if (o.params != "text" && o.params != "binary") die("--params: text or binary, not " + o.params);
     if (o.cmd == "check") return run_check(o);
     if (o.cmd == "keys") return run_describe(o);
     // run and soak: one key type (soak: int), the RESP prefix its table's name unless --prefix

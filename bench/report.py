@@ -8,10 +8,12 @@ standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
     bench/report FILE.json --keys KEYS.json --soak SOAK.json > docs/BENCHMARKS.md
 
-The other sections read the bigint table's samples (samples without "keys" are those). The "Key
-types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
+The other sections read the bigint table's samples (samples without "keys" are those) whose SQL
+paths send text parameters (samples without "params" are those). The "Key types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
 document: FILE's, or with --keys that of a bench/run keys result, so that the section can be
-measured again without the full matrix. With --soak the soak document is the last section.
+measured again without the full matrix; its SQL paths are the samples with the document's
+config.key_params (binary key arrays since they exist; older documents: text), its RESP ones the
+others. With --soak the soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -107,14 +109,21 @@ def fmt_range(xs, digits=0):
     return f"{m} ({fmt(min(xs), digits)}–{fmt(max(xs), digits)})"
 
 
-class Data:
-    """The samples of one key type (bench/loadgen --keys; documents without the field: int)."""
+# the paths whose parameters are key arrays, sent as text or binary (a sample's "params", default text)
+PARAM_PATHS = {"sql", "mget", "mget_json", "fdw", "parse"}
 
-    def __init__(self, doc, keys="int"):
+
+class Data:
+    """The samples of one key type (bench/loadgen --keys; documents without the field: int) whose
+    SQL paths send their key arrays in the format params ("params"; documents without it: text)."""
+
+    def __init__(self, doc, keys="int", params="text"):
         self.doc = doc
         self.groups = {}
         for s in doc["samples"]:
             if s.get("keys", "int") != keys:
+                continue
+            if s["path"] in PARAM_PATHS and s.get("params", "text") != params:
                 continue
             key = (s["mode"], s["client"], s["path"], s.get("variant"), s["connections"], s["batch"],
                    s.get("pipeline", 1))
@@ -250,8 +259,12 @@ def key_types_section(doc, src, separate):
     kinds += sorted({s.get("keys") for s in doc["samples"]} - set(KEY_TYPE_ORDER) - {None})
     if not kinds:
         return []
-    data = {k: Data(doc, keys=k) for k in ["int"] + kinds}
     cfg = doc["config"]
+    # the key arrays' format of the key types' SQL samples (binary; older documents: text), and
+    # whether every table's row n has the size of public.items' row n
+    key_params = cfg.get("key_params", "text")
+    same_size = cfg.get("key_rows_same_size", False)
+    data = {k: Data(doc, keys=k, params=key_params) for k in ["int"] + kinds}
     client = cfg.get("key_client", "native")
     c = min({s["connections"] for s in doc["samples"] if s.get("keys", "int") != "int"})
     batches = sorted({s["batch"] for s in doc["samples"] if s.get("keys", "int") != "int"})
@@ -297,14 +310,36 @@ def key_types_section(doc, src, separate):
         w(f"**Server CPU per key looked up (cache hits, {top} keys per request, the cached paths) against bigint keys: "
           f"{'; '.join(parts)}. Target for uuid and short text keys ≤ {KEY_TARGET:.1f}×: "
           + ("met on every cached path.**" if not missed else "not met for " + ", ".join(missed) + ".**")
-          + (f" Without receiving and parsing the key array (the control *key array alone* subtracted), mget_json "
+          + (f" Without receiving {'and parsing ' if key_params == 'text' else ''}the key array (the control *key array "
+             f"alone* subtracted), mget_json "
              f"costs {'; '.join(rest)} bigint's (notes below)." if rest else ""))
         w("")
     # ------------------------------------------------------------ method
-    w(f"Warm reads of the {client} client, {c} connections, the same keys in every request (rows 1..N), on four "
-      "tables holding the same 4,096 rows — the values of `public.items` — under primary keys of different types; "
-      "each enabled, with its foreign table in `cache` and, in redis-server, the same rows under the same RESP "
-      "keys. The node, go and redis-benchmark clients read bigint keys only.")
+    if same_size:
+        w(f"Warm reads of the {client} client, {c} connections, the same keys in every request (rows 1..N), on four "
+          "tables holding the 4,096 rows of `public.items` under primary keys of different types, row n of each the "
+          "size of `public.items`' row n: its value is `public.items`' value shortened by what its key adds to "
+          "`row_to_json(row)` (uuid 34–37 bytes, short text 3, composite 3–5), so every path returns as many bytes "
+          "per row whatever the key (RESP and mget_json send the key inside the row's JSON), and the comparison is "
+          "of the lookups, not of longer rows; each enabled, with its foreign table in `cache` and, in "
+          "redis-server, the same rows under the same RESP keys. The node, go and redis-benchmark clients read "
+          "bigint keys only.")
+    else:
+        w(f"Warm reads of the {client} client, {c} connections, the same keys in every request (rows 1..N), on four "
+          "tables holding the same 4,096 rows — the values of `public.items` — under primary keys of different types; "
+          "each enabled, with its foreign table in `cache` and, in redis-server, the same rows under the same RESP "
+          "keys. The node, go and redis-benchmark clients read bigint keys only.")
+    if key_params == "binary":
+        w("")
+        w("The SQL paths (prepared SQL, mget, mget_json, the FDW, key array alone) send every key type's key arrays, "
+          "bigint's included, as **binary parameters**, as pgx and other binary-protocol drivers send a `uuid[]`: "
+          "PostgreSQL's binary array format (ndim, has-null flag, element type OID, per dimension its size and lower "
+          "bound, then per element its length and bytes: 16 for a uuid, 8 big-endian for a bigint, 4 for an int, a "
+          "text's bytes), which the server reads with array_recv and the type's receive function (uuid_recv, "
+          "int8recv, textrecv) rather than array_in and its input function (uuid_in) for text. Results are text. "
+          "The bigint rows of this section are therefore samples of their own (`bench/run keys`), not the text-"
+          "parameter samples of the other sections. The table shows the arrays' text form; the check runs every "
+          "SQL path with text and with binary arrays.")
     w("")
     w("| key type | table | key of row n | RESP keys of rows 1, 2 | prepared SQL (the baseline) | FDW | mget's key array, rows 1, 2 |")
     w("| --- | --- | --- | --- | --- | --- | --- |")
@@ -327,9 +362,12 @@ def key_types_section(doc, src, separate):
       "unnest($1, $2))` adds a hash aggregate of the keys, and `(a, b) IN (($1, $2), …)` (a statement per batch "
       "size) runs as a BitmapOr of index scans; like mget it answers a key asked twice twice. The cluster's "
       "collation is C (`initdb --locale=C`)."
-      + (" **Key array alone** is the control `SELECT cardinality($1::<type>[])` with mget's key array: what the "
-         "server spends on receiving the parameter as text and parsing it (array_in and the type's input function: "
-         "uuid_in for uuid), a cost of the key's type in PostgreSQL that every statement taking the keys pays."
+      + ((" **Key array alone** is the control `SELECT cardinality($1::<type>[])` with mget's key array: what the "
+          "server spends on receiving the binary parameter (array_recv and the type's receive function), a cost of "
+          "the key's type in PostgreSQL that every statement taking the keys pays." if key_params == "binary" else
+          " **Key array alone** is the control `SELECT cardinality($1::<type>[])` with mget's key array: what the "
+          "server spends on receiving the parameter as text and parsing it (array_in and the type's input function: "
+          "uuid_in for uuid), a cost of the key's type in PostgreSQL that every statement taking the keys pays.")
          if has_parse else ""))
     w("")
     checks = "; ".join(f"{x['client']} client's check: {x['comparisons']} comparisons"
@@ -458,7 +496,8 @@ def key_types_section(doc, src, separate):
     if cfg["repeats"] == 1:
         notes.append("A single repetition per combination (no min–max): differences of 10–15 % are within its noise.")
     notes.append("Client and servers share the machine's cores: requests/s moves with the client's own cost (longer "
-                 "keys to format, longer rows to receive), server CPU per key does not depend on it.")
+                 "keys to format" + ("" if same_size else ", longer rows to receive") + "), server CPU per key does "
+                 "not depend on it.")
     for n_ in notes:
         w(f"* {n_}")
     w("")

@@ -194,7 +194,8 @@ long start_missing_workers(WorkerSlot *slots, bool *waiting_logged, bool *no_slo
 	TimestampTz now = GetCurrentTimestamp();
 	long wait = IDLE_WAIT_MS;
 	bool any_stopped = false;
-	for (int i = 0; i < local_cache_resp_workers; i++) {
+	int workers = resp_worker_count();
+	for (int i = 0; i < workers; i++) {
 		bool running = is_running(&slots[i], i);
 		if (slots[i].running && !running)
 			slots[i].next_start = TimestampTzPlusMilliseconds(now, RESTART_DELAY_MS);
@@ -216,7 +217,7 @@ long start_missing_workers(WorkerSlot *slots, bool *waiting_logged, bool *no_slo
 							 local_cache_resp_database)));
 	*waiting_logged = false;
 
-	for (int i = 0; i < local_cache_resp_workers; i++) {
+	for (int i = 0; i < workers; i++) {
 		if (slots[i].running)
 			continue;
 		if (now >= slots[i].next_start)

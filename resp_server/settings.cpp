@@ -6,6 +6,9 @@
 
 #include "settings.h"
 
+#include <algorithm>
+#include <unistd.h>
+
 #include <climits>
 
 extern "C" {
@@ -13,7 +16,7 @@ extern "C" {
 }
 
 int local_cache_resp_port = 0;
-int local_cache_resp_workers = 2;
+int local_cache_resp_workers = 0;
 char *local_cache_resp_listen_addresses = nullptr;
 char *local_cache_resp_database = nullptr;
 char *local_cache_resp_role = nullptr;
@@ -26,14 +29,22 @@ int local_cache_resp_client_memory = 256 * 1024;
 
 namespace local_cache {
 
+int resp_worker_count(void)
+{
+	if (local_cache_resp_workers > 0)
+		return local_cache_resp_workers;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return int(std::clamp<long>(cores / 4, 1, RESP_MAX_WORKERS));
+}
+
 void resp_define_settings(void)
 {
 	DefineCustomIntVariable("local_cache.resp_port", "TCP port of the RESP (Redis protocol) server.",
 							"0 turns the server off.", &local_cache_resp_port, 0, 0, 65535,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("local_cache.resp_workers", "Number of RESP server workers.",
-							"Each runs its own event loop on the shared port.", &local_cache_resp_workers,
-							2, 1, RESP_MAX_WORKERS, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+							"Each runs its own event loop on the shared port; 0: one per four CPU cores, at least one.",
+							&local_cache_resp_workers, 0, 0, RESP_MAX_WORKERS, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("local_cache.resp_listen_addresses",
 							   "Comma-separated addresses the RESP server listens on.", NULL,
 							   &local_cache_resp_listen_addresses, "127.0.0.1", PGC_POSTMASTER, 0,

@@ -35,5 +35,14 @@ for (1 .. 100) {
 }
 is($got, qq{{"id":1,"value":"value 1"}\n\n}, 'RESP serves the rows as the README shows');
 
+# The default local_cache.resp_workers (0): one worker per four CPU cores, at least one.
+my $cores = `getconf _NPROCESSORS_ONLN`;
+chomp $cores;
+my $expected_workers = int($cores / 4) || 1;
+$expected_workers = 64 if $expected_workers > 64;
+ok($node->poll_query_until('postgres',
+		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'local_cache RESP worker'}, $expected_workers),
+	"the default runs one RESP worker per four CPU cores ($cores cores: $expected_workers)");
+
 $node->stop;
 done_testing();

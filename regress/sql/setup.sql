@@ -39,31 +39,6 @@ BEGIN
     RETURN result;
 END $$;
 
--- lc_check(rel, keys): 'ok' when, in the caller's snapshot, these agree byte for byte
--- with plain SQL:
---   array_to_json over the record[] that mget returns (kept in a subquery, so that
---   nothing rewrites the call),
---   array_to_json(local_cache.mget(...)) as users write it (which the extension may
---   plan as mget_json),
---   local_cache.mget_json(...);
--- otherwise all of them.
-CREATE FUNCTION lc_check(rel regclass, keys bigint[]) RETURNS text
-LANGUAGE plpgsql STABLE AS $$
-DECLARE
-    via_mget text := (SELECT array_to_json(m)
-                        FROM (SELECT local_cache.mget(rel, keys) AS m OFFSET 0) s)::text;
-    via_call text := array_to_json(local_cache.mget(rel, keys))::text;
-    via_json text := local_cache.mget_json(rel, keys)::text;
-    via_sql text := sql_mget(rel, keys)::text;
-BEGIN
-    IF via_mget IS NOT DISTINCT FROM via_sql AND via_call IS NOT DISTINCT FROM via_sql
-       AND via_json IS NOT DISTINCT FROM via_sql THEN
-        RETURN 'ok';
-    END IF;
-    RETURN format('MISMATCH mget=%s array_to_json(mget)=%s mget_json=%s sql=%s',
-                  via_mget, via_call, via_json, via_sql);
-END $$;
-
 -- try(query): runs a query, returns its SQLSTATE and message with long numbers (OIDs)
 -- masked, for errors whose text is not deterministic.
 CREATE FUNCTION try(q text) RETURNS text
@@ -75,8 +50,7 @@ EXCEPTION WHEN OTHERS THEN
     RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, '[0-9]{4,}', 'NNNN', 'g');
 END $$;
 
-GRANT EXECUTE ON FUNCTION sql_mget(regclass, bigint[]), lc_check(regclass, bigint[]),
-    try(text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION sql_mget(regclass, bigint[]), try(text) TO PUBLIC;
 
 -- sql_kmget(rel, keys): sql_mget for primary keys of every kind local_cache keys rows by
 -- (smallint, integer, bigint, text, varchar, character(n), uuid, and composite keys of up to
@@ -119,8 +93,14 @@ BEGIN
     RETURN result;
 END $$;
 
--- lc_kcheck(rel, keys): lc_check for keys of every kind (sql_kmget is the reference); long
--- values are cut in the report of a mismatch.
+-- lc_kcheck(rel, keys): 'ok' when, in the caller's snapshot, these agree byte for byte with
+-- plain SQL (sql_kmget), for keys of every kind:
+--   array_to_json over the record[] that mget returns (kept in a subquery, so that
+--   nothing rewrites the call),
+--   array_to_json(local_cache.mget(...)) as users write it (which the extension may
+--   plan as mget_json),
+--   local_cache.mget_json(...);
+-- otherwise all of them (long values cut).
 CREATE FUNCTION lc_kcheck(rel regclass, keys anyarray) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -146,8 +126,12 @@ LANGUAGE sql STABLE AS $$
     SELECT hits, negative_hits, misses, fills, fill_rejections FROM local_cache.stats WHERE relation = rel
 $$;
 
+-- lc_check(rel, keys): lc_kcheck for the bigint[] keys the suites before keys_* pass.
+CREATE FUNCTION lc_check(rel regclass, keys bigint[]) RETURNS text
+LANGUAGE sql STABLE AS $$ SELECT lc_kcheck(rel, keys) $$;
+
 GRANT EXECUTE ON FUNCTION sql_kmget(regclass, anyarray), lc_kcheck(regclass, anyarray),
-    lc_kstats(regclass) TO PUBLIC;
+    lc_check(regclass, bigint[]), lc_kstats(regclass) TO PUBLIC;
 
 --
 -- Shared fixture: public.items (bigint primary key).

@@ -12,16 +12,20 @@ namespace {
 
 const char HEX[] = "0123456789abcdef";
 
-int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1; /* upper case is not the canonical spelling */
-}
+/* A lower-case hex digit's value, 0x10 for anything else (upper case is not the canonical
+ * spelling): a table lookup per character, on the RESP workers' path of every uuid key. */
+struct HexDigits {
+	unsigned char value[256];
+	constexpr HexDigits() : value()
+	{
+		for (int c = 0; c < 256; c++)
+			value[c] = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : 0x10;
+	}
+};
+constexpr HexDigits HEX_DIGITS;
 
-bool is_uuid_dash(size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
+/* Where each of a uuid's 16 bytes starts in its 36 characters; dashes at 8, 13, 18 and 23. */
+constexpr unsigned char UUID_BYTE_AT[UUID_KEY_BYTES] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
 
 /* A fixed-size column's bytes (an integer, a uuid) from its canonical text into `out`;
  * returns how many, 0 when the text is not canonical. */
@@ -34,22 +38,17 @@ uint32_t fixed_column_from_text(KeyKind kind, std::string_view text, char *out)
 		std::memcpy(out, &value, INT_KEY_BYTES);
 		return INT_KEY_BYTES;
 	}
-	if (text.size() != 36)
+	if (text.size() != 36 || text[8] != '-' || text[13] != '-' || text[18] != '-' || text[23] != '-')
 		return 0;
-	size_t n = 0;
-	for (size_t i = 0; i < 36; i++) {
-		if (is_uuid_dash(i)) {
-			if (text[i] != '-')
-				return 0;
-			continue;
-		}
-		int high = hex_value(text[i]), low = hex_value(text[i + 1]);
-		if (high < 0 || low < 0)
-			return 0;
-		out[n++] = char(high << 4 | low);
-		i++;
+	const unsigned char *digits = reinterpret_cast<const unsigned char *>(text.data());
+	unsigned invalid = 0;
+	for (uint32_t b = 0; b < UUID_KEY_BYTES; b++) {
+		unsigned high = HEX_DIGITS.value[digits[UUID_BYTE_AT[b]]];
+		unsigned low = HEX_DIGITS.value[digits[UUID_BYTE_AT[b] + 1]];
+		invalid |= high | low;
+		out[b] = char(high << 4 | low);
 	}
-	return UUID_KEY_BYTES;
+	return invalid & 0x10 ? 0 : UUID_KEY_BYTES;
 }
 
 /* Where a composite key's column ends in the text (an unescaped ':' or the end); false for an

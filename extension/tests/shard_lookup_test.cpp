@@ -258,6 +258,26 @@ BOOST_AUTO_TEST_CASE(hash_spreads_sequential_keys_over_shards_and_buckets)
 			BOOST_TEST(per_shard[s] < n / 64 * 2);
 		}
 
+	/* So do keys of other lengths that differ in a few bytes only: uuids numbered in their last
+	 * bytes, short text keys. */
+	for (int kind = 0; kind < 2; kind++) {
+		std::vector<int> per_shard_of_kind(64, 0);
+		std::set<uint64_t> distinct;
+		for (int k = 0; k < n; ++k) {
+			std::string bytes = kind == 0 ? std::string(14, '\0') + char(k >> 8) + char(k) : "k" + std::to_string(k);
+			uint64_t hash = hash_entry_key(bytes_key(bytes, 16384, 5));
+			++per_shard_of_kind[hash >> 58];
+			distinct.insert(hash);
+		}
+		BOOST_TEST(distinct.size() == size_t(n));
+		for (int s = 0; s < 64; ++s)
+			BOOST_TEST_CONTEXT("kind " << kind << " shard " << s)
+			{
+				BOOST_TEST(per_shard_of_kind[s] > n / 64 / 2);
+				BOOST_TEST(per_shard_of_kind[s] < n / 64 * 2);
+			}
+	}
+
 	/* Key 1 of many tables spreads too. */
 	std::set<uint64_t> shards_of_tables;
 	for (uint32_t relid = 16384; relid < 16384 + 2000; ++relid)

@@ -197,19 +197,19 @@ LANGUAGE sql IMMUTABLE AS $$
                    ARRAY(SELECT unnest(expected) EXCEPT ALL SELECT unnest(got) ORDER BY 1) AS minus) d
 $$;
 
-CREATE FUNCTION lc_diff(q text, ordered boolean DEFAULT false, flush boolean DEFAULT true,
-                        OUT path text, OUT rows int, OUT result text)
+-- lc_compare(fdw_q, src_q, ...): the query on the foreign tables, cold (its tables flushed
+-- first unless flush is false) and warm, against the same query on the source tables; path is
+-- how the foreign scans ran. lc_diff and lc_kdiff name the tables of their sections.
+CREATE FUNCTION lc_compare(fdw_q text, src_q text, flushed regclass[], ordered boolean, flush boolean,
+                           OUT path text, OUT rows int, OUT result text)
 LANGUAGE plpgsql AS $$
 DECLARE
-    fdw_q text := format(q, 'lc_fdw.items', 'lc_fdw.medium', 'lc_fdw.typed', 'lc_fdw.items_subset', 'lc_fdw');
-    src_q text := format(q, 'lc_src.items', 'lc_src.medium', 'lc_src.typed', 'lc_src.items', 'lc_src');
     cold text[];
     warm text[];
     expected text[];
 BEGIN
     IF flush THEN
-        PERFORM local_cache.flush(t)
-           FROM unnest('{lc_src.items,lc_src.medium,lc_src.typed}'::regclass[]) t;
+        PERFORM local_cache.flush(t) FROM unnest(flushed) t;
     END IF;
     cold := lc_run(fdw_q, ordered);
     expected := lc_run(src_q, ordered);
@@ -223,6 +223,14 @@ BEGIN
                             'warm: ' || lc_delta(warm, expected));
     END IF;
 END $$;
+
+CREATE FUNCTION lc_diff(q text, ordered boolean DEFAULT false, flush boolean DEFAULT true,
+                        OUT path text, OUT rows int, OUT result text)
+LANGUAGE sql AS $$
+    SELECT * FROM lc_compare(format(q, 'lc_fdw.items', 'lc_fdw.medium', 'lc_fdw.typed', 'lc_fdw.items_subset', 'lc_fdw'),
+                             format(q, 'lc_src.items', 'lc_src.medium', 'lc_src.typed', 'lc_src.items', 'lc_src'),
+                             '{lc_src.items,lc_src.medium,lc_src.typed}', ordered, flush)
+$$;
 
 -- The helper itself notices differences (a query that is not the same on both sides).
 SELECT * FROM lc_diff($$SELECT '%5$s' AS schema$$);
@@ -824,29 +832,11 @@ IMPORT FOREIGN SCHEMA lc_ksrc LIMIT TO (uk, ol, mx) FROM SERVER local_cache INTO
 
 CREATE FUNCTION lc_kdiff(q text, ordered boolean DEFAULT false, flush boolean DEFAULT true,
                          OUT path text, OUT rows int, OUT result text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    fdw_q text := format(q, 'lc_kfdw.tk', 'lc_kfdw.uk', 'lc_kfdw.ol', 'lc_kfdw.mx', 'lc_kfdw');
-    src_q text := format(q, 'lc_ksrc.tk', 'lc_ksrc.uk', 'lc_ksrc.ol', 'lc_ksrc.mx', 'lc_ksrc');
-    cold text[];
-    warm text[];
-    expected text[];
-BEGIN
-    IF flush THEN
-        PERFORM local_cache.flush(t) FROM unnest('{lc_ksrc.tk,lc_ksrc.uk,lc_ksrc.ol,lc_ksrc.mx}'::regclass[]) t;
-    END IF;
-    cold := lc_run(fdw_q, ordered);
-    expected := lc_run(src_q, ordered);
-    warm := lc_run(fdw_q, ordered);
-    path := lc_paths(fdw_q);
-    rows := cardinality(expected);
-    IF cold = expected AND warm = expected THEN
-        result := 'ok';
-    ELSE
-        result := concat_ws('; ', 'MISMATCH', 'cold: ' || lc_delta(cold, expected),
-                            'warm: ' || lc_delta(warm, expected));
-    END IF;
-END $$;
+LANGUAGE sql AS $$
+    SELECT * FROM lc_compare(format(q, 'lc_kfdw.tk', 'lc_kfdw.uk', 'lc_kfdw.ol', 'lc_kfdw.mx', 'lc_kfdw'),
+                             format(q, 'lc_ksrc.tk', 'lc_ksrc.uk', 'lc_ksrc.ol', 'lc_ksrc.mx', 'lc_ksrc'),
+                             '{lc_ksrc.tk,lc_ksrc.uk,lc_ksrc.ol,lc_ksrc.mx}', ordered, flush)
+$$;
 
 -- text keys. A name value, which text's operators compare with text, is no text value: no
 -- lookup (pushed down as one, it made the scan fail).
@@ -1121,6 +1111,6 @@ DROP SCHEMA lc_fdw_all, lc_fdw_except CASCADE;
 DROP SCHEMA lc_fdw CASCADE;
 DROP SCHEMA lc_src CASCADE;
 RESET client_min_messages;
-DROP FUNCTION lc_diff(text, boolean, boolean), lc_run(text, boolean), lc_paths(text), lc_delta(text[], text[]),
+DROP FUNCTION lc_diff(text, boolean, boolean), lc_compare(text, text, regclass[], boolean, boolean), lc_run(text, boolean), lc_paths(text), lc_delta(text[], text[]),
     lc_inv_diff(bigint[]), lc_plan(text);
 SELECT relid FROM local_cache.tables WHERE relid::text LIKE 'lc_%';

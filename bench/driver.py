@@ -10,7 +10,8 @@ After every sample it rewrites BENCH_STATE (the JSON document, "partial": true u
 The go client (bench/go/gobench) speaks the same protocol as loadgen and node.
 
 Key types: every sample has "keys", the type of its table's primary key (bench/loadgen --keys):
-"int" (public.items, bigint; every client), and for the native client only "uuid", "text" and
+"int" (public.items, bigint; every client), and for the native client (every path) and
+redis-benchmark (unpipelined GET/MGET of rows 1..N on both RESP servers) "uuid", "text" and
 "pair" (public.items_uuid, public.items_text, public.items_pair: the same rows under other keys).
 The warm mode (and all) adds those warm reads at one connection count (KEY_CONNECTIONS) and
 every batch, with the control path "parse" (mget's key array alone); their SQL paths (sql, mget,
@@ -351,9 +352,43 @@ def rb_ids(mode, batch):
     raise SystemExit(f"redis-benchmark has no {mode} mode")
 
 
-def rb_command(mode, batch):
-    keys = [f"items:{i}" for i in rb_ids(mode, batch)]
-    return ["GET"] + keys if batch == 1 else ["MGET"] + keys
+def rb_keys(mode, batch, keys="int"):
+    """The RESP keys of redis-benchmark's fixed command: public.items' of rb_ids, or a key type's
+    (warm only) of rows 1..batch, spelled by bench/loadgen (`loadgen resp-keys`)."""
+    if keys == "int":
+        return [f"items:{i}" for i in rb_ids(mode, batch)]
+    if mode != "warm":
+        raise SystemExit(f"redis-benchmark reads {keys} keys in the warm mode only")
+    return subprocess.run([LOADGEN, "resp-keys", "--keys", keys, "--batch", str(batch)], check=True,
+                          capture_output=True, text=True).stdout.split()
+
+
+def rb_command(mode, batch, keys="int"):
+    resp_keys = rb_keys(mode, batch, keys)
+    return ["GET"] + resp_keys if batch == 1 else ["MGET"] + resp_keys
+
+
+def rows_by_resp_key(keys, resp_keys):
+    """SQL's row_to_json of the rows named by resp_keys in the key type's table, by RESP key."""
+    t = key_type_desc()[keys]
+    parts = [f"replace(replace(t.{c['name']}::text, '\\', '\\\\'), ':', '\\:')" if len(t["columns"]) > 1
+             else f"t.{c['name']}::text" for c in t["columns"]]
+    key_sql = f"'{t['resp_prefix']}:' || " + " || ':' || ".join(parts)
+    wanted = ",".join("'" + k.replace("'", "''") + "'" for k in resp_keys) or "NULL"
+    return json.loads(psql(f"SELECT coalesce(json_object_agg(k, j), '{{}}') FROM (SELECT {key_sql} AS k, "
+                           f"row_to_json(t)::text AS j FROM {t['table']} t) s WHERE k IN ({wanted})"))
+
+
+_key_type_desc = {}
+
+
+def key_type_desc():
+    """`loadgen keys` of every key type, by name (tables, key columns, RESP prefix)."""
+    if not _key_type_desc:
+        out = subprocess.run([LOADGEN, "keys", "--keys", ",".join(["int"] + KEY_TYPES)], check=True,
+                             capture_output=True, text=True).stdout
+        _key_type_desc.update({t["name"]: t for t in json.loads(out)["key_types"]})
+    return _key_type_desc
 
 
 def rb_port(path):
@@ -415,35 +450,34 @@ def run_rb_check():
     """Sends both servers exactly the commands of the redis-benchmark samples, twice (the first
     may fill the cache, the second is answered from it) and pipelined as deep as the deepest
     -P, and compares every reply with SQL's row_to_json (nil for an id without a row)."""
-    modes = [m for m in (["warm", "miss"] if MODE == "all" else [MODE]) if m in RB_MODES]
-    log(f"correctness check, redis-benchmark client: its commands ({', '.join(modes) or 'none'}; batches "
-        f"{','.join(map(str, BATCHES))}; pipelined {max(PIPELINES)} deep) to the RESP port and redis-server "
-        "against SQL")
+    cases = sorted({(s["mode"], s["batch"], s["keys"]) for s in matrix() if s["client"] == "redis-benchmark"})
+    log(f"correctness check, redis-benchmark client: its commands ({', '.join(sorted({m for m, _, _ in cases})) or 'none'}; "
+        f"batches {','.join(map(str, BATCHES))}; key types {','.join(sorted({k for _, _, k in cases})) or 'none'}; "
+        f"pipelined {max(PIPELINES)} deep) to the RESP port and redis-server against SQL")
     if sh([REDIS_BENCHMARK, "--version"]) is None:
         raise RuntimeError(f"{REDIS_BENCHMARK} not found (Debian's redis-tools)")
-    ids = sorted({i for m in modes for b in BATCHES for i in rb_ids(m, b)})
-    want = json.loads(psql("SELECT coalesce(json_object_agg(id, row_to_json(i)::text), '{}') FROM public.items i "
-                           f"WHERE id = ANY('{{{','.join(map(str, ids)) or '0'}}}'::bigint[])"))
+    commands = {case: rb_command(*case) for case in cases}
+    want = {}
+    for keys in {k for _, _, k in cases}:
+        want.update(rows_by_resp_key(keys, sorted({k for (_, _, t), c in commands.items() if t == keys for k in c[1:]})))
     compared = mismatches = 0
     depth = max(PIPELINES)
     for path in RB_PATHS:
         conn = RespConn(rb_port(path))
         try:
-            for mode in modes:
-                for b in BATCHES:
-                    cmd = rb_command(mode, b)
-                    expect = [want.get(str(i)) for i in rb_ids(mode, b)]
-                    expect = expect[0] if b == 1 else expect
-                    for rnd in range(2):
-                        conn.send([cmd] * depth)
-                        for k in range(depth):
-                            got = conn.reply()
-                            compared += 1
-                            if got != expect:
-                                mismatches += 1
-                                print(f"bench: redis-benchmark check: MISMATCH: {path} {mode} {' '.join(cmd)[:120]} "
-                                      f"(round {rnd + 1}, reply {k + 1} of {depth}): got {str(got)[:300]}, expected "
-                                      f"{str(expect)[:300]}", file=sys.stderr, flush=True)
+            for (mode, b, keys), cmd in commands.items():
+                expect = [want.get(k) for k in cmd[1:]]
+                expect = expect[0] if b == 1 else expect
+                for rnd in range(2):
+                    conn.send([cmd] * depth)
+                    for k in range(depth):
+                        got = conn.reply()
+                        compared += 1
+                        if got != expect:
+                            mismatches += 1
+                            print(f"bench: redis-benchmark check: MISMATCH: {path} {mode} {' '.join(cmd)[:120]} "
+                                  f"(round {rnd + 1}, reply {k + 1} of {depth}): got {str(got)[:300]}, expected "
+                                  f"{str(expect)[:300]}", file=sys.stderr, flush=True)
         finally:
             conn.close()
     log(f"redis-benchmark check: {compared} comparisons, {mismatches} mismatches")
@@ -497,7 +531,7 @@ def run_rb_sample(spec):
     mode, path, conns, batch, pipeline = (spec["mode"], spec["path"], spec["connections"], spec["batch"],
                                           spec["pipeline"])
     prepare_table(spec)
-    command = rb_command(mode, batch)
+    command = rb_command(mode, batch, spec["keys"])
 
     def cmd(n):
         return ([REDIS_BENCHMARK, "-h", "127.0.0.1", "-p", str(rb_port(path)), "-c", str(conns), "-n", str(n),
@@ -557,15 +591,22 @@ def rotated(lst, r):
 def key_specs():
     """The warm reads of the key types (native client) and their int baseline, the SQL paths with
     binary key arrays: in the keys mode every path of int, in the warm mode int's SQL paths (the
-    matrix has int's RESP samples, and its SQL ones with text key arrays)."""
-    if KEY_CLIENT not in CLIENTS or not KEY_TYPES:
+    matrix has int's RESP samples, and its SQL ones with text key arrays). With redis-benchmark
+    among the clients also its unpipelined MGET of every key type on both RESP servers (int's in
+    the keys mode; the warm mode's matrix has them): RESP's cost per key without a client of ours."""
+    if not KEY_TYPES:
         return []
     specs = []
     for keys in ["int"] + KEY_TYPES:
-        for path in (KEY_PATHS if keys != "int" or MODE == "keys" else KEY_SQL_PATHS):
+        paths = []
+        if KEY_CLIENT in CLIENTS:
+            paths += [(KEY_CLIENT, p) for p in (KEY_PATHS if keys != "int" or MODE == "keys" else KEY_SQL_PATHS)]
+        if "redis-benchmark" in CLIENTS and (keys != "int" or MODE == "keys"):
+            paths += [("redis-benchmark", p) for p in RB_PATHS]
+        for client, path in paths:
             for conns in KEY_CONNECTIONS:
                 for batch in BATCHES:
-                    spec = {"mode": "warm", "client": KEY_CLIENT, "path": path, "connections": conns, "batch": batch,
+                    spec = {"mode": "warm", "client": client, "path": path, "connections": conns, "batch": batch,
                             "variant": None, "pipeline": 1, "keys": keys}
                     if path in KEY_SQL_PATHS:
                         spec["params"] = KEY_PARAMS
@@ -807,6 +848,8 @@ def main():
                    "key_rows_same_size": True,
                    "server": {"max_connections": 300, "shared_buffers": "128MB", "local_cache.memory": "384MB",
                               "local_cache.resp_workers": psql("SHOW local_cache.resp_workers"),
+                              "resp_workers_running": int(psql("SELECT count(*) FROM pg_stat_activity WHERE "
+                                                               "backend_type = 'local_cache RESP worker'")),
                               "data_directory": "tmpfs (/dev/shm)", "fsync": "off",
                               "synchronous_commit": psql("SHOW synchronous_commit")}},
         "checks": [], "samples": [],
@@ -840,7 +883,7 @@ def main():
                                                          text=True).stdout)["key_types"]
         log(f"{len(specs)} samples of {DURATION:g}s ({MODE}; clients {','.join(CLIENTS)}; connections "
             f"{','.join(map(str, CONNECTIONS))}; batches {','.join(map(str, BATCHES))}; repeats {REPEATS}"
-            + (f"; key types {','.join(kinds)}, native client, {','.join(map(str, KEY_CONNECTIONS))} connections" if kinds else "")
+            + (f"; key types {','.join(kinds)}, {','.join(map(str, KEY_CONNECTIONS))} connections" if kinds else "")
             + ")")
         for i, spec in enumerate(specs, 1):
             s = run_sample(spec)

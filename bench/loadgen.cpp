@@ -30,6 +30,9 @@
 //   loadgen keys [--keys LIST]
 //       one JSON line describing the key types: tables, key columns, the statements of the SQL
 //       read paths, the parameters and the RESP keys of rows 1 and 2
+//   loadgen resp-keys --keys TYPE --batch B
+//       the RESP keys of rows 1..B of the key type's table, one per line (the keys of
+//       redis-benchmark's fixed MGET in bench/driver.py)
 //   loadgen soak --pg CONNINFO --resp-port P --redis-port R --resp-user U --resp-password W
 //                --seconds S --interval I [--conns N] [--batch B] [--write-rate W]
 //                [--probe-interval-ms M] [--probe-bound-ms X] [--probe-rows K]
@@ -1979,11 +1982,16 @@ int run_describe(const Options &o) {
     return 0;
 }
 
+int run_resp_keys(const Options &o, const KeyType &t) {
+    for (long long n = 1; n <= o.batch; n++) std::printf("%s:%s\n", resp_prefix(o, t).c_str(), key_text(t, n).c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     Options o;
-    if (argc < 2) die("usage: loadgen check|run|soak|keys [options] (see the header of bench/loadgen.cpp)");
+    if (argc < 2) die("usage: loadgen check|run|soak|keys|resp-keys [options] (see the header of bench/loadgen.cpp)");
     o.cmd = argv[1];
     for (int i = 2; i < argc; i++) {
         std::string a = argv[i];
@@ -2023,6 +2031,7 @@ int main(int argc, char **argv) {
     const KeyType &kt = key_type(o.keys.empty() ? "int" : o.keys);
     o.prefix = resp_prefix(o, kt);
     if (o.cmd == "run") return run_load(o);
+    if (o.cmd == "resp-keys") return run_resp_keys(o, kt);
     if (o.cmd == "soak") {
         if (&kt != &INT_KEYS) die("soak reads public.items only (no --keys)");
         return run_soak(o);

@@ -69,6 +69,7 @@ MODE_TITLES = {
 
 READ_MODES = ["warm", "miss", "mixed", "cold"]
 RB = "redis-benchmark"
+RB_PATHS = ["resp", "redis"]  # redis-benchmark's paths: the extension's RESP server and redis-server
 
 
 def path_label(client, path, batch, pipeline=1):
@@ -81,6 +82,15 @@ def path_label(client, path, batch, pipeline=1):
 
 def v_rb(doc):
     return (doc.get("versions", {}).get("redis_benchmark") or "version unknown").strip()
+
+
+def resp_workers(server):
+    """How many RESP workers served the run: counted by bench/run (older documents: the setting)."""
+    running = server.get("resp_workers_running")
+    setting = server.get("local_cache.resp_workers")
+    if running is None:
+        return setting
+    return f"{running}" + (f" (`local_cache.resp_workers = {setting}`: one per four cores)" if setting == "0" else "")
 
 
 def die(msg):
@@ -283,23 +293,37 @@ def key_types_section(doc, src, separate):
     def vs_int(fn, kind, path, b):
         return ratio(fn(kind, path, b), fn("int", path, b))
 
-    def fails(kind, r, path):
-        return kind in KEY_TARGET_TYPES and path in KEY_CACHED and r is not None and round(r, 2) > KEY_TARGET
+    def rb_per_key(kind, path, b):  # redis-benchmark's unpipelined GET/MGET
+        x = data[kind].median("server_cpu_us_per_req", "warm", RB, path, c, b)
+        return None if x is None else x / b
 
     top = max(batches)
+    # RESP is judged on redis-benchmark's samples when the run has them: its command is fixed, so
+    # its cost does not change with the key type, where the native client's longer keys to format
+    # leave the server fewer requests per wakeup (and so more CPU per request)
+    has_rb = all(rb_per_key(k, "resp", top) is not None for k in ["int"] + kinds)
+
+    def judged(kind, path):
+        return kind in KEY_TARGET_TYPES and path in KEY_CACHED and not (path == "resp" and has_rb)
+
+    def fails(r):
+        return r is not None and round(r, 2) > KEY_TARGET
+
     has_parse = any(cpu(k, "parse", top) is not None for k in ["int"] + kinds)
     # ------------------------------------------------------------ verdict
     w("## Key types")
     w("")
     parts, missed = [], []
     for kind in kinds:
-        rs = [(p, vs_int(per_key, kind, p, top)) for p in KEY_CACHED]
+        rs = [(PATH_NAMES[p] + (" (redis-benchmark)" if p == "resp" and has_rb else ""),
+               vs_int(rb_per_key if p == "resp" and has_rb else per_key, kind, p, top)) for p in KEY_CACHED]
         rs = [(p, r) for p, r in rs if r is not None]
         if not rs:
             continue
         lo, hi = min(r for _, r in rs), max(r for _, r in rs)
         parts.append(f"{name(kind)} {lo:.2f}–{hi:.2f}×" if len(rs) > 1 else f"{name(kind)} {lo:.2f}×")
-        missed += [f"{name(kind)} on {PATH_NAMES[p]} ({r:.2f}×)" for p, r in rs if fails(kind, r, p)]
+        if kind in KEY_TARGET_TYPES:
+            missed += [f"{name(kind)} on {p} ({r:.2f}×)" for p, r in rs if fails(r)]
     rest = []  # mget_json without the key array's parse: (path - parse) against bigint's
     for kind in kinds:
         x, x0 = cpu(kind, "mget_json", top), cpu("int", "mget_json", top)
@@ -307,7 +331,8 @@ def key_types_section(doc, src, separate):
         if None not in (x, x0, z, z0) and x0 > z0:
             rest.append(f"{name(kind)} {(x - z) / (x0 - z0):.2f}×")
     if parts:
-        w(f"**Server CPU per key looked up (cache hits, {top} keys per request, the cached paths) against bigint keys: "
+        w(f"**Server CPU per key looked up (cache hits, {top} keys per request, the cached paths"
+          + (", RESP with redis-benchmark as the client" if has_rb else "") + ") against bigint keys: "
           f"{'; '.join(parts)}. Target for uuid and short text keys ≤ {KEY_TARGET:.1f}×: "
           + ("met on every cached path.**" if not missed else "not met for " + ", ".join(missed) + ".**")
           + (f" Without receiving {'and parsing ' if key_params == 'text' else ''}the key array (the control *key array "
@@ -322,13 +347,16 @@ def key_types_section(doc, src, separate):
           "`row_to_json(row)` (uuid 34–37 bytes, short text 3, composite 3–5), so every path returns as many bytes "
           "per row whatever the key (RESP and mget_json send the key inside the row's JSON), and the comparison is "
           "of the lookups, not of longer rows; each enabled, with its foreign table in `cache` and, in "
-          "redis-server, the same rows under the same RESP keys. The node, go and redis-benchmark clients read "
-          "bigint keys only.")
+          "redis-server, the same rows under the same RESP keys. The node and go clients read bigint keys only"
+          + ("; redis-benchmark reads every key type on the RESP paths (below)." if has_rb else
+             ", so does redis-benchmark."))
     else:
         w(f"Warm reads of the {client} client, {c} connections, the same keys in every request (rows 1..N), on four "
           "tables holding the same 4,096 rows — the values of `public.items` — under primary keys of different types; "
           "each enabled, with its foreign table in `cache` and, in redis-server, the same rows under the same RESP "
-          "keys. The node, go and redis-benchmark clients read bigint keys only.")
+          "keys. The node and go clients read bigint keys only"
+          + ("; redis-benchmark reads every key type on the RESP paths (below)." if has_rb else
+             ", so does redis-benchmark."))
     if key_params == "binary":
         w("")
         w("The SQL paths (prepared SQL, mget, mget_json, the FDW, key array alone) send every key type's key arrays, "
@@ -420,13 +448,34 @@ def key_types_section(doc, src, separate):
                 x, r = per_key(kind, p, b), vs_int(per_key, kind, p, b)
                 cell = fmt(x, 2)
                 if kind != "int" and r is not None:
-                    mark = ""
-                    if kind in KEY_TARGET_TYPES and p in KEY_CACHED:
-                        mark = " ✗" if fails(kind, r, p) else " ✓"
+                    mark = (" ✗" if fails(r) else " ✓") if judged(kind, p) else ""
                     cell += f" ({r:.2f}×{mark})"
                 cells.append(cell)
             w(f"| {name(kind)} | {b} | " + " | ".join(cells) + " |")
     w("")
+    if has_rb:
+        w(f"RESP with `{RB}` as the client ({c} connections, no pipelining, `GET`/`MGET` of the RESP keys of rows "
+          "1..N, a fixed command, so the client's cost is the same whatever the key type): server CPU µs per key "
+          f"looked up and, in parentheses, relative to bigint keys (✓/✗: uuid and short text against the "
+          f"{KEY_TARGET:.1f}× target); redis-server, holding the same rows under the same keys, shows what the "
+          "longer keys cost a RESP server that does no more than hash and compare them:")
+        w("")
+        w("| key type | keys | RESP | redis-server | RESP / redis-server | RESP requests/s | redis-server requests/s |")
+        w("| --- | --- | --- | --- | --- | --- | --- |")
+        for kind in ["int"] + kinds:
+            for b in batches:
+                cells = []
+                for p in RB_PATHS:
+                    x, r = rb_per_key(kind, p, b), vs_int(rb_per_key, kind, p, b)
+                    cell = fmt(x, 2)
+                    if kind != "int" and r is not None:
+                        target = kind in KEY_TARGET_TYPES and p == "resp"
+                        cell += f" ({r:.2f}×{(' ✗' if fails(r) else ' ✓') if target else ''})"
+                    cells.append(cell)
+                cells.append(fmt(ratio(rb_per_key(kind, "resp", b), rb_per_key(kind, "redis", b)), 2))
+                cells += [fmt(data[kind].median("rps", "warm", RB, p, c, b)) for p in RB_PATHS]
+                w(f"| {name(kind)} | {b} | " + " | ".join(cells) + " |")
+        w("")
     lo_b = min(batches)
     if top > lo_b:
         paths = KEY_PATHS + (["parse"] if has_parse else [])
@@ -685,7 +734,7 @@ def soak_report(doc, args, charts):
     w("")
     srv = cfg.get("server", {})
     w("`bench/run soak` starts the throwaway cluster of the other modes (tmpfs, fsync off, `shared_buffers = 128MB`, "
-      f"`local_cache.memory = 384MB`, {srv.get('local_cache.resp_workers')} RESP workers; `synchronous_commit = "
+      f"`local_cache.memory = 384MB`, {resp_workers(srv)} RESP workers; `synchronous_commit = "
       f"{srv.get('synchronous_commit')}`), 4,096 rows of 128-byte values in `public.items`, cached, the foreign table, "
       "and redis-server holding the same rows"
       + (", plus a **hot standby**: a streaming replica of the cluster (`pg_basebackup -R`, the same "
@@ -969,7 +1018,7 @@ def main():
     w("`bench/run` builds and installs the extension, starts a throwaway PostgreSQL 15 cluster with its data "
       "directory and WAL on tmpfs (`/dev/shm`; fsync and synchronous_commit off), `shared_preload_libraries = "
       "'local_cache'`, `max_connections = 300`, `shared_buffers = 128MB`, `local_cache.memory = 384MB` and the RESP "
-      f"server on a loopback port ({cfg['server'].get('local_cache.resp_workers')} workers), loads `public.items(id bigint "
+      f"server on a loopback port ({resp_workers(cfg['server'])} worker(s)), loads `public.items(id bigint "
       "primary key, value text)` with 4,096 rows of 128-byte values, enables the cache, imports the foreign table, and "
       "starts Debian's redis-server on loopback without persistence, holding the same rows as `row_to_json` strings "
       "under the same keys (`items:<id>`).")

@@ -2,8 +2,9 @@
  * connection.cpp — one RESP connection: reading into its input buffer, running every complete
  * request in order, writing the replies, and closing.
  *
- * The replies of one read go out in one uv_write (a pipeline gets one write per batch);
- * replies produced while a write is in flight wait in a second buffer. A request whose table
+ * The replies of one read go out in one write (a pipeline gets one write per batch), tried at
+ * once and handed to uv_write only for what the socket did not take; replies produced while
+ * such a write is in flight wait in a second buffer. A request whose table
  * another transaction has locked is not answered yet: the connection stops there and the
  * request runs again from the worker's retry timer, until it gets the lock or has waited
  * local_cache.resp_lock_timeout (then -BUSY). Meanwhile the worker serves its other
@@ -71,24 +72,44 @@ void on_written(uv_write_t *request, int status) noexcept
 	});
 }
 
-/* Hands the pending replies to libuv in one write; closes when the client asked to. */
+/*
+ * Sends the pending replies in one write; closes when the client asked to. The write is tried
+ * here first: the replies of a read nearly always fit the socket buffer, and a uv_write that
+ * completes at once still costs an epoll_ctl per reply (libuv re-arms the watcher when it
+ * reports the completion). Only what the socket does not take now goes to uv_write.
+ */
 void flush(Connection *c)
 {
 	if (c->closing || c->write_in_flight)
 		return;
-	if (c->pending.empty()) {
-		if (c->session.close_after_reply)
+	if (!c->pending.empty()) {
+		uv_stream_t *stream = reinterpret_cast<uv_stream_t *>(&c->handle);
+		uv_buf_t buffer = uv_buf_init(const_cast<char *>(c->pending.data()), unsigned(c->pending.size()));
+		int written = uv_try_write(stream, &buffer, 1);
+		if (written < 0 && written != UV_EAGAIN) {
 			close_connection(c);
-		return;
+			return;
+		}
+		size_t done = written > 0 ? size_t(written) : 0;
+		if (done < c->pending.size()) {
+			c->writing.swap(c->pending);
+			buffer = uv_buf_init(const_cast<char *>(c->writing.data()) + done, unsigned(c->writing.size() - done));
+			c->write_request.data = c;
+			if (uv_write(&c->write_request, stream, &buffer, 1, on_written) < 0) {
+				close_connection(c);
+				return;
+			}
+			c->write_in_flight = true;
+			return;
+		}
+		c->pending.clear();
+		if (c->pending.capacity() > kKeptBufferBytes) {
+			c->pending.release();
+			account(c);
+		}
 	}
-	c->writing.swap(c->pending);
-	uv_buf_t buffer = uv_buf_init(const_cast<char *>(c->writing.data()), unsigned(c->writing.size()));
-	c->write_request.data = c;
-	if (uv_write(&c->write_request, reinterpret_cast<uv_stream_t *>(&c->handle), &buffer, 1, on_written) < 0) {
+	if (c->session.close_after_reply)
 		close_connection(c);
-		return;
-	}
-	c->write_in_flight = true;
 }
 
 /*

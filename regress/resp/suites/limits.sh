@@ -87,6 +87,15 @@ check_re "pipeline read in one go: the log says why" 'output buffer limit exceed
 raw_case "the workers keep serving others" "+PONG\\r\\n$(bulk "$J3")" 'send:PING\r\nGET items:3\r\n' read:2
 set_setting local_cache.resp_output_buffer_limit DEFAULT
 
+# A reply far larger than the socket takes at once (8,000 x 4 kB: 32 MB, under the default limit)
+# is written in parts as the client reads; it arrives whole, and the replies of the requests
+# pipelined behind it follow, in order, on the same connection.
+big_bulk=$(bulk "$(json_of bigrow 1)")
+want_sum=$( { printf '*8000\\r\\n'; for i in $(seq 1 8000); do printf '%s' "$big_bulk"; done
+              printf '+PONG\\r\\n%s' "$(bulk "$J1")"; } | md5sum)
+got_sum=$(raw 'send:*8001\r\n$4\r\nMGET\r\n' 'repeat:8000:$5\r\nbig:1\r\n' 'send:PING\r\nGET items:1\r\n' read:3 | tr -d '\n' | md5sum)
+check "a 32 MB MGET reply and the two replies pipelined behind it arrive whole and in order" "$want_sum" "$got_sum"
+
 # Buffers grow with the bytes that arrive, never with what a request declares: 20 connections
 # announcing a 64 MB argument and sending one byte of it cost the workers almost nothing.
 hwm_before=$(workers_hwm_kb)

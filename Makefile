@@ -69,11 +69,11 @@ REGRESS_OUTPUT ?= regress/output
 ISOLATION_OUTPUT ?= regress/output_isolation
 
 PG_CONFIG ?= pg_config
-PG_CXXFLAGS = -std=c++17 -O2 -Wall -Wno-register -Wno-missing-field-initializers
+PG_CXXFLAGS = -std=c++17 -O2 -fno-semantic-interposition -Wall -Wno-register -Wno-missing-field-initializers
 # The extension's version, from the control file (INFO reports it).
 LOCAL_CACHE_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))local_cache.control)
 PG_CPPFLAGS = -DLOCAL_CACHE_VERSION='"$(LOCAL_CACHE_VERSION)"'
-SHLIB_LINK = -luv -lcrypto -lstdc++
+SHLIB_LINK = -luv -lcrypto -lstdc++ -Wl,-Bsymbolic-functions
 
 # The server-dev package turns on LLVM bitcode, which would compile our C++ with clang
 # without PG_CXXFLAGS; JIT inlining of this code buys nothing, so skip it.

@@ -309,6 +309,13 @@ def key_types_section(doc, src, separate):
     def fails(r):
         return r is not None and round(r, 2) > KEY_TARGET
 
+    def per_key_cell(fn, kind, path, b, target):
+        """µs per key and, for the key types, the ratio to bigint's (✓/✗ where the target applies)."""
+        x, r = fn(kind, path, b), vs_int(fn, kind, path, b)
+        if kind == "int" or r is None:
+            return fmt(x, 2)
+        return fmt(x, 2) + f" ({r:.2f}×{(' ✗' if fails(r) else ' ✓') if target else ''})"
+
     has_parse = any(cpu(k, "parse", top) is not None for k in ["int"] + kinds)
     # ------------------------------------------------------------ verdict
     w("## Key types")
@@ -443,14 +450,7 @@ def key_types_section(doc, src, separate):
     w("| --- | --- | " + " | ".join("---" for _ in paths) + " |")
     for kind in ["int"] + kinds:
         for b in batches:
-            cells = []
-            for p in paths:
-                x, r = per_key(kind, p, b), vs_int(per_key, kind, p, b)
-                cell = fmt(x, 2)
-                if kind != "int" and r is not None:
-                    mark = (" ✗" if fails(r) else " ✓") if judged(kind, p) else ""
-                    cell += f" ({r:.2f}×{mark})"
-                cells.append(cell)
+            cells = [per_key_cell(per_key, kind, p, b, judged(kind, p)) for p in paths]
             w(f"| {name(kind)} | {b} | " + " | ".join(cells) + " |")
     w("")
     if has_rb:
@@ -464,14 +464,8 @@ def key_types_section(doc, src, separate):
         w("| --- | --- | --- | --- | --- | --- | --- |")
         for kind in ["int"] + kinds:
             for b in batches:
-                cells = []
-                for p in RB_PATHS:
-                    x, r = rb_per_key(kind, p, b), vs_int(rb_per_key, kind, p, b)
-                    cell = fmt(x, 2)
-                    if kind != "int" and r is not None:
-                        target = kind in KEY_TARGET_TYPES and p == "resp"
-                        cell += f" ({r:.2f}×{(' ✗' if fails(r) else ' ✓') if target else ''})"
-                    cells.append(cell)
+                cells = [per_key_cell(rb_per_key, kind, p, b, kind in KEY_TARGET_TYPES and p == "resp")
+                         for p in RB_PATHS]
                 cells.append(fmt(ratio(rb_per_key(kind, "resp", b), rb_per_key(kind, "redis", b)), 2))
                 cells += [fmt(data[kind].median("rps", "warm", RB, p, c, b)) for p in RB_PATHS]
                 w(f"| {name(kind)} | {b} | " + " | ".join(cells) + " |")

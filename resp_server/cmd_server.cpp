@@ -350,6 +350,7 @@ void info_command(CommandContext &c)
 		info_number(out, "total_connections_received", stats.total_connections_received);
 		info_number(out, "total_commands_processed", stats.total_commands_processed);
 		info_number(out, "rejected_connections", stats.rejected_connections);
+		info_number(out, "batch_pauses", stats.batch_pauses);
 		info_number(out, "expired_keys", 0);
 		info_number(out, "evicted_keys", stats.evicted_keys);
 		info_number(out, "keyspace_hits", stats.keyspace_hits);

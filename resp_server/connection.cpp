@@ -238,6 +238,7 @@ void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *) noexcept
 			return;
 		c->input_end += size_t(nread);
 		c->last_active_ms = now_ms();
+		c->server->batching.count_read(uv_now(&c->server->loop), &c->read_in_ms);
 		process_input(c);
 	});
 }

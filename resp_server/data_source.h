@@ -216,6 +216,7 @@ struct InfoStats {
 	uint64_t total_connections_received = 0;
 	uint64_t total_commands_processed = 0;
 	uint64_t rejected_connections = 0;
+	uint64_t batch_pauses = 0; /* local_cache.resp_batch_delay's pauses, every worker's */
 
 	uint64_t used_memory = 0; /* bytes of the cache in use */
 	uint64_t max_memory = 0;  /* the cache's size (local_cache.memory) */

@@ -498,6 +498,7 @@ void PgDataSource::fill_info(InfoStats &stats)
 	stats.total_connections_received = counters.total_connections_received;
 	stats.total_commands_processed = counters.total_commands_processed;
 	stats.rejected_connections = counters.rejected_connections;
+	stats.batch_pauses = counters.batch_pauses;
 	stats.used_memory = global.bytes;
 	stats.max_memory = global.memory_budget;
 	stats.keyspace_hits = global.counters[COUNTER_HITS];

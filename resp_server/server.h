@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include "batching.h"
 #include "commands.h"
 #include "pg_data_source.h"
 #include "protocol.h"
@@ -48,6 +49,7 @@ struct Connection {
 	size_t accounted_memory = 0;
 	/* When the request at input_start first found its table locked; 0: it did not. */
 	int64_t blocked_since_ms = 0;
+	uint64_t read_in_ms = BatchPolicy::kNever; /* for Server::batching */
 	Connection *prev = nullptr;
 	Connection *next = nullptr;
 
@@ -61,6 +63,8 @@ struct Server {
 	uv_timer_t timer;        /* housekeeping, every second */
 	uv_timer_t retry_timer;  /* runs while a request waits for a locked table */
 	uv_prepare_t interrupts; /* before the loop blocks: interrupts, barriers, reloads */
+	uv_check_t batch_pause;  /* after each loop turn: local_cache.resp_batch_delay */
+	BatchPolicy batching;
 	uv_poll_t postmaster_watch;
 	Connection *connections = nullptr;
 	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */

@@ -26,6 +26,7 @@ int local_cache_resp_max_request_size = 64 * 1024 * 1024;
 int local_cache_resp_output_buffer_limit = 64 * 1024 * 1024;
 int local_cache_resp_lock_timeout = 1000;
 int local_cache_resp_client_memory = 256 * 1024;
+int local_cache_resp_batch_delay = 50;
 
 namespace local_cache {
 
@@ -79,6 +80,12 @@ void resp_define_settings(void)
 							"Afterwards it answers -BUSY; the worker serves its other connections meanwhile.",
 							&local_cache_resp_lock_timeout, 1000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	/* in microseconds, like commit_delay (GUC units stop at milliseconds) */
+	DefineCustomIntVariable("local_cache.resp_batch_delay",
+							"Microseconds a busy RESP worker pauses before it waits for the next requests.",
+							"Only under the load of many clients; their requests arriving meanwhile are read "
+							"together instead of each waking the worker. 0: never pause.",
+							&local_cache_resp_batch_delay, 50, 0, 1000, PGC_SIGHUP, 0, NULL, NULL, NULL);
 }
 
 } // namespace local_cache

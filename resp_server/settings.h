@@ -15,6 +15,7 @@ extern int local_cache_resp_max_request_size;
 extern int local_cache_resp_output_buffer_limit;
 extern int local_cache_resp_lock_timeout;
 extern int local_cache_resp_client_memory;
+extern int local_cache_resp_batch_delay;
 
 namespace local_cache {
 

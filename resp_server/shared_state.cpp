@@ -99,6 +99,7 @@ void resp_shmem_startup(void)
 			pg_atomic_init_u64(&slot->counters.total_connections_received, 0);
 			pg_atomic_init_u64(&slot->counters.total_commands_processed, 0);
 			pg_atomic_init_u64(&slot->counters.rejected_connections, 0);
+			pg_atomic_init_u64(&slot->counters.batch_pauses, 0);
 		}
 		for (int i = 0; i < resp::kMaxCountedRoles; i++) {
 			pg_atomic_init_u32(&shared->roles[i].role, 0);
@@ -129,13 +130,14 @@ pid_t worker_pid(int number)
 
 ServerCounters server_counters(void)
 {
-	ServerCounters sum = {0, 0, 0, 0};
+	ServerCounters sum = {0, 0, 0, 0, 0};
 	for (int i = 0; i < RESP_MAX_WORKERS; i++) {
 		WorkerCounters *c = &shared->workers[i].counters;
 		sum.connected_clients += pg_atomic_read_u64(&c->connected_clients);
 		sum.total_connections_received += pg_atomic_read_u64(&c->total_connections_received);
 		sum.total_commands_processed += pg_atomic_read_u64(&c->total_commands_processed);
 		sum.rejected_connections += pg_atomic_read_u64(&c->rejected_connections);
+		sum.batch_pauses += pg_atomic_read_u64(&c->batch_pauses);
 	}
 	return sum;
 }

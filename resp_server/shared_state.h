@@ -21,6 +21,7 @@ struct WorkerCounters {
 	pg_atomic_uint64 total_connections_received;
 	pg_atomic_uint64 total_commands_processed;
 	pg_atomic_uint64 rejected_connections;
+	pg_atomic_uint64 batch_pauses; /* local_cache.resp_batch_delay's pauses */
 };
 
 /* Worker `number` says it runs (its pid) and, through an exit callback, that it ended (its
@@ -35,6 +36,7 @@ struct ServerCounters {
 	uint64 total_connections_received;
 	uint64 total_commands_processed;
 	uint64 rejected_connections;
+	uint64 batch_pauses;
 };
 ServerCounters server_counters(void);
 uint64 connected_clients_total(void);

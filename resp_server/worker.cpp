@@ -12,6 +12,8 @@
  *   - CHECK_FOR_INTERRUPTS(): ProcSignalBarriers (DROP DATABASE, ALTER DATABASE SET
  *     TABLESPACE wait for every backend to absorb them), memory-context logging. A cancel
  *     (pg_cancel_backend) that arrives between commands has nothing to cancel: dropped.
+ * A check handle runs after every turn and may pause the loop briefly under the load of many
+ * clients (pause_for_batch, local_cache.resp_batch_delay).
  * Inside a command (in_transaction(), pg_data_source.cpp) PostgreSQL's own waits (a lock
  * wait, a long scan) check interrupts themselves: SIGTERM ends the worker there with the
  * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
@@ -37,7 +39,10 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <cerrno>
 
@@ -94,6 +99,7 @@ void shut_down(Server *server)
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->timer), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->retry_timer), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->interrupts), nullptr);
+	uv_close(reinterpret_cast<uv_handle_t *>(&server->batch_pause), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->postmaster_watch), nullptr);
 	wakeup_usable = false;
 	uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
@@ -119,6 +125,24 @@ void process_interrupts(Server *server)
 		if (!run_or_abort_transaction([]() noexcept { CHECK_FOR_INTERRUPTS(); }, &error))
 			ereport(LOG, (errmsg("local_cache RESP worker %d: %s", server->worker_number, error.message)));
 	}
+}
+
+/*
+ * After each loop turn: a pause of local_cache.resp_batch_delay microseconds before the loop
+ * blocks, when the load calls for it (batching.h says when and why) and no request is waiting
+ * yet. The pause is bounded (at most 1 ms) and a signal ends it at once.
+ */
+void pause_for_batch(Server *server)
+{
+	if (server->shutting_down ||
+		!server->batching.should_pause(uv_now(&server->loop), local_cache_resp_batch_delay))
+		return;
+	pollfd waiting = {uv_backend_fd(&server->loop), POLLIN, 0};
+	if (poll(&waiting, 1, 0) != 0)
+		return;
+	timespec pause = {0, long(local_cache_resp_batch_delay) * 1000};
+	nanosleep(&pause, nullptr);
+	count(&server->counters->batch_pauses, 1);
 }
 
 void on_timer(uv_timer_t *timer) noexcept
@@ -188,6 +212,13 @@ void run_server(int worker_number, WorkerCounters *counters)
 	server.interrupts.data = &server;
 	uv_prepare_start(&server.interrupts, [](uv_prepare_t *handle) noexcept {
 		guarded(nullptr, [&] { process_interrupts(static_cast<Server *>(handle->data)); });
+	});
+	/* nanosleep would round local_cache.resp_batch_delay up by the default 50 µs of slack */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	uv_check_init(&server.loop, &server.batch_pause);
+	server.batch_pause.data = &server;
+	uv_check_start(&server.batch_pause, [](uv_check_t *handle) noexcept {
+		guarded(nullptr, [&] { pause_for_batch(static_cast<Server *>(handle->data)); });
 	});
 	uv_timer_init(&server.loop, &server.timer);
 	server.timer.data = &server;

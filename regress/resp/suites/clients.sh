@@ -4,6 +4,7 @@
 #               new connections, tables the role may not read skipped, committed writes seen
 #   KEYS        the same keys from one snapshot
 #   tools       redis-cli --bigkeys, --memkeys, --stat, --latency; redis-benchmark GET and MGET
+#   batching    busy workers pause (INFO batch_pauses), never for a lone client nor when turned off
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh clients). Leaves the
 # fixtures as it found them.
 
@@ -73,5 +74,33 @@ check_re "redis-benchmark -t get" '"GET","[0-9.]+"' "$out"
 out=$(timeout 60 redis-benchmark -h 127.0.0.1 -p "$RESP_PORT" -n 2000 -c 8 --csv MGET items:1 items:2 items:3 2>&1)
 check_re "redis-benchmark MGET of three rows" '"MGET items:1 items:2 items:3","[0-9.]+"' "$out"
 check "redis-benchmark: no error replies" "" "$(printf '%s' "$out" | grep -i 'error' || true)"
+
+section "batch pauses (local_cache.resp_batch_delay)"
+batch_pauses() { timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --raw INFO stats | sed -n 's/^batch_pauses:\([0-9]*\).*/\1/p'; }
+# busy_clients: 256 connections reading one row as fast as they can; prints the requests/s
+busy_clients() {
+    timeout 120 redis-benchmark -h 127.0.0.1 -p "$RESP_PORT" -n 100000 -c 256 --csv MGET items:1 2>&1 \
+        | sed -n 's/^"MGET items:1","\([0-9]*\).*/\1/p'
+}
+before=$(batch_pauses)
+check_re "INFO batch_pauses is a number" '^[0-9]+$' "$before"
+timeout 60 redis-cli -h 127.0.0.1 -p "$RESP_PORT" -r 3000 GET items:1 >/dev/null
+check "a lone client's 3,000 requests in a row are never held up" "$before" "$(batch_pauses)"
+rate=$(busy_clients)
+after=$(batch_pauses)
+# the workers pause once their last millisecond had a read per pause (20 reads/ms at the
+# default 50 us, each of 2 workers): judged only when the client got well beyond that
+if ((${rate:-0} >= 80000)); then
+    check "256 busy clients ($rate requests/s): the workers pause between loop turns" "yes" \
+        "$( ((after > before)) && echo yes || echo "no: batch_pauses $before -> $after")"
+else
+    check "256 busy clients: too few requests/s (${rate:-none}) to judge the pauses" "" ""
+fi
+set_setting local_cache.resp_batch_delay 0
+sleep 1   # no CONFIG GET for this one: give both workers the reload
+before=$(batch_pauses)
+busy_clients >/dev/null
+check "local_cache.resp_batch_delay = 0: no pause under the same load" "$before" "$(batch_pauses)"
+set_setting local_cache.resp_batch_delay DEFAULT
 
 sql "DROP FUNCTION regress_resp_keys(text)" >/dev/null

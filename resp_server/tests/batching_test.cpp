@@ -1,0 +1,105 @@
+/*
+ * batching_test.cpp — Boost.Test cases of BatchPolicy (resp_server/batching.h): a busy worker
+ * pauses under the load of many clients, and never when the pause would hold up the requests
+ * of few clients, a lone client, a light load, or right after an idle spell.
+ */
+#include <boost/test/unit_test.hpp>
+
+#include "batching.h"
+
+#include <vector>
+
+using namespace local_cache::resp;
+
+namespace {
+
+constexpr int kDelayUs = 50;
+
+/* Millisecond `ms` of a worker's loop clock: `reads` reads, one per loop turn, going round
+ * `marks` (one per connection). Returns after how many of those turns the policy paused. */
+int run_millisecond(BatchPolicy &policy, uint64_t ms, int reads, std::vector<uint64_t> &marks,
+					int delay_us = kDelayUs)
+{
+	int pauses = 0;
+	for (int i = 0; i < reads; i++) {
+		policy.count_read(ms, &marks[size_t(i) % marks.size()]);
+		pauses += policy.should_pause(ms, delay_us);
+	}
+	return pauses;
+}
+
+std::vector<uint64_t> connections(int n)
+{
+	return std::vector<uint64_t>(size_t(n), BatchPolicy::kNever);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(batching)
+
+BOOST_AUTO_TEST_CASE(many_busy_clients_pause_once_a_whole_millisecond_shows_it)
+{
+	BatchPolicy policy;
+	auto marks = connections(64);
+	BOOST_TEST(run_millisecond(policy, 1000, 120, marks) == 0); /* no history yet */
+	BOOST_TEST(run_millisecond(policy, 1001, 120, marks) == 120);
+	BOOST_TEST(run_millisecond(policy, 1002, 120, marks) == 120);
+}
+
+BOOST_AUTO_TEST_CASE(a_lone_client_never_waits)
+{
+	BatchPolicy policy;
+	auto marks = connections(1);
+	for (uint64_t ms = 1000; ms < 1010; ms++)
+		BOOST_TEST(run_millisecond(policy, ms, 40, marks) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(few_clients_sending_quickly_never_wait)
+{
+	/* 8 clients at 110 reads/ms: each sends every 73 µs, less than eight pauses apart */
+	BatchPolicy policy;
+	auto marks = connections(8);
+	for (uint64_t ms = 1000; ms < 1010; ms++)
+		BOOST_TEST(run_millisecond(policy, ms, 110, marks) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_light_load_never_waits)
+{
+	/* 10 reads/ms: fewer than one per 50 µs pause */
+	BatchPolicy policy;
+	auto marks = connections(64);
+	for (uint64_t ms = 1000; ms < 1010; ms++)
+		BOOST_TEST(run_millisecond(policy, ms, 10, marks) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(no_delay_never_waits)
+{
+	BatchPolicy policy;
+	auto marks = connections(64);
+	for (uint64_t ms = 1000; ms < 1010; ms++)
+		BOOST_TEST(run_millisecond(policy, ms, 120, marks, 0) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_idle_spell_forgets_the_load)
+{
+	BatchPolicy policy;
+	auto marks = connections(64);
+	run_millisecond(policy, 1000, 120, marks);
+	BOOST_TEST(run_millisecond(policy, 1001, 120, marks) == 120);
+	/* nothing read in 1002: the first busy millisecond after it has no history */
+	BOOST_TEST(run_millisecond(policy, 1003, 120, marks) == 0);
+	BOOST_TEST(run_millisecond(policy, 1004, 120, marks) == 120);
+}
+
+BOOST_AUTO_TEST_CASE(a_turn_without_reads_never_waits)
+{
+	BatchPolicy policy;
+	auto marks = connections(64);
+	run_millisecond(policy, 1000, 120, marks);
+	run_millisecond(policy, 1001, 120, marks);
+	BOOST_TEST(policy.should_pause(1001, kDelayUs) == false); /* e.g. a timer's turn */
+	policy.count_read(1001, &marks[0]);
+	BOOST_TEST(policy.should_pause(1001, kDelayUs) == true);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -33,6 +33,17 @@ std::vector<uint64_t> connections(int n)
 	return std::vector<uint64_t>(size_t(n), BatchPolicy::kNever);
 }
 
+/* Ten milliseconds of `reads_per_ms` reads going round `clients` connections: the pauses. */
+int pauses_in_ten_milliseconds(int clients, int reads_per_ms, int delay_us = kDelayUs)
+{
+	BatchPolicy policy;
+	auto marks = connections(clients);
+	int pauses = 0;
+	for (uint64_t ms = 1000; ms < 1010; ms++)
+		pauses += run_millisecond(policy, ms, reads_per_ms, marks, delay_us);
+	return pauses;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(batching)
@@ -48,36 +59,25 @@ BOOST_AUTO_TEST_CASE(many_busy_clients_pause_once_a_whole_millisecond_shows_it)
 
 BOOST_AUTO_TEST_CASE(a_lone_client_never_waits)
 {
-	BatchPolicy policy;
-	auto marks = connections(1);
-	for (uint64_t ms = 1000; ms < 1010; ms++)
-		BOOST_TEST(run_millisecond(policy, ms, 40, marks) == 0);
+	BOOST_TEST(pauses_in_ten_milliseconds(1, 40) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(few_clients_sending_quickly_never_wait)
 {
 	/* 8 clients at 110 reads/ms: each sends every 73 µs, less than eight pauses apart */
-	BatchPolicy policy;
-	auto marks = connections(8);
-	for (uint64_t ms = 1000; ms < 1010; ms++)
-		BOOST_TEST(run_millisecond(policy, ms, 110, marks) == 0);
+	BOOST_TEST(pauses_in_ten_milliseconds(8, 110) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_light_load_never_waits)
 {
 	/* 10 reads/ms: fewer than one per 50 µs pause */
-	BatchPolicy policy;
-	auto marks = connections(64);
-	for (uint64_t ms = 1000; ms < 1010; ms++)
-		BOOST_TEST(run_millisecond(policy, ms, 10, marks) == 0);
+	BOOST_TEST(pauses_in_ten_milliseconds(64, 10) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(no_delay_never_waits)
 {
-	BatchPolicy policy;
-	auto marks = connections(64);
-	for (uint64_t ms = 1000; ms < 1010; ms++)
-		BOOST_TEST(run_millisecond(policy, ms, 120, marks, 0) == 0);
+	BOOST_TEST(pauses_in_ten_milliseconds(64, 120, 0) == 0);
+	BOOST_TEST(pauses_in_ten_milliseconds(64, 120) > 0);
 }
 
 BOOST_AUTO_TEST_CASE(an_idle_spell_forgets_the_load)

@@ -28,7 +28,7 @@ public:
 	void count_read(uint64_t now_ms, uint64_t *read_in_ms)
 	{
 		roll(now_ms);
-		turn_reads_++;
+		turn_read_ = true;
 		ms_reads_++;
 		if (*read_in_ms != ms_) {
 			*read_in_ms = ms_;
@@ -41,8 +41,8 @@ public:
 	 * read in it, a read rate that leaves at least eight pauses between its reads. */
 	bool should_pause(uint64_t now_ms, int delay_us)
 	{
-		bool read = turn_reads_ > 0;
-		turn_reads_ = 0;
+		bool read = turn_read_;
+		turn_read_ = false;
 		roll(now_ms);
 		if (!read || delay_us <= 0)
 			return false;
@@ -62,7 +62,7 @@ private:
 		ms_ = now_ms;
 	}
 
-	uint64_t turn_reads_ = 0;
+	bool turn_read_ = false; /* this loop turn read from a connection */
 	uint64_t ms_ = 0; /* the millisecond being counted */
 	uint64_t ms_reads_ = 0, ms_connections_ = 0;
 	uint64_t last_reads_ = 0, last_connections_ = 0; /* the millisecond before; 0 if idle */

@@ -54,7 +54,7 @@ OBJS = \
 
 EXTENSION = local_cache
 DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1.1--1.2.sql \
-	sql/local_cache--1.2--1.3.sql
+	sql/local_cache--1.2--1.3.sql sql/local_cache--1.3--1.4.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 
 REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite stats fdw fdw_errors

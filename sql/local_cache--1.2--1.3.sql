@@ -1,4 +1,4 @@
-/* local_cache 1.2 -> 1.3: primary keys beyond integers — text, varchar, character, uuid, and
+/* local_cache 1.2 -> 1.3: primary keys beyond integers - text, varchar, character, uuid, and
    composite keys of up to 8 such columns (and smallint, integer, bigint as before). */
 
 \echo Use "ALTER EXTENSION local_cache UPDATE TO '1.3'" to load this file. \quit

@@ -3,8 +3,10 @@
  * HINCRBY and WATCH's row versions, as SQL statements run through SPI as the connection's role.
  *
  * A write is an ordinary statement on the table: the role's INSERT/UPDATE/DELETE privileges,
- * the table's constraints and triggers apply, and the capture triggers invalidate the cache at
- * pre-commit as for any SQL write; the reply goes out after COMMIT returned. Each call is a
+ * the table's constraints and triggers apply, values are read as SQL reads a literal for the
+ * column (input function and typmod), every text is checked against the server encoding, and
+ * nothing the statement's triggers change in the worker's session outlives it (run_for_role).
+ * The capture triggers invalidate the cache at pre-commit as for any SQL write; the reply goes out after COMMIT returned. Each call is a
  * transaction of its own, or part of EXEC's batch (transaction.h). A row or table lock held by
  * another transaction makes the statement fail after lock_timeout (1 ms in the workers): the
  * command answers Busy, and the server runs it again until local_cache.resp_lock_timeout.
@@ -21,11 +23,16 @@ extern "C" {
 #include "access/xlog.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
+#include "commands/prepare.h"
+#include "commands/sequence.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "common/hashfn.h"
+#include "storage/lock.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -74,13 +81,14 @@ struct Target {
 			values[first + c] = key[c];
 		}
 	}
-	/* "t.a = $2 AND t.b = $3": the key's row, its values parameters $first, ... */
+	/* "t.a OPERATOR(pg_catalog.=) $2 AND ...": the key's row, its values parameters $first, ... */
 	const char *condition(const char *alias, int first) const
 	{
 		StringInfoData out;
 		initStringInfo(&out);
 		for (int c = 0; c < nkey; c++)
-			appendStringInfo(&out, "%s%s.%s = $%d", c > 0 ? " AND " : "", alias, key_columns[c], first + c);
+			appendStringInfo(&out, "%s%s.%s OPERATOR(pg_catalog.=) $%d", c > 0 ? " AND " : "", alias, key_columns[c],
+							 first + c);
 		return out.data;
 	}
 	/* "a, b", each column prefixed by `alias`. */
@@ -103,10 +111,24 @@ struct Target {
 	}
 };
 
+/* A text from the client, as the server encoding requires it (what a SQL client's text meets
+ * on its way in): ERROR 22021 for a byte sequence it does not allow, NUL included. */
+void verify_text(std::string_view text)
+{
+	pg_verify_mbstr(GetDatabaseEncoding(), text.data(), int(text.size()), false);
+}
+
+void verify_key(const RowKey &key)
+{
+	verify_text(key.prefix);
+	verify_text(key.id);
+}
+
 /* The table of the key's prefix, for writing; `require_key`: a non-canonical id is an error
  * (else valid_key says it). */
 Target write_target(const RowKey &key, bool require_key = true)
 {
+	verify_key(key);
 	load_prefixes();
 	Oid relid = relid_for_prefix(key.prefix);
 	if (!OidIsValid(relid))
@@ -135,6 +157,7 @@ struct Columns {
 	int count;
 	const char **names; /* unquoted */
 	Oid *types;
+	int32 *typmods;
 };
 
 Columns other_columns(const Target &target)
@@ -142,13 +165,15 @@ Columns other_columns(const Target &target)
 	Relation rel = relation_open(target.info->relid, NoLock);
 	TupleDesc desc = RelationGetDescr(rel);
 	Columns columns = {0, static_cast<const char **>(palloc(sizeof(char *) * (desc->natts + 1))),
-					   static_cast<Oid *>(palloc(sizeof(Oid) * (desc->natts + 1)))};
+					   static_cast<Oid *>(palloc(sizeof(Oid) * (desc->natts + 1))),
+					   static_cast<int32 *>(palloc(sizeof(int32) * (desc->natts + 1)))};
 	for (int i = 0; i < desc->natts; i++) {
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		if (att->attisdropped || att->attgenerated || target.is_key_column(att->attnum))
 			continue;
 		columns.names[columns.count] = pstrdup(NameStr(att->attname));
 		columns.types[columns.count] = att->atttypid;
+		columns.typmods[columns.count] = att->atttypmod;
 		columns.count++;
 	}
 	relation_close(rel, NoLock);
@@ -184,18 +209,43 @@ int column_index(const Target &target, const Columns &columns, std::string_view 
 						   NameStr(target.info->relname))));
 }
 
-/* Runs `body` connected to SPI, as `role`. */
-template <typename Body> void as_role(Oid role, Body &&body)
+/*
+ * Runs `body` for the connection's role the way PostgreSQL runs code on another role's behalf
+ * (REFRESH MATERIALIZED VIEW, VACUUM's index functions), so that nothing one role's triggers do
+ * reaches another role's commands: in a transaction (transaction.h), connected to SPI, with the
+ * role as the user id inside a security-restricted operation (no temporary objects, LISTEN,
+ * cursors WITH HOLD or SET ROLE), and a GUC nest level rolled back after the body — a trigger's
+ * set_config(..., false) of search_path, default_transaction_read_only, TimeZone or DateStyle
+ * ends with the command. What a trigger can leave outside the GUCs (prepared statements,
+ * session advisory locks, sequences' currval) is discarded after the transaction, committed or
+ * not. So every command starts from the server's configured settings, as a new session would:
+ * the table's own triggers run with the configured search_path ("$user" is the role), as
+ * they do for that role's SQL, while the statements below name every function, operator and
+ * type with its schema and so mean the same under any search_path.
+ */
+template <typename Body> bool run_for_role(const Session &session, Body &&body, PgError *error)
 {
-	Oid saved_user;
-	int saved_context;
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(role, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	body();
-	SPI_finish();
-	SetUserIdAndSecContext(saved_user, saved_context);
+	bool ok = in_transaction([&]() noexcept {
+		Oid saved_user;
+		int saved_context;
+		GetUserIdAndSecContext(&saved_user, &saved_context);
+		SetUserIdAndSecContext(Oid(session.role->id),
+							   saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+		int nest_level = NewGUCNestLevel();
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		body();
+		SPI_finish();
+		AtEOXact_GUC(false, nest_level);
+		SetUserIdAndSecContext(saved_user, saved_context);
+	}, error);
+	PgError ignored;
+	(void) run_or_abort_transaction([]() noexcept {
+		DropAllPreparedStatements();
+		LockReleaseSession(USER_LOCKMETHOD);
+		ResetSequenceCaches();
+	}, &ignored);
+	return ok;
 }
 
 /*
@@ -292,6 +342,7 @@ char *result_text(uint64 row)
 /* One SET: the row `key` becomes the JSON object `value`. Returns whether it was written. */
 bool set_one(const RowKey &key, std::string_view value, const SetOptions &options, char **old_value)
 {
+	verify_text(value);
 	Target target = write_target(key);
 	Columns columns = other_columns(target);
 	/* $1 the JSON, $2 ... the key's columns. */
@@ -302,8 +353,9 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 
 	/* An object, whose members are columns; key columns, if there, must be the key's. */
 	bool *present = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
-	uint64 members = run(InvalidOid, "SELECT s.kind, k FROM (SELECT json_typeof($1::json) AS kind) s "
-						 "LEFT JOIN LATERAL json_object_keys(CASE WHEN s.kind = 'object' THEN $1::json END) k ON true",
+	uint64 members = run(InvalidOid, "SELECT s.kind, k FROM (SELECT pg_catalog.json_typeof($1::pg_catalog.json) AS kind) s "
+						 "LEFT JOIN LATERAL pg_catalog.json_object_keys(CASE WHEN s.kind OPERATOR(pg_catalog.=) 'object' "
+						 "THEN $1::pg_catalog.json END) k ON true",
 						 1, types, values);
 	if (members == 0 || strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "object") != 0)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("the value must be a JSON object")));
@@ -314,8 +366,8 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 		if (name == nullptr) /* {} */
 			continue;
 		if (int c = key_column_index(target, name); c >= 0) {
-			appendStringInfo(&differs, "%sr.%s IS DISTINCT FROM $%d", differs.len > 0 ? " OR " : "",
-							 target.key_columns[c], 2 + c);
+			appendStringInfo(&differs, "%s(r.%s IS NULL OR NOT r.%s OPERATOR(pg_catalog.=) $%d)",
+							 differs.len > 0 ? " OR " : "", target.key_columns[c], target.key_columns[c], 2 + c);
 			continue;
 		}
 		int column = column_index(target, columns, name);
@@ -326,7 +378,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	StringInfoData sql;
 	initStringInfo(&sql);
 	if (differs.len > 0) {
-		appendStringInfo(&sql, "SELECT %s FROM json_populate_record(NULL::%s, $1::json) r", differs.data,
+		appendStringInfo(&sql, "SELECT %s FROM pg_catalog.json_populate_record(NULL::%s, $1::pg_catalog.json) r", differs.data,
 						 target.table);
 		if (run(target.info->relid, sql.data, nparams, types, values) == 1 &&
 			strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0)
@@ -336,7 +388,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 
 	if (options.get_old) {
 		resetStringInfo(&sql);
-		appendStringInfo(&sql, "SELECT row_to_json(t)::text FROM %s t WHERE %s FOR UPDATE", target.table,
+		appendStringInfo(&sql, "SELECT pg_catalog.row_to_json(t)::pg_catalog.text FROM %s t WHERE %s FOR UPDATE", target.table,
 						 target.condition("t", 2));
 		*old_value = run(target.info->relid, sql.data, nparams, types, values) == 1 ? result_text(0) : nullptr;
 	}
@@ -350,7 +402,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 							 present[i] ? "r." : "DEFAULT", present[i] ? quote_identifier(columns.names[i]) : "");
 		if (columns.count == 0)
 			appendStringInfo(&sql, "%s = t.%s", target.key_columns[0], target.key_columns[0]);
-		appendStringInfo(&sql, " FROM json_populate_record(NULL::%s, $1::json) r WHERE %s", target.table,
+		appendStringInfo(&sql, " FROM pg_catalog.json_populate_record(NULL::%s, $1::pg_catalog.json) r WHERE %s", target.table,
 						 target.condition("t", 2));
 		return run(target.info->relid, sql.data, nparams, types, values) == 1;
 	}
@@ -364,7 +416,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	for (int i = 0; i < columns.count; i++)
 		if (present[i])
 			appendStringInfo(&sql, ", r.%s", quote_identifier(columns.names[i]));
-	appendStringInfo(&sql, " FROM json_populate_record(NULL::%s, $1::json) r ON CONFLICT (%s) DO ", target.table,
+	appendStringInfo(&sql, " FROM pg_catalog.json_populate_record(NULL::%s, $1::pg_catalog.json) r ON CONFLICT (%s) DO ", target.table,
 					 target.columns());
 	if (options.condition == SetOptions::Condition::IfAbsent || columns.count == 0) {
 		appendStringInfoString(&sql, "NOTHING");
@@ -421,18 +473,16 @@ LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, 
 	bool written = true;
 	set_refused_present = false;
 	PgError error;
-	bool ok = in_transaction([&]() noexcept {
-		as_role(Oid(session.role->id), [&]() {
-			for (size_t i = 0; i < count; i++) {
-				if (set_one(keys[i], values[i], options, count == 1 ? &old_value : nullptr))
-					continue;
-				written = false;
-				if (count > 1) { /* MSETNX: all or none */
-					set_refused_present = true;
-					ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION), errmsg("a key exists")));
-				}
+	bool ok = run_for_role(session, [&]() {
+		for (size_t i = 0; i < count; i++) {
+			if (set_one(keys[i], values[i], options, count == 1 ? &old_value : nullptr))
+				continue;
+			written = false;
+			if (count > 1) { /* MSETNX: all or none */
+				set_refused_present = true;
+				ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION), errmsg("a key exists")));
 			}
-		});
+		}
 	}, &error);
 	if (!ok && set_refused_present) {
 		outcome.written = false;
@@ -454,29 +504,33 @@ LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *key
 	Oid *relids = static_cast<Oid *>(MemoryContextAllocZero(results_context, sizeof(Oid) * (count + 1)));
 	uint64 total = 0;
 	PgError error;
-	bool ok = in_transaction([&]() noexcept {
+	bool ok = run_for_role(session, [&]() {
 		load_prefixes();
-		for (size_t i = 0; i < count; i++)
+		for (size_t i = 0; i < count; i++) {
+			verify_key(keys[i]);
 			relids[i] = relid_for_prefix(keys[i].prefix);
-		as_role(Oid(session.role->id), [&]() {
-			for (size_t i = 0; i < count; i++) {
-				bool first = OidIsValid(relids[i]);
-				for (size_t j = 0; j < i && first; j++)
-					first = relids[j] != relids[i];
-				if (!first)
-					continue;
-				Target target = write_target(keys[i], false);
-				Oid types[MAX_KEY_COLUMNS];
-				Datum arrays[MAX_KEY_COLUMNS];
-				if (!key_arrays(target, keys, relids, count, types, arrays))
-					continue;
-				StringInfoData sql;
-				initStringInfo(&sql);
-				appendStringInfo(&sql, "DELETE FROM %s WHERE (%s) IN (SELECT * FROM unnest(%s))", target.table,
-								 target.columns(), target.parameters(1));
-				total += run(target.info->relid, sql.data, target.nkey, types, arrays);
-			}
-		});
+		}
+		for (size_t i = 0; i < count; i++) {
+			bool first = OidIsValid(relids[i]);
+			for (size_t j = 0; j < i && first; j++)
+				first = relids[j] != relids[i];
+			if (!first)
+				continue;
+			Target target = write_target(keys[i], false);
+			Oid types[MAX_KEY_COLUMNS];
+			Datum arrays[MAX_KEY_COLUMNS];
+			if (!key_arrays(target, keys, relids, count, types, arrays))
+				continue;
+			/* unnest($1, $2) is ROWS FROM (unnest($1), unnest($2)) only while unqualified. */
+			StringInfoData sql;
+			initStringInfo(&sql);
+			appendStringInfo(&sql, "DELETE FROM %s WHERE (%s) OPERATOR(pg_catalog.=) ANY (SELECT * FROM ROWS FROM (",
+							 target.table, target.columns());
+			for (int c = 0; c < target.nkey; c++)
+				appendStringInfo(&sql, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", 1 + c);
+			appendStringInfoString(&sql, "))");
+			total += run(target.info->relid, sql.data, target.nkey, types, arrays);
+		}
 	}, &error);
 	if (!ok)
 		return write_failure(error);
@@ -493,50 +547,56 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 	bool inserted = false;
 	int distinct = 0;
 	PgError error;
-	bool ok = in_transaction([&]() noexcept {
-		as_role(Oid(session.role->id), [&]() {
-			Target target = write_target(key);
-			Columns columns = other_columns(target);
-			/* The last value of each column wins, as in Redis. */
-			int *value_of = static_cast<int *>(palloc(sizeof(int) * (columns.count + 1)));
-			for (int c = 0; c < columns.count; c++)
-				value_of[c] = -1;
-			for (size_t i = 0; i < count; i++) {
-				int column = column_index(target, columns, names[i]);
-				if (column < 0)
-					no_such_column(target, names[i]);
-				value_of[column] = int(i);
-			}
-			Oid *types = static_cast<Oid *>(palloc(sizeof(Oid) * (columns.count + MAX_KEY_COLUMNS + 1)));
-			Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (columns.count + MAX_KEY_COLUMNS + 1)));
-			target.add_parameters(types, values, 0);
-			StringInfoData list, args, updates;
-			initStringInfo(&list);
-			initStringInfo(&args);
-			initStringInfo(&updates);
-			int n = target.nkey;
-			for (int c = 0; c < columns.count; c++) {
-				if (value_of[c] < 0)
-					continue;
-				const std::string_view &text = texts[value_of[c]];
-				types[n] = TEXTOID;
-				values[n] = PointerGetDatum(cstring_to_text_with_len(text.data(), int(text.size())));
-				n++;
-				const char *name = quote_identifier(columns.names[c]);
-				appendStringInfo(&list, ", %s", name);
-				appendStringInfo(&args, ", CAST($%d AS %s)", n, format_type_be_qualified(columns.types[c]));
-				appendStringInfo(&updates, "%s%s = EXCLUDED.%s", updates.len > 0 ? ", " : "", name, name);
-			}
-			distinct = n - target.nkey;
-			StringInfoData sql;
-			initStringInfo(&sql);
-			appendStringInfo(&sql, "INSERT INTO %s AS t (%s%s) VALUES (%s%s) ON CONFLICT (%s) DO UPDATE SET %s "
-								   "RETURNING (t.xmax = 0)",
-							 target.table, target.columns(), list.data, target.parameters(1), args.data,
-							 target.columns(), updates.data);
-			run(target.info->relid, sql.data, n, types, values);
-			inserted = SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0;
-		});
+	bool ok = run_for_role(session, [&]() {
+		Target target = write_target(key);
+		Columns columns = other_columns(target);
+		/* The last value of each column wins, as in Redis. */
+		int *value_of = static_cast<int *>(palloc(sizeof(int) * (columns.count + 1)));
+		for (int c = 0; c < columns.count; c++)
+			value_of[c] = -1;
+		for (size_t i = 0; i < count; i++) {
+			verify_text(names[i]);
+			verify_text(texts[i]);
+			int column = column_index(target, columns, names[i]);
+			if (column < 0)
+				no_such_column(target, names[i]);
+			value_of[column] = int(i);
+		}
+		Oid *types = static_cast<Oid *>(palloc(sizeof(Oid) * (columns.count + MAX_KEY_COLUMNS + 1)));
+		Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (columns.count + MAX_KEY_COLUMNS + 1)));
+		target.add_parameters(types, values, 0);
+		StringInfoData list, args, updates;
+		initStringInfo(&list);
+		initStringInfo(&args);
+		initStringInfo(&updates);
+		int n = target.nkey;
+		for (int c = 0; c < columns.count; c++) {
+			if (value_of[c] < 0)
+				continue;
+			/* As SQL reads a quoted literal for the column: its type's input function with
+			 * the column's typmod (char(3) and bit(3) refuse what does not fit, numeric(5,2)
+			 * rounds, a domain checks its constraints); an explicit CAST would truncate. */
+			const std::string_view &text = texts[value_of[c]];
+			Oid input_function, io_parameter;
+			getTypeInputInfo(columns.types[c], &input_function, &io_parameter);
+			types[n] = columns.types[c];
+			values[n] = OidInputFunctionCall(input_function, pnstrdup(text.data(), text.size()), io_parameter,
+											 columns.typmods[c]);
+			n++;
+			const char *name = quote_identifier(columns.names[c]);
+			appendStringInfo(&list, ", %s", name);
+			appendStringInfo(&args, ", $%d", n);
+			appendStringInfo(&updates, "%s%s = EXCLUDED.%s", updates.len > 0 ? ", " : "", name, name);
+		}
+		distinct = n - target.nkey;
+		StringInfoData sql;
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "INSERT INTO %s AS t (%s%s) VALUES (%s%s) ON CONFLICT (%s) DO UPDATE SET %s "
+							   "RETURNING (t.xmax OPERATOR(pg_catalog.=) 0)",
+						 target.table, target.columns(), list.data, target.parameters(1), args.data,
+						 target.columns(), updates.data);
+		run(target.info->relid, sql.data, n, types, values);
+		inserted = SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0;
 	}, &error);
 	if (!ok)
 		return write_failure(error);
@@ -552,42 +612,41 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 	MemoryContextReset(results_context);
 	uint64 cleared = 0;
 	PgError error;
-	bool ok = in_transaction([&]() noexcept {
-		as_role(Oid(session.role->id), [&]() {
-			Target target = write_target(key);
-			Columns columns = other_columns(target);
-			bool *listed = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
-			for (size_t i = 0; i < count; i++) {
-				int column = column_index(target, columns, names[i]);
-				if (column >= 0) /* an unknown field is simply not there, as in Redis */
-					listed[column] = true;
-			}
-			StringInfoData counted, sets;
-			initStringInfo(&counted);
-			initStringInfo(&sets);
-			for (int c = 0; c < columns.count; c++) {
-				if (!listed[c])
-					continue;
-				const char *name = quote_identifier(columns.names[c]);
-				appendStringInfo(&counted, " + (%s IS NOT NULL)::int", name);
-				appendStringInfo(&sets, "%s%s = NULL", sets.len > 0 ? ", " : "", name);
-			}
-			if (sets.len == 0)
-				return;
-			StringInfoData sql;
-			initStringInfo(&sql);
-			appendStringInfo(&sql, "SELECT 0%s FROM %s t WHERE %s FOR UPDATE", counted.data, target.table,
-							 target.condition("t", 1));
-			Oid types[MAX_KEY_COLUMNS];
-			Datum values[MAX_KEY_COLUMNS];
-			target.add_parameters(types, values, 0);
-			if (run(target.info->relid, sql.data, target.nkey, types, values) == 0)
-				return;
-			cleared = uint64(atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)));
-			resetStringInfo(&sql);
-			appendStringInfo(&sql, "UPDATE %s t SET %s WHERE %s", target.table, sets.data, target.condition("t", 1));
-			run(target.info->relid, sql.data, target.nkey, types, values);
-		});
+	bool ok = run_for_role(session, [&]() {
+		Target target = write_target(key);
+		Columns columns = other_columns(target);
+		bool *listed = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
+		for (size_t i = 0; i < count; i++) {
+			verify_text(names[i]);
+			int column = column_index(target, columns, names[i]);
+			if (column >= 0) /* an unknown field is simply not there, as in Redis */
+				listed[column] = true;
+		}
+		StringInfoData counted, sets;
+		initStringInfo(&counted);
+		initStringInfo(&sets);
+		for (int c = 0; c < columns.count; c++) {
+			if (!listed[c])
+				continue;
+			const char *name = quote_identifier(columns.names[c]);
+			appendStringInfo(&counted, " OPERATOR(pg_catalog.+) (%s IS NOT NULL)::pg_catalog.int4", name);
+			appendStringInfo(&sets, "%s%s = NULL", sets.len > 0 ? ", " : "", name);
+		}
+		if (sets.len == 0)
+			return;
+		StringInfoData sql;
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT 0%s FROM %s t WHERE %s FOR UPDATE", counted.data, target.table,
+						 target.condition("t", 1));
+		Oid types[MAX_KEY_COLUMNS];
+		Datum values[MAX_KEY_COLUMNS];
+		target.add_parameters(types, values, 0);
+		if (run(target.info->relid, sql.data, target.nkey, types, values) == 0)
+			return;
+		cleared = uint64(atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)));
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "UPDATE %s t SET %s WHERE %s", target.table, sets.data, target.condition("t", 1));
+		run(target.info->relid, sql.data, target.nkey, types, values);
 	}, &error);
 	if (!ok)
 		return write_failure(error);
@@ -603,36 +662,44 @@ LookupResult PgDataSource::increment_column(const Session &session, const RowKey
 	MemoryContextReset(results_context);
 	char *text = nullptr;
 	PgError error;
-	bool ok = in_transaction([&]() noexcept {
-		as_role(Oid(session.role->id), [&]() {
-			Target target = write_target(key);
-			Columns columns = other_columns(target);
-			int column = column_index(target, columns, name);
-			if (column < 0)
-				no_such_column(target, name);
-			switch (columns.types[column]) {
-			case INT2OID: case INT4OID: case INT8OID: case NUMERICOID: case FLOAT4OID: case FLOAT8OID:
-				break;
-			default:
-				ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-								errmsg("column \"%s\" is not a number column", columns.names[column])));
-			}
-			const char *quoted = quote_identifier(columns.names[column]);
-			const char *type = format_type_be_qualified(columns.types[column]);
-			StringInfoData sql;
-			initStringInfo(&sql);
-			/* $1 the increment, $2 ... the key's columns. */
+	bool ok = run_for_role(session, [&]() {
+		Target target = write_target(key);
+		verify_text(name);
+		verify_text(increment);
+		Columns columns = other_columns(target);
+		int column = column_index(target, columns, name);
+		if (column < 0)
+			no_such_column(target, name);
+		switch (columns.types[column]) {
+		case INT2OID: case INT4OID: case INT8OID: case NUMERICOID: case FLOAT4OID: case FLOAT8OID:
+			break;
+		default:
+			ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+							errmsg("column \"%s\" is not a number column", columns.names[column])));
+		}
+		const char *quoted = quote_identifier(columns.names[column]);
+		const char *type = format_type_be_qualified(columns.types[column]);
+		/* $1 the increment, $2 ... the key's columns. As SQL's UPDATE t SET c = c + '1.5' of an
+		 * existing row: the sum is what must fit the column, not the increment; a missing row
+		 * is inserted with the increment as its value. */
+		const char *sum = psprintf("COALESCE(t.%s, 0) OPERATOR(pg_catalog.+) CAST($1 AS %s)", quoted, type);
+		StringInfoData sql;
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "UPDATE %s t SET %s = %s WHERE %s RETURNING t.%s::pg_catalog.text", target.table,
+						 quoted, sum, target.condition("t", 2), quoted);
+		Oid types[1 + MAX_KEY_COLUMNS] = {TEXTOID};
+		Datum values[1 + MAX_KEY_COLUMNS] = {
+			PointerGetDatum(cstring_to_text_with_len(increment.data(), int(increment.size())))};
+		target.add_parameters(types, values, 1);
+		if (run(target.info->relid, sql.data, 1 + target.nkey, types, values) == 0) {
+			resetStringInfo(&sql);
 			appendStringInfo(&sql, "INSERT INTO %s AS t (%s, %s) VALUES (%s, CAST($1 AS %s)) ON CONFLICT (%s) DO "
-								   "UPDATE SET %s = COALESCE(t.%s, 0) + EXCLUDED.%s RETURNING t.%s::text",
+								   "UPDATE SET %s = %s RETURNING t.%s::pg_catalog.text",
 							 target.table, target.columns(), quoted, target.parameters(2), type, target.columns(),
-							 quoted, quoted, quoted, quoted);
-			Oid types[1 + MAX_KEY_COLUMNS] = {TEXTOID};
-			Datum values[1 + MAX_KEY_COLUMNS] = {
-				PointerGetDatum(cstring_to_text_with_len(increment.data(), int(increment.size())))};
-			target.add_parameters(types, values, 1);
+							 quoted, sum, quoted);
 			run(target.info->relid, sql.data, 1 + target.nkey, types, values);
-			text = result_text(0);
-		});
+		}
+		text = result_text(0);
 	}, &error);
 	if (!ok)
 		return write_failure(error);
@@ -649,26 +716,25 @@ LookupResult version_of(const Session &session, const RowKey &key, bool lock, st
 	MemoryContextReset(results_context);
 	const char *text = "absent";
 	PgError error;
-	bool ok = in_transaction([&]() noexcept {
+	bool ok = run_for_role(session, [&]() {
 		load_prefixes();
 		if (!OidIsValid(relid_for_prefix(key.prefix))) {
 			text = "no table";
 			return;
 		}
-		as_role(Oid(session.role->id), [&]() {
-			Target target = write_target(key, false);
-			if (!target.valid_key)
-				return; /* no row has it */
-			StringInfoData sql;
-			initStringInfo(&sql);
-			appendStringInfo(&sql, "SELECT t.xmin::text || ':' || t.ctid::text FROM %s t WHERE %s%s",
-							 target.table, target.condition("t", 1), lock ? " FOR UPDATE" : "");
-			Oid types[MAX_KEY_COLUMNS];
-			Datum values[MAX_KEY_COLUMNS];
-			target.add_parameters(types, values, 0);
-			if (run(target.info->relid, sql.data, target.nkey, types, values) == 1)
-				text = result_text(0);
-		});
+		Target target = write_target(key, false);
+		if (!target.valid_key)
+			return; /* no row has it */
+		StringInfoData sql;
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT t.xmin::pg_catalog.text OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) "
+						 "t.ctid::pg_catalog.text FROM %s t WHERE %s%s",
+						 target.table, target.condition("t", 1), lock ? " FOR UPDATE" : "");
+		Oid types[MAX_KEY_COLUMNS];
+		Datum values[MAX_KEY_COLUMNS];
+		target.add_parameters(types, values, 0);
+		if (run(target.info->relid, sql.data, target.nkey, types, values) == 1)
+			text = result_text(0);
 	}, &error);
 	if (!ok)
 		return write_failure(error);

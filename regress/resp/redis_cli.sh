@@ -16,6 +16,8 @@
 #   clients      SCAN and KEYS against SQL; redis-cli --scan/--bigkeys/--memkeys/--stat/--latency,
 #                redis-benchmark
 #   writes       SET/MSET/DEL/HSET/HDEL/HINCRBY through SQL, errors, locks, MULTI and WATCH
+#   tenants      one role's triggers leave nothing behind for another's commands; RESP writes
+#                against SQL writes, type by type; text outside the server encoding refused
 #   keys         text, varchar, char(n), uuid and composite keys: canonical ids, byte-exact reads,
 #                nil for other spellings, SCAN/KEYS escaping and long keys, freshness, writes
 #   auth         privileges (NOPERM), row-level security, AUTH, no password in the log
@@ -31,7 +33,7 @@ export LC_ALL=C PGCLIENTENCODING=UTF8
 unset PGTZ PGOPTIONS PGDATESTYLE PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGPASSWORD
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SUITES=(commands connection protocol clients writes keys auth limits lifecycle)
+SUITES=(commands connection protocol clients writes tenants keys auth limits lifecycle)
 
 # The suites named on the command line (suites/auth.sh and auth.sh name auth too), in SUITES'
 # order; all of them without arguments.

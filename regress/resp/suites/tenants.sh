@@ -1,0 +1,317 @@
+# regress/resp/suites/tenants.sh: roles sharing the RESP server. One role's table owner writes
+# hostile triggers; other roles' commands must neither run her code nor see anything she left
+# in the worker, and every RESP write must end exactly as the same SQL write would.
+#   leftovers    a trigger's set_config(..., false) of search_path (with look-alike functions
+#                in her schema), default_transaction_read_only, TimeZone, DateStyle, every
+#                user-settable setting it can change, a session advisory lock, a temporary
+#                table: none outlives the command that fired it
+#   equivalence  HSET, SET and HINCRBYFLOAT against SQL's INSERT/UPDATE of the same literal,
+#                type family by type family (typmods, numeric scale, bit strings, dates and
+#                times, arrays, enums, domains with CHECK, json/jsonb, bytea): the same stored
+#                bytes, or the same SQLSTATE
+#   encoding     text that is not valid in the server encoding (values, JSON, keys, field
+#                names, increments, NUL) is refused with SQLSTATE 22021, nothing written
+# Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh tenants). Creates and
+# drops its own roles (regress_resp_mallory, regress_resp_victim), schema and tables.
+
+PW_MALLORY='mal-Pw-6Tn3-xyzzy'
+PW_VICTIM='vic-Pw-1Ls7-plugh'
+sql "CREATE ROLE regress_resp_mallory LOGIN PASSWORD '$PW_MALLORY';
+CREATE ROLE regress_resp_victim LOGIN PASSWORD '$PW_VICTIM';
+CREATE SCHEMA mallory AUTHORIZATION regress_resp_mallory;
+GRANT USAGE ON SCHEMA mallory TO PUBLIC;
+SET ROLE regress_resp_mallory;
+CREATE TABLE mallory.calls (role name);
+GRANT INSERT ON mallory.calls TO PUBLIC;
+-- look-alikes of what the RESP writes call, in her schema: they note who ran them
+CREATE FUNCTION mallory.json_typeof(json) RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN INSERT INTO mallory.calls VALUES (current_user); RETURN pg_catalog.json_typeof(\$1); END \$\$;
+CREATE FUNCTION mallory.json_populate_record(anyelement, json) RETURNS anyelement LANGUAGE plpgsql AS \$\$
+BEGIN INSERT INTO mallory.calls VALUES (current_user); RETURN pg_catalog.json_populate_record(\$1, \$2); END \$\$;
+CREATE FUNCTION mallory.row_to_json(record) RETURNS json LANGUAGE plpgsql AS \$\$
+BEGIN INSERT INTO mallory.calls VALUES (current_user); RETURN pg_catalog.row_to_json(\$1); END \$\$;
+CREATE FUNCTION mallory.int4eq_noted(integer, integer) RETURNS boolean LANGUAGE plpgsql AS \$\$
+BEGIN INSERT INTO mallory.calls VALUES (current_user); RETURN \$1 OPERATOR(pg_catalog.=) \$2; END \$\$;
+CREATE OPERATOR mallory.= (LEFTARG = integer, RIGHTARG = integer, FUNCTION = mallory.int4eq_noted);
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA mallory TO PUBLIC;
+
+-- her first table: its trigger points the worker's search_path at her schema and takes a
+-- session advisory lock
+CREATE TABLE mallory.path (id integer PRIMARY KEY, v text, must integer NOT NULL DEFAULT 0);
+CREATE FUNCTION mallory.path_trigger() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'mallory, pg_catalog', false);
+    PERFORM pg_catalog.pg_advisory_lock(424242);
+    RETURN NEW;
+END \$\$;
+CREATE TRIGGER path_trigger BEFORE INSERT OR UPDATE ON mallory.path FOR EACH ROW EXECUTE FUNCTION mallory.path_trigger();
+SELECT local_cache.enable('mallory.path', resp_prefix => 'mpath');
+
+-- her second table: its trigger changes every setting a role can change
+CREATE TABLE mallory.settings (id integer PRIMARY KEY, v text);
+CREATE FUNCTION mallory.settings_trigger() RETURNS trigger LANGUAGE plpgsql AS \$\$
+DECLARE
+    s record;
+    other text;
+BEGIN
+    PERFORM set_config('search_path', 'mallory, pg_catalog', false);
+    PERFORM set_config('default_transaction_read_only', 'on', false);
+    PERFORM set_config('TimeZone', 'Asia/Kathmandu', false);
+    PERFORM set_config('DateStyle', 'SQL, DMY', false);
+    PERFORM set_config('IntervalStyle', 'sql_standard', false);
+    PERFORM set_config('extra_float_digits', '-15', false);
+    PERFORM set_config('bytea_output', 'escape', false);
+    PERFORM set_config('statement_timeout', '1', false);
+    FOR s IN SELECT name, vartype, setting, min_val, max_val, enumvals FROM pg_settings
+             WHERE context = 'user' AND name NOT LIKE 'transaction%' AND name NOT IN
+                   ('search_path', 'default_transaction_read_only', 'TimeZone', 'DateStyle',
+                    'IntervalStyle', 'extra_float_digits', 'bytea_output', 'statement_timeout')
+    LOOP
+        other := CASE s.vartype
+            WHEN 'bool' THEN CASE s.setting WHEN 'on' THEN 'off' ELSE 'on' END
+            WHEN 'enum' THEN (SELECT e FROM unnest(s.enumvals) e WHERE e <> s.setting ORDER BY e DESC LIMIT 1)
+            WHEN 'integer' THEN CASE WHEN s.setting = s.max_val THEN s.min_val ELSE s.max_val END
+            WHEN 'real' THEN CASE WHEN s.setting = s.max_val THEN s.min_val ELSE s.max_val END
+        END;
+        CONTINUE WHEN other IS NULL;
+        BEGIN
+            PERFORM set_config(s.name, other, false);
+        EXCEPTION WHEN OTHERS THEN NULL;
+        END;
+    END LOOP;
+    RETURN NEW;
+END \$\$;
+CREATE TRIGGER settings_trigger BEFORE INSERT OR UPDATE ON mallory.settings FOR EACH ROW EXECUTE FUNCTION mallory.settings_trigger();
+SELECT local_cache.enable('mallory.settings', resp_prefix => 'mset');
+RESET ROLE;
+
+-- the victim's table: values whose text depends on the session's settings
+CREATE TABLE victim_t (id integer PRIMARY KEY, ts timestamptz, d date, iv interval, f float8,
+                       r real, b bytea, n numeric, v text);
+SELECT local_cache.enable('victim_t', resp_prefix => 'vt');
+GRANT SELECT, INSERT, UPDATE, DELETE ON victim_t TO regress_resp_victim;
+GRANT SELECT ON victim_t TO regress_resp_reader;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mallory.path, mallory.settings TO regress_resp_victim" >/dev/null
+
+mcli() { cli --no-auth-warning --user regress_resp_mallory --pass "$PW_MALLORY" --raw "$@"; }
+vcli() { cli --no-auth-warning --user regress_resp_victim --pass "$PW_VICTIM" --raw "$@"; }
+
+# victim_session: what the victim's reads and writes answer, from an empty table; every
+# command goes to every worker (connections are spread over them)
+victim_session() {
+    local round
+    sql "DELETE FROM victim_t" >/dev/null
+    for round in 1 2 3 4; do
+        vcli SET "vt:$round" '{"ts":"2024-03-10 06:30:00.5+00","d":"2024-02-29","iv":"1 day 02:03:04.5","f":0.1,"r":1.5,"b":"\\x00ff","n":1.25,"v":"x"}'
+        vcli GET "vt:$round"
+        vcli HSET "vt:$round" ts '2024-01-01 00:00:00+00' iv '1 mon -2 days' b '\x01' f '2.5e-7'
+        vcli HGETALL "vt:$round"
+        vcli HINCRBYFLOAT "vt:$round" f 0.2
+        vcli MGET "vt:$round" "mpath:$((round + 100))"
+        cli --raw GET "vt:$round"
+        vcli DEL "vt:$round"
+    done
+}
+
+section "leftovers: nothing one role's trigger sets reaches another role's commands"
+BEFORE=$(victim_session)
+check "the victim's session works before anything happened" "" \
+    "$(grep -E '^(ERR|NOPERM)' <<<"$BEFORE" | head -n 3)"
+for i in 1 2 3 4; do mcli SET "mpath:$i" '{"v":"trap"}' >/dev/null; done
+check "a trigger that changes search_path: the table owner's writes went through" "4" \
+    "$(sql "SELECT count(*) FROM mallory.path")"
+check "... and the advisory lock it took went with her command" "t" \
+    "$(sql "SELECT pg_try_advisory_lock(424242)")"
+check "... as it goes when her write fails after her trigger ran" "t" \
+    "$(mcli SET mpath:9 '{"must":null}' >/dev/null; sql "SELECT pg_try_advisory_lock(424242)")"
+for i in 1 2 3 4; do vcli SET "mpath:$((i + 10))" '{"v":"victim"}' >/dev/null; done
+check "another role's SET on that table runs none of her look-alike functions or operators" \
+    "" "$(sql "SELECT string_agg(DISTINCT role::text, ',') FROM mallory.calls")"
+check "... nor do its other writes and reads" "" \
+    "$(for i in 1 2 3 4; do vcli HSET "mpath:$((i + 10))" v h >/dev/null; vcli HINCRBYFLOAT "vt:$i" f 1 >/dev/null
+       vcli DEL "mpath:$((i + 10))" >/dev/null; vcli GET "mpath:$i" >/dev/null; done
+       sql "SELECT string_agg(DISTINCT role::text, ',') FROM mallory.calls")"
+for i in 1 2 3 4; do mcli SET "mset:$i" '{"v":"trap"}' >/dev/null; done
+check "a trigger that changes every user setting: the table owner's write itself went through" "4" \
+    "$(sql "SELECT count(*) FROM mallory.settings")"
+AFTER=$(victim_session)
+check "... another role's reads and writes answer exactly as before" "$BEFORE" "$AFTER"
+check "a trigger cannot create what would outlive the command (temporary tables)" \
+    "NOPERM cannot create temporary table within security-restricted operation" \
+    "$(sql "SET ROLE regress_resp_mallory;
+CREATE OR REPLACE FUNCTION mallory.path_trigger() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN CREATE TEMP TABLE IF NOT EXISTS left_behind (x int); RETURN NEW; END \$\$" >/dev/null
+       mcli SET mpath:1 '{"v":"temp"}')"
+
+section "equivalence: a RESP write ends exactly as the same SQL write"
+# Two tables of the same definition: eq_sql written by SQL, eq_resp by RESP (prefix eq).
+sql "CREATE TYPE eq_mood AS ENUM ('sad', 'ok', 'happy');
+CREATE DOMAIN eq_even AS integer CHECK (VALUE % 2 = 0);
+CREATE TABLE eq_sql (id integer PRIMARY KEY, c3 character(3), vc3 varchar(3), n52 numeric(5,2),
+    n numeric, b3 bit(3), vb3 bit varying(3), i2 smallint, i4 integer, f4 real, f8 float8,
+    ts timestamp(0), tstz timestamptz(2), d date, t time(1), iv interval(0), ivym interval year to month,
+    ia integer[], ca character(2)[], mood eq_mood, ev eq_even, js json, jb jsonb, ba bytea,
+    bo boolean, u uuid, tx text);
+CREATE TABLE eq_resp (LIKE eq_sql INCLUDING ALL);
+SELECT local_cache.enable('eq_resp', resp_prefix => 'eq');
+GRANT SELECT, INSERT, UPDATE ON eq_sql, eq_resp TO regress_resp_victim;
+INSERT INTO eq_sql (id) SELECT g FROM generate_series(1, 200) g;
+INSERT INTO eq_resp (id) SELECT g FROM generate_series(1, 200) g;
+-- the SQL write: an UPDATE of the column to a quoted literal, as an application writes it;
+-- 'OK' or the SQLSTATE
+CREATE FUNCTION eq_sql_write(k integer, col text, val text) RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN
+    EXECUTE format('UPDATE eq_sql SET %I = %L WHERE id = %s', col, val, k);
+    RETURN 'OK';
+EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE;
+END \$\$;
+CREATE FUNCTION eq_sql_add(k integer, col text, val text) RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN
+    EXECUTE format('UPDATE eq_sql SET %1\$I = COALESCE(%1\$I, 0) + %2\$L WHERE id = %3\$s', col, val, k);
+    RETURN 'OK';
+EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE;
+END \$\$" >/dev/null
+
+# outcome REPLY: OK for a write that succeeded, else the SQLSTATE of its error
+outcome() {
+    if [[ "$1" =~ \(SQLSTATE\ ([0-9A-Z]{5})\)$ ]]; then echo "${BASH_REMATCH[1]}"
+    elif [[ "$1" =~ ^(ERR|NOPERM) ]]; then echo "unexpected: $1"
+    else echo OK; fi
+}
+stored() { sql "SELECT coalesce($2::text, '<null>') FROM $1 WHERE id = $3"; }
+EQ_ID=0
+# equal NAME SQL-OUTCOME RESP-REPLY COLUMN: the outcomes agree and so do the stored values
+equal() {
+    local want=$2 got
+    got=$(outcome "$3")
+    check "$1" "$want $(stored eq_sql "$4" "$EQ_ID")" "$got $(stored eq_resp "$4" "$EQ_ID")"
+}
+# hset_case COLUMN VALUE: HSET against UPDATE ... SET column = 'value'
+hset_case() {
+    EQ_ID=$((EQ_ID + 1))
+    equal "HSET $1 '$2'" "$(sql "SELECT eq_sql_write($EQ_ID, '$1', \$lc\$$2\$lc\$)")" \
+        "$(vcli HSET "eq:$EQ_ID" "$1" "$2")" "$1"
+}
+# set_case COLUMN VALUE: SET of {"column": "value"} against the same UPDATE (a json or jsonb
+# column's member is the JSON itself: {"column": value})
+set_case() {
+    local object
+    EQ_ID=$((EQ_ID + 1))
+    object=$(python3 -c 'import json, sys; print(json.dumps({sys.argv[1]: sys.argv[2]}))' "$1" "$2")
+    [[ "$1" == js || "$1" == jb ]] && object="{\"$1\": $2}"
+    equal "SET $object" "$(sql "SELECT eq_sql_write($EQ_ID, '$1', \$lc\$$2\$lc\$)")" \
+        "$(vcli SET "eq:$EQ_ID" "$object")" "$1"
+}
+# add_case COLUMN START INCREMENT: HINCRBYFLOAT against UPDATE ... SET column = column + 'increment'
+add_case() {
+    EQ_ID=$((EQ_ID + 1))
+    sql "UPDATE eq_sql SET $1 = '$2' WHERE id = $EQ_ID; UPDATE eq_resp SET $1 = '$2' WHERE id = $EQ_ID" >/dev/null
+    equal "HINCRBYFLOAT $1 ($2) by $3" "$(sql "SELECT eq_sql_add($EQ_ID, '$1', '$3')")" \
+        "$(vcli HINCRBYFLOAT "eq:$EQ_ID" "$1" "$3")" "$1"
+}
+while IFS='|' read -r column value; do
+    [[ -z "$column" || "$column" == \#* ]] && continue
+    hset_case "$column" "$value"
+    set_case "$column" "$value"
+done <<'CASES'
+# character types with typmods: blanks pad and may be cut, anything else must fit
+c3|ab
+c3|abc
+c3|abc  
+c3|  abc
+c3|abcd
+c3|a
+vc3|abcd
+vc3|abc
+vc3|
+# numeric with and without scale: rounding, overflow
+n52|1.005
+n52|-1.005
+n52|999.995
+n52|1234.5
+n52|1e2
+n52|NaN
+n|0.1000
+n|-0
+# bit strings
+b3|101
+b3|10
+b3|1010
+b3|1x1
+vb3|1
+vb3|1111
+# integers and floats
+i2|32767
+i2|32768
+i2| 42
+i4|4.5
+f4|3.4028236e38
+f4|1e-46
+f8|0.1
+f8|1e400
+f8|-0
+# dates, times, intervals
+ts|2024-03-10 06:30:00.7
+ts|epoch
+ts|2024-02-30 00:00
+tstz|2024-03-10 06:30:00.555+05:30
+tstz|infinity
+d|2024-02-29
+d|29/02/2024
+t|12:34:56.78
+iv|1 day 02:03:04.6
+iv|P1Y2M3DT4H
+ivym|1 year 2 months 3 days
+# arrays, enums, domains
+ia|{1,2,NULL}
+ia|{1,two}
+ca|{ab,c}
+ca|{abc}
+mood|happy
+mood|ecstatic
+ev|4
+ev|5
+# json, jsonb, bytea, boolean, uuid, text
+js|{"a" : [1, 2.50]}
+js|{"a":
+jb|{"b": 1, "a": [true, null]}
+ba|\x00ff10
+ba|\xzz
+bo|yes
+bo|maybe
+u|A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11
+u|not-a-uuid
+tx|plain text
+CASES
+add_case n52 1.00 0.005
+add_case n52 999.99 0.01
+add_case i2 32767 1
+add_case f4 1.5 0.25
+add_case n 1 1e-20
+add_case n52 -500.00 1000
+add_case i4 7 2.5
+
+section "encoding: text the server encoding does not allow is refused, nothing written"
+BAD_UTF8="ERR invalid byte sequence for encoding \"UTF8\": 0xc3 0x28 (SQLSTATE 22021)"
+check "HSET of a value with an invalid sequence" "$BAD_UTF8" "$(vcli HSET eq:1 tx $'a\xc3\x28b')"
+check "SET of JSON with an invalid sequence in a string" "$BAD_UTF8" \
+    "$(vcli SET eq:1 $'{"tx": "a\xc3\x28b"}')"
+check "SET of JSON with a byte that is never UTF-8" \
+    "ERR invalid byte sequence for encoding \"UTF8\": 0xff (SQLSTATE 22021)" "$(vcli SET eq:1 $'{"tx": "\xff"}')"
+check "HSET of a field name with an invalid sequence" "$BAD_UTF8" "$(vcli HSET eq:1 $'t\xc3\x28x' v)"
+check "HINCRBYFLOAT with an invalid increment: no number (Redis's own check)" "ERR value is not a valid float" \
+    "$(vcli HINCRBYFLOAT eq:1 f8 $'1\xc3\x28')"
+check "HINCRBYFLOAT with a field name with an invalid sequence" "$BAD_UTF8" "$(vcli HINCRBYFLOAT eq:1 $'f\xc3\x28' 1)"
+check "a key with an invalid sequence" "$BAD_UTF8" "$(vcli HSET $'eq:1\xc3\x28' tx v)"
+check "DEL of a key with an invalid sequence" "$BAD_UTF8" "$(vcli DEL eq:1 $'eq:2\xc3\x28')"
+raw_case "a NUL byte in a value" \
+    '+OK\r\n-ERR invalid byte sequence for encoding "UTF8": 0x00 (SQLSTATE 22021)\r\n' \
+    "send:AUTH regress_resp_victim $PW_VICTIM\\r\\n" "send:*4\\r\\n\$4\\r\\nHSET\\r\\n\$4\\r\\neq:1\\r\\n\$2\\r\\ntx\\r\\n\$3\\r\\na\\x00b\\r\\n" read:2
+check "none of them wrote anything" "<null> <null>" "$(stored eq_resp tx 1) $(stored eq_resp f8 1)"
+check "valid UTF-8 beyond ASCII is written as it came" "0 é日本😀" \
+    "$(vcli HSET eq:1 tx 'é日本😀') $(stored eq_resp tx 1)"
+
+sql "DROP TABLE victim_t, eq_sql, eq_resp; DROP FUNCTION eq_sql_write, eq_sql_add;
+DROP DOMAIN eq_even; DROP TYPE eq_mood; DROP SCHEMA mallory CASCADE;
+DROP OWNED BY regress_resp_mallory, regress_resp_victim;
+DROP ROLE regress_resp_mallory, regress_resp_victim" >/dev/null

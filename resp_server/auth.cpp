@@ -102,8 +102,9 @@ void log_login(const Session &session, const std::string &message, const char *r
 	char text[256], why[256], host[64], port[16], matched[640] = "";
 	strlcpy(text, message.c_str(), sizeof(text));
 	pg_clean_ascii(text);
-	snprintf(why, sizeof(why), "%s%s", reason[0] != '\0' ? "\n" : "", reason);
-	pg_clean_ascii(why);
+	why[0] = '\n';
+	strlcpy(why + 1, reason, sizeof(why) - 1);
+	pg_clean_ascii(why + 1);
 	const std::string &peer = session.peer_address;
 	size_t colon = peer.rfind(':');
 	strlcpy(host, peer.c_str(), std::min(sizeof(host), (colon == std::string::npos ? peer.size() : colon) + 1));
@@ -111,7 +112,8 @@ void log_login(const Session &session, const std::string &message, const char *r
 	if (facts != nullptr && facts->hba_line > 0)
 		snprintf(matched, sizeof(matched), "\nConnection matched pg_hba.conf line %d: \"%s\"", facts->hba_line,
 				 facts->hba_text);
-	ereport(LOG, (errmsg("%s", text), errdetail_log("RESP client host=%s port=%s.%s%s", host, port, why, matched)));
+	ereport(LOG, (errmsg("%s", text), errdetail_log("RESP client host=%s port=%s.%s%s", host, port,
+													 reason[0] != '\0' ? why : "", matched)));
 }
 
 /*

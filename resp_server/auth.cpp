@@ -2,6 +2,8 @@
  * auth.cpp — RESP logins (see auth.h). What PostgreSQL knows about a login attempt is read in
  * one short transaction into plain data (LoginFacts); the decision, the password check on the
  * checker's thread, the back-off and the counting of sessions per role happen outside it.
+ * Failed logins (and, with log_connections, successful ones) go to the server log as
+ * PostgreSQL words them, at LOG level, with the client's address and the pg_hba.conf line.
  */
 #include "../extension/pg.h"
 
@@ -14,7 +16,9 @@ extern "C" {
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
 #include "common/saslprep.h"
+#include "common/string.h"
 #include "libpq/crypt.h"
+#include "postmaster/postmaster.h"
 #include "storage/ipc.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
@@ -50,9 +54,11 @@ struct LoginFacts {
 	uint32 resp_sessions;  /* RESP sessions of the role, in every worker */
 	UserAuth method;       /* uaImplicitReject: no pg_hba.conf line applies */
 	int hba_line;
+	char hba_text[512];    /* the line as written, for the log */
 	bool hba_hostname;     /* the line names a host name */
 	bool has_secret;
 	char secret[512];
+	char no_secret[128];   /* why there is none, for the log: PostgreSQL's DETAIL */
 	bool prepared;         /* the password after SASLprep is in the caller's buffer */
 };
 
@@ -86,6 +92,31 @@ std::string client_host(const Session &session)
 }
 
 /*
+ * One login's line in the server log: `message` as PostgreSQL words it, then a DETAIL with the
+ * client's address, `reason` (may be empty) and the pg_hba.conf line that applied (none when
+ * facts is null or names no line). LOG, never FATAL: the worker serves other clients. The
+ * texts are cut at a NUL and shown as printable ASCII (the client chose the user name).
+ */
+void log_login(const Session &session, const std::string &message, const char *reason, const LoginFacts *facts)
+{
+	char text[256], why[256], host[64], port[16], matched[640] = "";
+	strlcpy(text, message.c_str(), sizeof(text));
+	pg_clean_ascii(text);
+	why[0] = '\n';
+	strlcpy(why + 1, reason, sizeof(why) - 1);
+	pg_clean_ascii(why + 1);
+	const std::string &peer = session.peer_address;
+	size_t colon = peer.rfind(':');
+	strlcpy(host, peer.c_str(), std::min(sizeof(host), (colon == std::string::npos ? peer.size() : colon) + 1));
+	strlcpy(port, colon == std::string::npos ? "" : peer.c_str() + colon + 1, sizeof(port));
+	if (facts != nullptr && facts->hba_line > 0)
+		snprintf(matched, sizeof(matched), "\nConnection matched pg_hba.conf line %d: \"%s\"", facts->hba_line,
+				 facts->hba_text);
+	ereport(LOG, (errmsg("%s", text), errdetail_log("RESP client host=%s port=%s.%s%s", host, port,
+													 reason[0] != '\0' ? why : "", matched)));
+}
+
+/*
  * Reads the facts of `user` logging in from `client`; when `password` is given, also its
  * SASLprep'd form into prepared[0..capacity) (PostgreSQL uses it for SCRAM). In a transaction
  * of its own.
@@ -111,6 +142,8 @@ bool read_login_facts(const HbaRules &rules, const sockaddr_storage &client, con
 		const HbaLine *line = rules.match(client, local_cache_resp_database, user, facts->role);
 		facts->method = line != nullptr ? line->auth_method : uaImplicitReject;
 		facts->hba_line = line != nullptr ? line->linenumber : 0;
+		if (line != nullptr && line->rawline != nullptr)
+			strlcpy(facts->hba_text, line->rawline, sizeof(facts->hba_text));
 		facts->hba_hostname = line != nullptr && line->hostname != nullptr;
 		if (OidIsValid(facts->role) && password != nullptr) {
 			const char *detail = nullptr;
@@ -119,6 +152,8 @@ bool read_login_facts(const HbaRules &rules, const sockaddr_storage &client, con
 			if (shadow != nullptr && strlen(shadow) < sizeof(facts->secret)) {
 				strlcpy(facts->secret, shadow, sizeof(facts->secret));
 				facts->has_secret = true;
+			} else if (detail != nullptr) {
+				strlcpy(facts->no_secret, detail, sizeof(facts->no_secret));
 			}
 		}
 		if (password != nullptr) {
@@ -225,7 +260,7 @@ int64_t Authenticator::backoff_until(const Session &session) const
 	return until;
 }
 
-void Authenticator::note_failure(const Session &session)
+bool Authenticator::note_failure(const Session &session)
 {
 	int64_t now = now_ms();
 	Failures &mine = session_failures_[session.id];
@@ -234,10 +269,23 @@ void Authenticator::note_failure(const Session &session)
 	if (source_failures_.size() >= kMaxRemembered)
 		source_failures_.clear();
 	Failures &source = source_failures_[client_host(session)];
-	if (now - source.last_ms >= kSourceWindowMs)
+	if (now - source.last_ms >= kSourceWindowMs) {
+		if (source.unlogged > 0)
+			ereport(LOG, (errmsg("local_cache RESP: %u failed logins from host \"%s\" were not logged", source.unlogged,
+								 client_host(session).c_str())));
 		source.count = 0;
+		source.unlogged = 0;
+	}
 	source.count++;
 	source.last_ms = now;
+	/* The log is limited as the back-off is: a flood from one address writes one more line. */
+	if (source.count <= kSourceFailuresAllowed)
+		return true;
+	if (source.unlogged++ == 0)
+		ereport(LOG, (errmsg("local_cache RESP: more than %u failed logins from host \"%s\"; further ones are not "
+							 "logged until it has none for %d s",
+							 kSourceFailuresAllowed, client_host(session).c_str(), int(kSourceWindowMs / 1000))));
+	return false;
 }
 
 AuthResult Authenticator::grant(const Session &session, const Pending &pending)
@@ -246,17 +294,38 @@ AuthResult Authenticator::grant(const Session &session, const Pending &pending)
 	auto counted = counted_sessions->find(session.id);
 	bool already_counted = counted != counted_sessions->end() && counted->second == facts.role;
 	int sessions = facts.backends + int(facts.resp_sessions) - (already_counted ? 1 : 0);
-	if (facts.connection_limit >= 0 && !facts.superuser && sessions >= facts.connection_limit)
-		return AuthResult::denied("ERR", "too many connections for role \"" + pending.role_name + "\"");
+	if (facts.connection_limit >= 0 && !facts.superuser && sessions >= facts.connection_limit) {
+		std::string message = "too many connections for role \"" + pending.role_name + "\"";
+		if (note_failure(session))
+			log_login(session, message, "", &facts);
+		return AuthResult::denied("ERR", message);
+	}
 	count_session(session.id, facts.role);
 	session_failures_.erase(session.id);
+	if (Log_connections)
+		log_login(session, "connection authorized: user=" + pending.role_name + " database=" + local_cache_resp_database,
+				  "", &facts);
 	return AuthResult::ok(AuthenticatedRole{uint64_t(facts.role), pending.role_name});
 }
 
 AuthResult Authenticator::finish(const Session &session, Pending &pending, bool password_ok)
 {
-	if (!password_ok || !OidIsValid(pending.facts.role) || !pending.facts.can_login) {
-		note_failure(session);
+	const LoginFacts &facts = pending.facts;
+	if (!password_ok || !OidIsValid(facts.role) || !facts.can_login) {
+		if (note_failure(session)) {
+			/* PostgreSQL's words: the password is checked first, LOGIN after. */
+			char reason[256] = "";
+			if (!OidIsValid(facts.role))
+				snprintf(reason, sizeof(reason), "Role \"%s\" does not exist.", pending.role_name.c_str());
+			else if (!facts.has_secret)
+				strlcpy(reason, facts.no_secret, sizeof(reason));
+			else if (!password_ok)
+				snprintf(reason, sizeof(reason), "Password does not match for user \"%s\".", pending.role_name.c_str());
+			log_login(session,
+					  password_ok ? "role \"" + pending.role_name + "\" is not permitted to log in"
+								  : "password authentication failed for user \"" + pending.role_name + "\"",
+					  reason, &facts);
+		}
 		return AuthResult::wrong_password();
 	}
 	if (verified_.size() >= kMaxRemembered)
@@ -270,7 +339,9 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 	/* C strings from here on: a NUL inside would cut the name or the password short. */
 	if (user.empty() || user.size() >= NAMEDATALEN || user.find('\0') != std::string_view::npos ||
 		password.find('\0') != std::string_view::npos) {
-		note_failure(session);
+		if (note_failure(session))
+			log_login(session, "password authentication failed for user \"" + std::string(user.substr(0, NAMEDATALEN)) + "\"",
+					  "The user name or the password is not valid.", nullptr);
 		return AuthResult::wrong_password();
 	}
 	std::string request = digest(user, password, "");
@@ -302,22 +373,24 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 		pending.request = request;
 		switch (facts.method) {
 		case uaImplicitReject:
-			note_failure(session);
+		case uaReject: {
 			wipe(secret_password);
 			wipe(prepared);
-			return AuthResult::denied("ERR", "no pg_hba.conf entry for " + where + ", no encryption");
-		case uaReject:
-			note_failure(session);
-			wipe(secret_password);
-			wipe(prepared);
-			return AuthResult::denied("ERR", "pg_hba.conf rejects connection for " + where + ", no encryption");
+			std::string message = (facts.method == uaReject ? "pg_hba.conf rejects connection for " : "no pg_hba.conf entry for ") +
+				where + ", no encryption";
+			if (note_failure(session))
+				log_login(session, message, "", &facts);
+			return AuthResult::denied("ERR", message);
+		}
 		case uaTrust:
 			wipe(secret_password);
 			wipe(prepared);
 			if (facts.hba_hostname)
 				break;
 			if (!OidIsValid(facts.role) || !facts.can_login) {
-				note_failure(session);
+				if (note_failure(session))
+					log_login(session, "role \"" + name + (OidIsValid(facts.role) ? "\" is not permitted to log in" : "\" does not exist"),
+							  "", &facts);
 				return AuthResult::wrong_password();
 			}
 			return grant(session, pending);

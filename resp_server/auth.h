@@ -9,7 +9,9 @@
  * failure, the next attempt of that connection waits (50 ms, doubling to 5 s), and a client
  * address with more than 20 failures in 10 s waits 50 ms more for each further one (up to 5 s).
  * Successful checks are remembered (as keyed digests, never the password) until the role's
- * stored password changes.
+ * stored password changes. Failed logins are logged as PostgreSQL logs them (with the address
+ * and the pg_hba.conf line), those of an address past the back-off's 20 failures not; with
+ * log_connections, successful ones too.
  */
 #pragma once
 
@@ -51,11 +53,14 @@ private:
 	struct Failures {
 		uint32_t count = 0;
 		int64_t last_ms = 0;
+		uint32_t unlogged = 0; /* failures of a source past kSourceFailuresAllowed, not logged */
 	};
 
 	AuthResult finish(const Session &session, Pending &pending, bool password_ok);
 	AuthResult grant(const Session &session, const Pending &pending);
-	void note_failure(const Session &session);
+	/* Counts a failed login for the back-off; whether to log it (false past the per-address
+	 * limit, where the log says once that the next ones are not logged). */
+	bool note_failure(const Session &session);
 	int64_t backoff_until(const Session &session) const;
 	std::string digest(std::string_view a, std::string_view b, std::string_view c) const;
 

@@ -306,7 +306,13 @@ void append_client_line(std::string &line, const Session &s, int64_t now_ms, std
 	line.append("\n");
 }
 
-/* Every session this command can see, by id (Redis lists clients in id order). */
+/*
+ * Every session this command can see, by id (Redis lists clients in id order): the caller's
+ * own, those of its role, and those of the roles whose activity PostgreSQL shows it
+ * (DataSource::sees_activity_of, asked once per role). The others are left out rather than
+ * shown with fields masked: tools parse CLIENT LIST lines, and a line of placeholders would
+ * read as a client with that address and name.
+ */
 std::vector<const Session *> visible_sessions(CommandContext &c)
 {
 	std::vector<const Session *> sessions;
@@ -314,6 +320,20 @@ std::vector<const Session *> visible_sessions(CommandContext &c)
 		sessions.push_back(&c.session);
 	else
 		c.clients->each_session([&](const Session &s) { sessions.push_back(&s); });
+	std::vector<std::pair<uint64_t, bool>> known; /* role, whether its sessions are seen */
+	auto hidden = [&](const Session *s) {
+		if (s == &c.session)
+			return false;
+		uint64_t role = s->role ? s->role->id : 0;
+		if (c.session.role && s->role && role == c.session.role->id)
+			return false;
+		for (const auto &[id, seen] : known)
+			if (id == role)
+				return !seen;
+		known.emplace_back(role, c.data.sees_activity_of(c.session, role));
+		return !known.back().second;
+	};
+	sessions.erase(std::remove_if(sessions.begin(), sessions.end(), hidden), sessions.end());
 	std::sort(sessions.begin(), sessions.end(), [](const Session *a, const Session *b) { return a->id < b->id; });
 	return sessions;
 }

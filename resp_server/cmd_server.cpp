@@ -361,8 +361,12 @@ void info_command(CommandContext &c)
 		/* A hot standby serves RESP too; its cache follows the primary through WAL. */
 		if (stats.replica) {
 			info_field(out, "role", "slave");
-			info_field(out, "master_host", stats.master_host);
-			info_number(out, "master_port", stats.master_port);
+			/* Where the primary is, as pg_stat_wal_receiver shows it: only to members of
+			 * pg_read_all_stats. */
+			if (c.data.sees_activity_of(c.session, 0)) {
+				info_field(out, "master_host", stats.master_host);
+				info_number(out, "master_port", stats.master_port);
+			}
 			info_field(out, "master_link_status", stats.master_link_up ? "up" : "down");
 			info_number(out, "slave_read_only", 1);
 		} else {

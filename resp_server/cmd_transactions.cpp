@@ -9,7 +9,9 @@
  * with only reads answers each command's error in its place (nothing to roll back); one with
  * a write is all or nothing: the first error rolls everything back and EXEC answers
  * -EXECABORT Transaction rolled back: <that error>. WATCH keeps the watched rows' versions;
- * EXEC answers nil (runs nothing) if one changed — locking the rows first when it writes.
+ * EXEC answers nil (runs nothing) if one changed. WATCH needs only SELECT: when EXEC writes,
+ * the rows the role may lock are locked first, and all of them are checked once more after the
+ * writes, before the commit (DataSource::WatchCheck), so no commit to them is missed.
  */
 #include "command_context.h"
 
@@ -31,9 +33,15 @@ void end_transaction(Session &session)
 	std::vector<std::pair<std::string, std::string>>().swap(session.watched);
 }
 
+/* An error reply's text, without its '-' and CRLF, for -EXECABORT. */
+std::string_view error_text(std::string_view reply)
+{
+	return reply.substr(1, reply.find('\r') - 1);
+}
+
 /* Whether every watched row is as WATCH saw it; false with the reply written when the
  * command must stop (an error, or a lock to wait for). */
-bool watched_unchanged(CommandContext &c, bool writes, bool *unchanged)
+bool watched_unchanged(CommandContext &c, DataSource::WatchCheck when, bool *unchanged)
 {
 	*unchanged = true;
 	std::vector<RowKey> keys;
@@ -46,7 +54,7 @@ bool watched_unchanged(CommandContext &c, bool writes, bool *unchanged)
 	}
 	if (keys.empty())
 		return true;
-	return lookup_succeeded(c, c.data.check_versions(c.session, keys.data(), versions.data(), keys.size(), writes,
+	return lookup_succeeded(c, c.data.check_versions(c.session, keys.data(), versions.data(), keys.size(), when,
 													 unchanged));
 }
 
@@ -104,7 +112,9 @@ void exec_command(CommandContext &c)
 	size_t exec_start = out.size();
 	c.data.begin_batch();
 	bool unchanged = true;
-	if (!watched_unchanged(c, writes, &unchanged) || !unchanged) {
+	if (!watched_unchanged(c, writes ? DataSource::WatchCheck::BeforeWrites : DataSource::WatchCheck::Reads,
+						   &unchanged) ||
+		!unchanged) {
 		c.data.end_batch(false);
 		if (c.session.retry_later)
 			return;
@@ -127,9 +137,26 @@ void exec_command(CommandContext &c)
 			break;
 		std::string_view reply = out.view().substr(reply_start);
 		if (writes && !reply.empty() && reply[0] == '-') {
-			failed.assign(reply.substr(1, reply.find('\r') - 1));
+			failed.assign(error_text(reply));
 			break;
 		}
+	}
+	/* The writes are done: a watched row another transaction changed meanwhile (one the role
+	 * could not lock) makes EXEC answer nil after all, with nothing committed; an error of the
+	 * check rolls back as a queued command's does. */
+	if (writes && !c.session.retry_later && failed.empty()) {
+		size_t check_start = out.size();
+		bool checked = watched_unchanged(c, DataSource::WatchCheck::BeforeCommit, &unchanged);
+		if (checked && !unchanged) {
+			c.data.end_batch(false);
+			out.truncate(exec_start);
+			c.reply.null_array();
+			end_transaction(c.session);
+			return;
+		}
+		std::string_view reply = out.view().substr(check_start);
+		if (!checked && !reply.empty())
+			failed.assign(error_text(reply));
 	}
 	if (c.session.retry_later || !failed.empty()) {
 		c.data.end_batch(false);

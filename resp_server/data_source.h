@@ -343,19 +343,39 @@ public:
 	/* WATCH: a token that changes whenever the row is written, deleted or inserted. */
 	virtual LookupResult row_version(const Session &session, const RowKey &key, std::string *version) = 0;
 
-	/* EXEC: the calls between begin_batch() and end_batch() are one transaction with one
+	/*
+	 * EXEC: the calls between begin_batch() and end_batch() are one transaction with one
 	 * snapshot, so the queued reads of a MULTI are one consistent read and its writes commit
-	 * together. end_batch(true) commits; end_batch(false) rolls everything back. Before the
-	 * calls, check_versions() answers whether the watched rows are all still at the versions
-	 * WATCH saw, in the batch's snapshot — locking them when the batch will write them (`lock`);
-	 * false: the caller ends the batch without committing. */
+	 * together. end_batch(true) commits; end_batch(false) rolls everything back.
+	 * check_versions() answers whether the watched rows are all still at the versions WATCH
+	 * saw (false: the caller ends the batch without committing), `when`:
+	 *   Reads         first, for a batch of reads only: in the batch's snapshot, which is exact
+	 *                 (the batch reads nothing else).
+	 *   BeforeWrites  first, for a batch that writes: in the batch's snapshot, each row locked
+	 *                 where the role may lock it (UPDATE privilege), so no commit can change it
+	 *                 until the batch ends.
+	 *   BeforeCommit  after the batch's calls, just before end_batch(true): the rows again, as
+	 *                 the latest commits left them (the batch's own writes aside), so a change
+	 *                 committed while the batch ran to a row it could not lock is not missed.
+	 */
+	enum class WatchCheck { Reads, BeforeWrites, BeforeCommit };
 	virtual void begin_batch() = 0;
 	virtual LookupResult end_batch(bool commit) = 0;
 	virtual LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
-										size_t count, bool lock, bool *unchanged) = 0;
+										size_t count, WatchCheck when, bool *unchanged) = 0;
 
-	/* DBSIZE and INFO keyspace: the number of keys the session's role can see. */
+	/* DBSIZE and INFO keyspace: the number of cached keys of the tables the session's role may
+	 * read, as SCAN decides it (tables it may not read are not counted). */
 	virtual uint64_t count_keys(const Session &session) = 0;
+
+	/*
+	 * CLIENT LIST and INFO replication show another role's activity as pg_stat_activity and
+	 * pg_stat_wal_receiver do: whether the session's role may see what connections acting as
+	 * role `role` do (their addresses, names, state), being a member of that role or of
+	 * pg_read_all_stats. `role` 0: what only members of pg_read_all_stats see (connections not
+	 * authenticated yet, the primary's address).
+	 */
+	virtual bool sees_activity_of(const Session &session, uint64_t role) = 0;
 
 	virtual void fill_info(InfoStats &stats) = 0;
 

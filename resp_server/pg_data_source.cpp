@@ -474,11 +474,23 @@ uint64_t PgDataSource::count_keys(const Session &session)
 		TableCounters *tables = static_cast<TableCounters *>(palloc(sizeof(TableCounters) * max));
 		int n = store_table_counters(tables, max);
 		for (int i = 0; i < n; i++)
-			if (tables[i].dbid == MyDatabaseId &&
-				pg_class_aclcheck(tables[i].relid, role, ACL_SELECT) == ACLCHECK_OK)
+			if (tables[i].dbid == MyDatabaseId && relinfo_readable(tables[i].relid, role))
 				keys += tables[i].entries;
 	}, &error);
 	return keys;
+}
+
+bool PgDataSource::sees_activity_of(const Session &session, uint64_t role)
+{
+	if (!session.role)
+		return false;
+	bool sees = false;
+	Oid me = Oid(session.role->id);
+	PgError error;
+	in_transaction([&]() noexcept {
+		sees = has_privs_of_role(me, ROLE_PG_READ_ALL_STATS) || (role != 0 && has_privs_of_role(me, Oid(role)));
+	}, &error);
+	return sees;
 }
 
 void PgDataSource::fill_info(InfoStats &stats)

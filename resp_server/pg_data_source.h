@@ -43,8 +43,9 @@ public:
 	void begin_batch() override;
 	LookupResult end_batch(bool commit) override;
 	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
-								size_t count, bool lock, bool *unchanged) override;
+								size_t count, WatchCheck when, bool *unchanged) override;
 	uint64_t count_keys(const Session &session) override;
+	bool sees_activity_of(const Session &session, uint64_t role) override;
 	void fill_info(InfoStats &stats) override;
 
 	/* Settings changed (SIGHUP): read pg_hba.conf and the registry again. */

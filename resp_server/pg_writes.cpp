@@ -31,6 +31,7 @@ extern "C" {
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -38,6 +39,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 }
 
 namespace local_cache::resp {
@@ -709,14 +711,50 @@ LookupResult PgDataSource::increment_column(const Session &session, const RowKey
 
 namespace {
 
-/* The row's version for WATCH: "xmin:ctid", "absent", or "no table"; with `lock`, the row is
- * locked FOR UPDATE (EXEC's check). */
-LookupResult version_of(const Session &session, const RowKey &key, bool lock, std::string *version)
+/*
+ * WATCH's row versions, and how EXEC checks them (DataSource::WatchCheck). The version is
+ * "xmin:ctid", which every UPDATE, DELETE and INSERT of the row changes.
+ *
+ * EXEC's batch is one REPEATABLE READ transaction whose snapshot is taken by its first check,
+ * after the EXEC request arrived: a change committed before that is seen there, and EXEC
+ * answers nil. A batch of reads needs nothing more: it reads nothing but that snapshot. A
+ * batch that writes must also not commit over a change committed while it ran:
+ *   - rows the role may lock (UPDATE on the table or a column: what SELECT ... FOR UPDATE
+ *     needs) are locked FOR UPDATE by the first check; no other transaction can change them
+ *     until the batch ends, and one that changed them after the snapshot makes the lock fail
+ *     with a serialization failure, which counts as a change;
+ *   - the others (SELECT only: "WATCH what you read, write elsewhere") are read without a lock,
+ *     and after the batch's writes every watched row is read again in the latest snapshot
+ *     (GetLatestSnapshot), with the command id of the first check so that the batch's own
+ *     writes stay invisible: any change committed by another transaction before that last
+ *     check makes EXEC answer nil. Left: a transaction that commits between that check and the
+ *     batch's commit, which runs no statement of the batch; it is ordered after EXEC, as a
+ *     concurrent writer is ordered after a SQL REPEATABLE READ transaction that read the row.
+ */
+enum class VersionRead {
+	Snapshot, /* in the transaction's snapshot */
+	Lock,     /* in the transaction's snapshot, locked FOR UPDATE if the role may lock it */
+	Latest,   /* in the latest snapshot, as of command watch_command_id of this transaction */
+};
+
+/* The command id of EXEC's first check: the batch's writes come after it. */
+CommandId watch_command_id = InvalidCommandId;
+
+bool may_lock_rows(Oid relid, Oid role)
+{
+	return pg_class_aclcheck(relid, role, ACL_UPDATE) == ACLCHECK_OK ||
+		pg_attribute_aclcheck_all(relid, role, ACL_UPDATE, ACLMASK_ANY) == ACLCHECK_OK;
+}
+
+/* The row's version for WATCH: "xmin:ctid", "absent", or "no table". */
+LookupResult version_of(const Session &session, const RowKey &key, VersionRead how, std::string *version)
 {
 	MemoryContextReset(results_context);
 	const char *text = "absent";
 	PgError error;
 	bool ok = run_for_role(session, [&]() {
+		if (how != VersionRead::Latest)
+			watch_command_id = GetCurrentCommandId(false);
 		load_prefixes();
 		if (!OidIsValid(relid_for_prefix(key.prefix))) {
 			text = "no table";
@@ -725,6 +763,7 @@ LookupResult version_of(const Session &session, const RowKey &key, bool lock, st
 		Target target = write_target(key, false);
 		if (!target.valid_key)
 			return; /* no row has it */
+		bool lock = how == VersionRead::Lock && may_lock_rows(target.info->relid, Oid(session.role->id));
 		StringInfoData sql;
 		initStringInfo(&sql);
 		appendStringInfo(&sql, "SELECT t.xmin::pg_catalog.text OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) "
@@ -733,7 +772,20 @@ LookupResult version_of(const Session &session, const RowKey &key, bool lock, st
 		Oid types[MAX_KEY_COLUMNS];
 		Datum values[MAX_KEY_COLUMNS];
 		target.add_parameters(types, values, 0);
-		if (run(target.info->relid, sql.data, target.nkey, types, values) == 1)
+		uint64 rows;
+		if (how == VersionRead::Latest) {
+			/* A read-only statement runs in the active snapshot as it is. */
+			PushCopiedSnapshot(GetLatestSnapshot());
+			GetActiveSnapshot()->curcid = watch_command_id;
+			int rc = SPI_execute_with_args(sql.data, target.nkey, types, values, nullptr, true, 0);
+			PopActiveSnapshot();
+			if (rc < 0)
+				elog(ERROR, "SPI failed: %s", SPI_result_code_string(rc));
+			rows = SPI_processed;
+		} else {
+			rows = run(target.info->relid, sql.data, target.nkey, types, values);
+		}
+		if (rows == 1)
 			text = result_text(0);
 	}, &error);
 	if (!ok)
@@ -746,19 +798,21 @@ LookupResult version_of(const Session &session, const RowKey &key, bool lock, st
 
 LookupResult PgDataSource::row_version(const Session &session, const RowKey &key, std::string *version)
 {
-	return version_of(session, key, false, version);
+	return version_of(session, key, VersionRead::Snapshot, version);
 }
 
 LookupResult PgDataSource::check_versions(const Session &session, const RowKey *keys, const std::string *versions,
-										  size_t count, bool lock, bool *unchanged)
+										  size_t count, WatchCheck when, bool *unchanged)
 {
+	VersionRead how = when == WatchCheck::Reads		   ? VersionRead::Snapshot
+		: when == WatchCheck::BeforeWrites ? VersionRead::Lock
+										   : VersionRead::Latest;
 	*unchanged = true;
 	for (size_t i = 0; i < count && *unchanged; i++) {
-		/* To write, EXEC's transaction locks the row as its snapshot sees it; a row changed
-		 * since that snapshot cannot be locked (serialization failure): it changed too. A
-		 * transaction of reads only compares in its snapshot (locking needs UPDATE). */
+		/* A row changed since the batch's snapshot cannot be locked (serialization failure):
+		 * it changed. */
 		std::string now;
-		LookupResult result = version_of(session, keys[i], lock, &now);
+		LookupResult result = version_of(session, keys[i], how, &now);
 		if (result.status == LookupResult::Status::Failed && result.message.find("(SQLSTATE 40001)") != std::string::npos)
 			*unchanged = false;
 		else if (result.status != LookupResult::Status::Ok)

@@ -3,7 +3,8 @@
 # shell, so that PASSED and FAILED add up over all of them.
 #
 #   case helpers    check, check_re, raw_case, cli_case, wait_case (each one case: pass or fail)
-#   talking to it   raw (resp_raw.pl steps), cli (redis-cli), sql (psql as the superuser), bulk
+#   talking to it   raw (resp_raw.pl steps), cli (redis-cli), sql (psql as the superuser), bulk,
+#                   cmd
 #   waits, settings wait_for, set_setting, config_is, resp_pong
 #   server log      log_size, log_since, crash_lines, passwords_leaked
 #   connections     open_held / close_held (kept open in HELD; closed on exit too)
@@ -69,6 +70,10 @@ esc() { perl "$RAW_PL" --escape; }
 
 # bulk TEXT: the escaped RESP bulk string of TEXT
 bulk() { printf '$%d\\r\\n%s\\r\\n' "$(printf %s "$1" | wc -c)" "$(printf %s "$1" | esc)"; }
+
+# cmd ARG...: one request as a RESP array of bulk strings, escaped for raw (JSON has quotes
+# that inline requests mangle)
+cmd() { local out="*$#\\r\\n" arg; for arg; do out+=$(bulk "$arg"); done; printf '%s' "$out"; }
 
 # raw STEPS...: runs resp_raw.pl against the RESP port
 raw() { timeout 60 perl "$RAW_PL" "$RESP_PORT" "$@" 2>&1; }

@@ -158,10 +158,16 @@ for (1 .. 100) { last if `redis-cli -p $resp_port PING 2>&1` =~ /PONG/; select(u
 
 check_standby('initial');
 # INFO replication tells redis-cli and exporters that this is a replica, and of which server.
+# Where the primary is, only to members of pg_read_all_stats (as pg_stat_wal_receiver shows it).
 my $replication = `redis-cli -p $resp_port INFO replication 2>&1`;
 like($replication, qr/^role:slave\r?$/m, 'INFO on the standby: role:slave');
-like($replication, qr/^master_port:${\ $primary->port}\r?$/m, 'INFO on the standby: master_port is the primary');
+unlike($replication, qr/^master_(host|port):/m, 'INFO on the standby: no primary address for a role outside pg_read_all_stats');
 like($replication, qr/^master_link_status:up\r?$/m, 'INFO on the standby: master_link_status:up while streaming');
+on_primary('GRANT pg_read_all_stats TO resp_reader');
+$replication = `redis-cli -p $resp_port INFO replication 2>&1`;
+like($replication, qr/^master_port:${\ $primary->port}\r?$/m, 'INFO on the standby: master_port is the primary, for pg_read_all_stats');
+like($replication, qr/^master_host:\S+\r?$/m, 'INFO on the standby: master_host, for pg_read_all_stats');
+on_primary('REVOKE pg_read_all_stats FROM resp_reader');
 # Writes on a standby: Redis's READONLY error, for every write command.
 for my $write ("SET items:1 {}", "DEL items:1", "HSET items:1 value x", "HINCRBY items:1 id 1", "MSET items:1 {}")
 {

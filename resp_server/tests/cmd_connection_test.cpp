@@ -287,6 +287,7 @@ struct Worker {
 BOOST_AUTO_TEST_CASE(client_list)
 {
 	Worker w;
+	w.c.data.stats_readers.insert(10); /* sees every role's connections */
 	Value list = w.c.value({"CLIENT", "LIST"});
 	std::string text = list.text;
 	/* in id order: 7, 42 (this session), 50, 60 */
@@ -307,6 +308,28 @@ BOOST_AUTO_TEST_CASE(client_list)
 	Connection alone;
 	std::string mine = alone.value({"CLIENT", "LIST"}).text;
 	BOOST_TEST(std::count(mine.begin(), mine.end(), '\n') == 1);
+}
+
+/* Another role's connections are listed only to members of that role or of pg_read_all_stats,
+ * as pg_stat_activity shows them; connections not authenticated only to the latter. */
+BOOST_AUTO_TEST_CASE(client_list_of_other_roles)
+{
+	Worker w;
+	Session anonymous;
+	anonymous.id = 70;
+	w.clients.others.push_back(anonymous);
+	std::string text = w.c.value({"CLIENT", "LIST"}).text;
+	BOOST_TEST(text.find("user=alice") == std::string::npos);
+	BOOST_TEST(text.find("id=70 ") == std::string::npos);
+	BOOST_TEST(std::count(text.begin(), text.end(), '\n') == 3); /* 7, 42, 50: its own role's */
+	BOOST_TEST(w.c.value({"CLIENT", "LIST", "ID", "60"}).text.empty());
+	w.c.data.memberships.insert({10, 20});
+	text = w.c.value({"CLIENT", "LIST"}).text;
+	BOOST_TEST(text.find("id=60 ") != std::string::npos);
+	BOOST_TEST(text.find("id=70 ") == std::string::npos);
+	w.c.data.stats_readers.insert(10);
+	text = w.c.value({"CLIENT", "LIST"}).text;
+	BOOST_TEST(std::count(text.begin(), text.end(), '\n') == 5);
 }
 
 BOOST_AUTO_TEST_CASE(client_kill)

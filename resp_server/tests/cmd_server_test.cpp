@@ -175,6 +175,20 @@ BOOST_AUTO_TEST_CASE(info)
 	BOOST_TEST(c.value({"INFO", "nosuchsection"}).text.empty());
 	BOOST_TEST(c.value({"INFO", "everything"}).text == reply.text);
 
+	/* On a standby, where the primary is only to members of pg_read_all_stats. */
+	c.data.info.replica = true;
+	c.data.info.master_host = "primary.example";
+	c.data.info.master_port = 5432;
+	fields = info_fields(c.value({"INFO", "replication"}).text);
+	BOOST_TEST(fields["role"] == "slave");
+	BOOST_TEST(fields.count("master_host") == 0u);
+	BOOST_TEST(fields.count("master_port") == 0u);
+	c.data.stats_readers.insert(c.session.role->id);
+	fields = info_fields(c.value({"INFO", "replication"}).text);
+	BOOST_TEST(fields["master_host"] == "primary.example");
+	BOOST_TEST(fields["master_port"] == "5432");
+	c.data.info.replica = false;
+
 	/* An empty keyspace shows no db0 line, as in Redis. */
 	c.data.key_count = 0;
 	BOOST_TEST(c.value({"INFO", "keyspace"}).text == "# Keyspace\r\n");

@@ -10,7 +10,9 @@
 
 #include <string>
 
+using local_cache::resp::DataSource;
 using resp_test::Connection;
+using resp_test::FakeDataSource;
 
 BOOST_AUTO_TEST_SUITE(transactions)
 
@@ -154,6 +156,31 @@ BOOST_AUTO_TEST_CASE(watch)
 	c.data.tables["items"].erase(3);
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "_\r\n");
+	/* A batch of reads checks once; one that writes checks before its writes and again before
+	 * its commit. */
+	c.session.protocol = 2;
+	c.data.watch_checks.clear();
+	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}).rfind("*1\r\n", 0) == 0);
+	BOOST_TEST((c.data.watch_checks == std::vector<DataSource::WatchCheck>{DataSource::WatchCheck::Reads}));
+	c.data.watch_checks.clear();
+	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SET", "items:1", "{}"}) == "+QUEUED\r\n"); /* its own write is no change */
+	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n+OK\r\n");
+	BOOST_TEST((c.data.watch_checks == std::vector<DataSource::WatchCheck>{DataSource::WatchCheck::BeforeWrites,
+																			DataSource::WatchCheck::BeforeCommit}));
+	/* Another client commits a change to the watched row while EXEC runs: nil, rolled back. */
+	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SET", "items:2", "{\"v\":1}"}) == "+QUEUED\r\n");
+	c.data.commit_during_batch = [](FakeDataSource::Tables &committed) { committed["items"][1].json = "theirs"; };
+	int rollbacks = c.data.rollbacks;
+	BOOST_TEST(c.run({"EXEC"}) == "*-1\r\n");
+	BOOST_TEST(c.data.rollbacks == rollbacks + 1);
+	BOOST_TEST(c.session.watched.empty());
 	/* DISCARD and RESET end the watch too. */
 	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");

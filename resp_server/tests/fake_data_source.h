@@ -9,6 +9,7 @@
 #include "reply.h"
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -44,7 +45,8 @@ public:
 		std::vector<std::pair<std::string, std::optional<std::string>>> columns; /* nullopt = NULL */
 	};
 
-	std::map<std::string, std::map<int64_t, Row>, std::less<>> tables;
+	using Tables = std::map<std::string, std::map<int64_t, Row>, std::less<>>;
+	Tables tables;
 	std::set<std::string, std::less<>> forbidden_prefixes; /* answer NoPermission */
 	std::set<std::string, std::less<>> failing_prefixes;   /* answer Failed */
 	std::set<std::string, std::less<>> throwing_prefixes;  /* throw, as a PostgreSQL error would */
@@ -361,8 +363,7 @@ public:
 
 	LookupResult row_version(const Session &, const RowKey &key, std::string *version) override
 	{
-		const Row *row = find(key);
-		*version = row == nullptr ? "absent" : row->json + "|" + std::to_string(row->columns.size());
+		*version = version_in(tables, key);
 		return LookupResult::ok();
 	}
 
@@ -383,19 +384,35 @@ public:
 		}
 		return LookupResult::ok();
 	}
-	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
-								size_t count, bool, bool *unchanged) override
+	/* BeforeCommit reads the rows as committed, the batch's own writes aside: as they were when
+	 * the batch began, with what commit_during_batch (another client) changes meanwhile. */
+	LookupResult check_versions(const Session &, const RowKey *keys, const std::string *versions, size_t count,
+								WatchCheck when, bool *unchanged) override
 	{
-		*unchanged = true;
-		for (size_t i = 0; i < count; i++) {
-			std::string now;
-			row_version(session, keys[i], &now);
-			*unchanged = *unchanged && now == versions[i];
+		watch_checks.push_back(when);
+		if (when == WatchCheck::BeforeCommit && commit_during_batch) {
+			commit_during_batch(tables_before_batch);
+			commit_during_batch = nullptr;
 		}
+		*unchanged = true;
+		for (size_t i = 0; i < count; i++)
+			*unchanged = *unchanged &&
+				version_in(when == WatchCheck::BeforeCommit ? tables_before_batch : tables, keys[i]) == versions[i];
 		return LookupResult::ok();
 	}
+	std::vector<WatchCheck> watch_checks; /* what EXEC asked, in order */
+	std::function<void(Tables &committed)> commit_during_batch;
 
 	uint64_t count_keys(const Session &) override { return key_count; }
+
+	/* Roles that read all stats (pg_read_all_stats), and (member, role) memberships. */
+	std::set<uint64_t> stats_readers;
+	std::set<std::pair<uint64_t, uint64_t>> memberships;
+	bool sees_activity_of(const Session &session, uint64_t role) override
+	{
+		return session.role && (stats_readers.count(session.role->id) > 0 ||
+								memberships.count({session.role->id, role}) > 0);
+	}
 
 	void fill_info(InfoStats &stats) override { stats = info; }
 
@@ -409,7 +426,7 @@ public:
 	int rollbacks = 0;
 	bool replica = false; /* writes answer ReadOnly */
 	int writes_before_batch = 0;
-	std::map<std::string, std::map<int64_t, Row>, std::less<>> tables_before_batch;
+	Tables tables_before_batch;
 	std::map<uint64_t, ScanPosition> cursors;
 	uint64_t last_cursor = 1000;
 
@@ -484,15 +501,21 @@ private:
 		return fake;
 	}
 
-	const Row *find(const RowKey &key) const
+	static const Row *find_in(const Tables &in, const RowKey &key)
 	{
 		if (!split(key).valid)
 			return nullptr;
-		auto table = tables.find(split(key).prefix);
-		if (table == tables.end())
+		auto table = in.find(split(key).prefix);
+		if (table == in.end())
 			return nullptr;
 		auto row = table->second.find(split(key).id);
 		return row == table->second.end() ? nullptr : &row->second;
+	}
+	const Row *find(const RowKey &key) const { return find_in(tables, key); }
+	static std::string version_in(const Tables &in, const RowKey &key)
+	{
+		const Row *row = find_in(in, key);
+		return row == nullptr ? "absent" : row->json + "|" + std::to_string(row->columns.size());
 	}
 };
 

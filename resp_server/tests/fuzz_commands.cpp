@@ -249,6 +249,11 @@ public:
 		require_role(session);
 		return fake.count_keys(session);
 	}
+	bool sees_activity_of(const Session &session, uint64_t role) override
+	{
+		require_role(session);
+		return fake.sees_activity_of(session, role);
+	}
 	LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
 						   std::string_view key_start, KeySink &sink) override
 	{
@@ -300,10 +305,10 @@ public:
 	void begin_batch() override { fake.begin_batch(); }
 	LookupResult end_batch(bool commit) override { return fake.end_batch(commit); }
 	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
-								size_t count, bool lock, bool *unchanged) override
+								size_t count, WatchCheck when, bool *unchanged) override
 	{
 		require_role(session);
-		return fake.check_versions(session, keys, versions, count, lock, unchanged);
+		return fake.check_versions(session, keys, versions, count, when, unchanged);
 	}
 	void fill_info(InfoStats &stats) override { fake.fill_info(stats); }
 	int64_t now_microseconds() override { return fake.now_microseconds(); }

@@ -27,8 +27,6 @@ GRANT SELECT ON wtab TO regress_resp_reader" >/dev/null
 wcli() { cli --no-auth-warning --user regress_resp_writer --pass "$PW_WRITER" --raw "$@"; }
 row() { sql "SELECT row_to_json(t)::text FROM wtab t WHERE id = $1"; }
 AUTH_WRITER="send:AUTH regress_resp_writer $PW_WRITER\\r\\n"
-# cmd ARG...: one request as a RESP array of bulk strings (JSON has quotes inline requests mangle)
-cmd() { local out="*$#\\r\\n" arg; for arg; do out+=$(bulk "$arg"); done; printf '%s' "$out"; }
 
 section "SET: the row becomes exactly the JSON object"
 check "SET of a new row" "OK" "$(wcli SET w:2 '{"v":"two","n":2}')"

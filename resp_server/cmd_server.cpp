@@ -579,7 +579,7 @@ void slowlog_reset_command(CommandContext &c)
 /* The latency monitor has one event, "command": requests at or above the slow log's threshold. */
 void latency_latest_command(CommandContext &c)
 {
-	const std::optional<CommandMonitor::LatencyEvent> &event = c.monitor.command_event();
+	const std::optional<LatencyEvent> &event = c.monitor.command_event();
 	if (!event) {
 		c.reply.array(0);
 		return;

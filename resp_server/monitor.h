@@ -43,6 +43,21 @@ struct SlowlogEntry {
 	std::optional<uint64_t> role_id;
 };
 
+/* Histogram bucket i counts requests of at most 2^i microseconds (the last: all longer). */
+constexpr size_t kLatencyBuckets = 36;
+
+struct CommandHistogram {
+	uint64_t calls = 0;
+	std::array<uint64_t, kLatencyBuckets> counts{};
+};
+
+/* LATENCY LATEST's row for the event "command". */
+struct LatencyEvent {
+	int64_t latest_seconds = 0;
+	int64_t latest_ms = 0;
+	int64_t max_ms = 0;
+};
+
 class CommandMonitor {
 public:
 	/* Redis's limits on what an entry keeps (SLOWLOG_ENTRY_MAX_ARGC, SLOWLOG_ENTRY_MAX_STRING):
@@ -50,19 +65,8 @@ public:
 	 * with how many more bytes it had. */
 	static constexpr size_t kMaxArguments = 32;
 	static constexpr size_t kMaxArgumentBytes = 128;
-	/* Histogram bucket i counts requests of at most 2^i microseconds (the last: all longer). */
-	static constexpr size_t kBuckets = 36;
-
-	struct Histogram {
-		uint64_t calls = 0;
-		std::array<uint64_t, kBuckets> counts{};
-	};
-	/* LATENCY LATEST's row for the event "command". */
-	struct LatencyEvent {
-		int64_t latest_seconds = 0;
-		int64_t latest_ms = 0;
-		int64_t max_ms = 0;
-	};
+	static constexpr size_t kBuckets = kLatencyBuckets;
+	using Histogram = CommandHistogram;
 
 	void configure(const SlowlogSettings &settings);
 

@@ -249,6 +249,11 @@ public:
 		require_role(session);
 		return fake.count_keys(session);
 	}
+	bool reads_all_stats(const Session &session) override
+	{
+		require_role(session);
+		return fake.reads_all_stats(session);
+	}
 	LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
 						   std::string_view key_start, KeySink &sink) override
 	{

@@ -33,7 +33,7 @@ END $$;
 -- Gives new_fn the privileges old_fn has (a DBA's GRANTs and REVOKEs), as GRANTs of the owner
 -- (so that pg_shdepend knows the roles), then puts back old_fn's initial privileges, so that the
 -- DBA's are not taken for the extension's and pg_dump keeps dumping them. Dropped at the end.
--- The same helper as 1.1->1.2's, again: a 1.2 catalog made before this release never had it.
+-- The same helper as 1.1->1.2's, created again: that script drops it, so no 1.2 catalog has it.
 CREATE FUNCTION local_cache._copy_acl(old_fn regprocedure, new_fn regprocedure) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE

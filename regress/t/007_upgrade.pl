@@ -6,7 +6,10 @@
 #    the counter functions and the stats views, views of the user's over the stats views and a
 #    cached table, the update gives the same functions, privileges (pg_init_privs and
 #    pg_shdepend included), views, types, triggers and extension members as CREATE EXTENSION
-#    followed by the same DBA work, and the user's views still answer;
+#    followed by the same DBA work, and the user's views still answer; so does 1.2 as this
+#    release installs it (the schema already a member);
+#  - the updated 1.0 database dumps and restores (--exit-on-error) into a database that has the
+#    extension with all the DBA's grants: they were not taken for the extension's own;
 #  - a view that calls mget_json(regclass, bigint[]) stops the update to 1.3 with an error that
 #    names it and a hint that works;
 #  - DROP EXTENSION removes the schema local_cache, after an upgrade as after a fresh install.
@@ -119,11 +122,13 @@ $node->safe_psql('fresh', 'CREATE EXTENSION local_cache;' . dba_work('anycompati
 my $fresh = $node->safe_psql('fresh', $catalog);
 like($fresh, qr/^member schema local_cache$/m, "a fresh $current install: the schema is a member");
 
-for my $version ('1.0', '1.1', '1.2', '1.3')
+# Every version as releases before 1.4 installed it, and 1.2 as this release installs it.
+for my $case ('1.0', '1.1', '1.2', '1.3', '1.2 as installed now')
 {
-	my $db = 'from_' . ($version =~ s/\./_/r);
+	my ($version, $now) = split / /, $case, 2;
+	my $db = 'from_' . ($version =~ s/\./_/r) . ($now ? '_now' : '');
 	$node->safe_psql('postgres', "CREATE DATABASE $db");
-	$node->safe_psql($db, "CREATE EXTENSION local_cache VERSION '$version';" . $as_before_1_4
+	$node->safe_psql($db, "CREATE EXTENSION local_cache VERSION '$version';" . ($now ? '' : $as_before_1_4)
 		. dba_work($version lt '1.3' ? 'bigint[]' : 'anycompatiblearray'));
 	my ($rc, $out, $err) = $node->psql($db, 'ALTER EXTENSION local_cache UPDATE');
 	is($rc, 0, "$version: ALTER EXTENSION local_cache UPDATE with grants and dependent views") or diag($err);
@@ -134,6 +139,17 @@ for my $version ('1.0', '1.1', '1.2', '1.3')
 	is($node->safe_psql($db, q{SET ROLE app; SELECT (local_cache.mget('items', '{2}'))[1]}),
 		'(2,v2)', "$version -> $current: the role granted mget reads through it");
 }
+
+# The DBA's grants of an updated catalog are dumped as the DBA's (not as the extension's initial
+# privileges): restored into a database that has the extension, they are all back.
+my $dump = $node->basedir . '/from_1_0.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('from_1_0'), '-f', $dump ], 'pg_dump of the updated 1.0 database');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->safe_psql('restored', 'CREATE EXTENSION local_cache');
+$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ],
+	'pg_restore --exit-on-error into a database that has the extension');
+is(catalog_difference($node->safe_psql('restored', $catalog), $fresh), '',
+	'the restored database has the grants, views, triggers and registry of the updated one');
 
 # A view that calls mget_json(regclass, bigint[]) (a signature 1.3 replaces) stops the update with
 # an error naming it; once it is dropped the update runs and the same text creates it again.

@@ -392,9 +392,10 @@ namespace {
 
 /* The parameters CONFIG GET knows, with their values: what clients ask at start
  * (redis-benchmark reads "save" and "appendonly") and the limits that do apply. */
-std::vector<std::pair<std::string_view, std::string>> config_parameters(const InfoStats &stats)
+std::vector<std::pair<std::string_view, std::string>> config_parameters(const InfoStats &stats,
+																	   const SlowlogSettings &slowlog)
 {
-	auto number = [](uint64_t value) {
+	auto number = [](auto value) {
 		std::string text;
 		append_number(text, value);
 		return text;
@@ -412,6 +413,8 @@ std::vector<std::pair<std::string_view, std::string>> config_parameters(const In
 		{"bind", stats.bind_addresses},
 		{"proto-max-bulk-len", number(stats.proto_max_bulk_len)},
 		{"client-query-buffer-limit", number(stats.client_query_buffer_limit)},
+		{"slowlog-log-slower-than", number(slowlog.log_slower_than_us)},
+		{"slowlog-max-len", number(slowlog.max_length)},
 	};
 }
 
@@ -421,7 +424,7 @@ void config_get_command(CommandContext &c)
 {
 	InfoStats stats;
 	c.data.fill_info(stats);
-	auto parameters = config_parameters(stats);
+	auto parameters = config_parameters(stats, c.monitor.settings());
 	std::vector<bool> matched(parameters.size(), false);
 	size_t count = 0;
 	for (size_t p = 0; p < parameters.size(); p++) {

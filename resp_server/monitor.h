@@ -69,6 +69,7 @@ public:
 	using Histogram = CommandHistogram;
 
 	void configure(const SlowlogSettings &settings);
+	const SlowlogSettings &settings() const { return settings_; } /* CONFIG GET slowlog-* */
 
 	/* A request ran `command` (not queued, not to be run again): it started at `started_us`
 	 * (Unix time) and took `duration_us`. The arguments of AUTH and HELLO are never kept. */

@@ -213,6 +213,10 @@ BOOST_AUTO_TEST_CASE(config_get)
 	BOOST_TEST(all.elements.size() >= 20u);
 	BOOST_TEST(all.find("proto-max-bulk-len")->text == "536870912");
 	BOOST_TEST(all.find("databases")->text == "1");
+	c.processor.configure_slowlog(SlowlogSettings{-1, 5});
+	Value slowlog = c.value({"CONFIG", "GET", "slowlog-*"});
+	BOOST_TEST(slowlog.find("slowlog-log-slower-than")->text == "-1");
+	BOOST_TEST(slowlog.find("slowlog-max-len")->text == "5");
 
 	c.session.protocol = 3;
 	BOOST_TEST(c.run({"CONFIG", "GET", "appendonly"}) == "%1\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");

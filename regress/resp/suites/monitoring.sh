@@ -9,8 +9,7 @@
 section "monitoring: SLOWLOG and LATENCY"
 # Every request is slow from now on, once the workers have reloaded.
 set_setting local_cache.resp_slowlog_log_slower_than 0
-slowlog_has_ping() { cli PING >/dev/null; [[ "$(cli SLOWLOG GET 1)" == *PING* ]]; }
-wait_for "the workers log every request" 30 slowlog_has_ping
+wait_for "the workers log every request" 30 config_is slowlog-log-slower-than 0
 # One worker, one connection: what it logged is on the same connection.
 own=$(raw 'send:GET items:11\r\nSLOWLOG GET 1\r\nSLOWLOG LEN\r\nLATENCY LATEST\r\n' read:4)
 check_re "SLOWLOG GET: id, time, microseconds, arguments, client address, client name" \
@@ -36,6 +35,7 @@ check "with pg_read_all_stats they are shown" "items:15 items:14" "$(grep -o 'it
 check_re "and SLOWLOG RESET clears the log" '\+OK\\r\\n$' "$seen"
 sql "REVOKE pg_read_all_stats FROM regress_resp_reader" >/dev/null
 set_setting local_cache.resp_slowlog_log_slower_than DEFAULT
+wait_for "the workers have the default threshold again" 30 config_is slowlog-log-slower-than 10000
 
 section "monitoring: prometheus-redis-exporter"
 if ! command -v prometheus-redis-exporter >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then

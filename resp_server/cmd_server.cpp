@@ -1,8 +1,8 @@
 /*
  * cmd_server.cpp — the server commands, as Redis's server group: COMMAND and its subcommands
  * (COUNT, DOCS, INFO, LIST), read from the command table; INFO, from the DataSource's
- * statistics; CONFIG GET over the few parameters clients ask for, and CONFIG SET, refused; and
- * the HELP of every container (CLIENT, COMMAND, CONFIG).
+ * statistics; CONFIG GET over the few parameters clients ask for, and CONFIG SET, refused;
+ * SLOWLOG and LATENCY over the worker's CommandMonitor; and the HELP of every container.
  */
 #include "command_context.h"
 
@@ -396,9 +396,10 @@ namespace {
 
 /* The parameters CONFIG GET knows, with their values: what clients ask at start
  * (redis-benchmark reads "save" and "appendonly") and the limits that do apply. */
-std::vector<std::pair<std::string_view, std::string>> config_parameters(const InfoStats &stats)
+std::vector<std::pair<std::string_view, std::string>> config_parameters(const InfoStats &stats,
+																	   const SlowlogSettings &slowlog)
 {
-	auto number = [](uint64_t value) {
+	auto number = [](auto value) {
 		std::string text;
 		append_number(text, value);
 		return text;
@@ -416,6 +417,8 @@ std::vector<std::pair<std::string_view, std::string>> config_parameters(const In
 		{"bind", stats.bind_addresses},
 		{"proto-max-bulk-len", number(stats.proto_max_bulk_len)},
 		{"client-query-buffer-limit", number(stats.client_query_buffer_limit)},
+		{"slowlog-log-slower-than", number(slowlog.log_slower_than_us)},
+		{"slowlog-max-len", number(slowlog.max_length)},
 	};
 }
 
@@ -425,7 +428,7 @@ void config_get_command(CommandContext &c)
 {
 	InfoStats stats;
 	c.data.fill_info(stats);
-	auto parameters = config_parameters(stats);
+	auto parameters = config_parameters(stats, c.monitor.settings());
 	std::vector<bool> matched(parameters.size(), false);
 	size_t count = 0;
 	for (size_t p = 0; p < parameters.size(); p++) {
@@ -463,6 +466,178 @@ void time_command(CommandContext &c)
 	text.clear();
 	append_number(text, micros % 1000000);
 	c.reply.bulk(text);
+}
+
+/* ---- SLOWLOG and LATENCY: this worker's requests (monitor.h) ---- */
+
+namespace {
+
+/* An entry of another role shows only to roles that may read every role's statistics, as
+ * pg_stat_activity shows other roles' queries; entries from before authentication too. */
+bool entry_visible(const SlowlogEntry &entry, const Session &session, bool reads_all_stats)
+{
+	return reads_all_stats || (entry.role_id && session.role && *entry.role_id == session.role->id);
+}
+
+size_t visible_entries(CommandContext &c, bool reads_all_stats, size_t limit)
+{
+	size_t count = 0;
+	for (const SlowlogEntry &entry : c.monitor.slowlog())
+		if (count < limit && entry_visible(entry, c.session, reads_all_stats))
+			count++;
+	return count;
+}
+
+/* SLOWLOG RESET and LATENCY RESET forget every role's requests: only for those who see them. */
+bool may_reset(CommandContext &c)
+{
+	if (c.data.reads_all_stats(c.session))
+		return true;
+	std::string &message = c.scratch.text;
+	message.assign("this user has no permissions to run the '").append(c.command.full_name);
+	message.append("' command: it forgets other roles' requests; members of pg_read_all_stats may");
+	c.reply.error_with_code("NOPERM", message);
+	return false;
+}
+
+void reply_histogram(CommandContext &c, const CommandSpec &command, const CommandMonitor::Histogram &histogram)
+{
+	size_t last = 0;
+	for (size_t i = 0; i < CommandMonitor::kBuckets; i++)
+		if (histogram.counts[i] != 0)
+			last = i;
+	c.reply.bulk(command.full_name);
+	c.reply.map(2);
+	c.reply.bulk("calls");
+	c.reply.integer(int64_t(histogram.calls));
+	c.reply.bulk("histogram_usec");
+	c.reply.map(last + 1);
+	uint64_t cumulative = 0;
+	for (size_t i = 0; i <= last; i++) {
+		cumulative += histogram.counts[i];
+		c.reply.integer(int64_t(1) << i);
+		c.reply.integer(int64_t(cumulative));
+	}
+}
+
+/* Calls visit(command) for every command and subcommand of the table, in table order. */
+template <typename Visit>
+void each_command(Visit visit)
+{
+	for (const CommandSpec &command : command_table()) {
+		visit(command);
+		for (size_t i = 0; i < command.subcommand_count; i++)
+			visit(command.subcommands[i]);
+	}
+}
+
+} // namespace
+
+void slowlog_get_command(CommandContext &c)
+{
+	int64_t count = 10;
+	if (c.argc() > 3) {
+		c.reply.error("unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.");
+		return;
+	}
+	if (c.argc() == 3) {
+		std::string_view text = c.arg(2);
+		auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+		if (error != std::errc() || end != text.data() + text.size() || count < -1) {
+			c.reply.error("count should be greater than or equal to -1");
+			return;
+		}
+	}
+	bool all = c.data.reads_all_stats(c.session);
+	size_t limit = count == -1 ? SIZE_MAX : size_t(count);
+	c.reply.array(visible_entries(c, all, limit));
+	size_t sent = 0;
+	for (const SlowlogEntry &entry : c.monitor.slowlog()) {
+		if (sent == limit)
+			break;
+		if (!entry_visible(entry, c.session, all))
+			continue;
+		sent++;
+		c.reply.array(6);
+		c.reply.integer(int64_t(entry.id));
+		c.reply.integer(entry.timestamp_seconds);
+		c.reply.integer(entry.duration_us);
+		c.reply.array(entry.arguments.size());
+		for (const std::string &argument : entry.arguments)
+			c.reply.bulk(argument);
+		c.reply.bulk(entry.peer_address);
+		c.reply.bulk(entry.client_name);
+	}
+}
+
+void slowlog_len_command(CommandContext &c)
+{
+	c.reply.integer(int64_t(visible_entries(c, c.data.reads_all_stats(c.session), SIZE_MAX)));
+}
+
+void slowlog_reset_command(CommandContext &c)
+{
+	if (!may_reset(c))
+		return;
+	c.monitor.reset_slowlog();
+	c.reply.simple_string("OK");
+}
+
+/* The latency monitor has one event, "command": requests at or above the slow log's threshold. */
+void latency_latest_command(CommandContext &c)
+{
+	const std::optional<LatencyEvent> &event = c.monitor.command_event();
+	if (!event) {
+		c.reply.array(0);
+		return;
+	}
+	c.reply.array(1);
+	c.reply.array(4);
+	c.reply.bulk("command");
+	c.reply.integer(event->latest_seconds);
+	c.reply.integer(event->latest_ms);
+	c.reply.integer(event->max_ms);
+}
+
+/* Every command that ran here, or those named (unknown names are left out, as Redis does). */
+void latency_histogram_command(CommandContext &c)
+{
+	std::vector<const CommandSpec *> &chosen = c.scratch.commands;
+	chosen.clear();
+	auto choose = [&](const CommandSpec &command) {
+		if (c.monitor.histogram(command) != nullptr &&
+			std::find(chosen.begin(), chosen.end(), &command) == chosen.end())
+			chosen.push_back(&command);
+	};
+	if (c.argc() == 2) {
+		each_command(choose);
+	} else {
+		for (size_t i = 2; i < c.argc(); i++) {
+			std::string_view name = c.arg(i);
+			size_t bar = name.find('|');
+			const CommandSpec *command = find_command(name.substr(0, bar));
+			if (command != nullptr && bar != std::string_view::npos)
+				command = find_subcommand(*command, name.substr(bar + 1));
+			if (command != nullptr)
+				choose(*command);
+		}
+	}
+	c.reply.map(chosen.size());
+	for (const CommandSpec *command : chosen)
+		reply_histogram(c, *command, *c.monitor.histogram(*command));
+}
+
+void latency_reset_command(CommandContext &c)
+{
+	if (!may_reset(c))
+		return;
+	bool named = c.argc() == 2;
+	for (size_t i = 2; i < c.argc(); i++)
+		named = named || equals_ignore_case(c.arg(i), "command");
+	int64_t reset = named && c.monitor.command_event() ? 1 : 0;
+	if (named)
+		c.monitor.reset_latency();
+	c.reply.integer(reset);
 }
 
 } // namespace local_cache::resp

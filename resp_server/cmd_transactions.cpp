@@ -131,7 +131,8 @@ void exec_command(CommandContext &c)
 		first_arg += argc;
 		size_t reply_start = out.size();
 		/* Checked when it was queued; the table has not changed since. */
-		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request), c.clients};
+		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request), c.clients,
+							   c.monitor};
 		run_command(queued);
 		if (c.session.retry_later)
 			break;

@@ -203,6 +203,7 @@ struct CommandProcessor::Scratch {
 	FieldCollector fields;
 	KeyCollector scanned;
 	std::string text; /* error messages, INFO, CLIENT INFO */
+	std::vector<const CommandSpec *> commands; /* LATENCY HISTOGRAM */
 };
 
 /* What a handler sees. */
@@ -214,6 +215,7 @@ struct CommandContext {
 	CommandProcessor::Scratch &scratch;
 	const CommandSpec &command; /* the row being run (the subcommand's, for a container) */
 	ClientDirectory *clients;   /* nullptr: CLIENT LIST and KILL see only this session */
+	CommandMonitor &monitor;    /* the worker's slow log and latencies */
 
 	size_t argc() const { return request.argc; }
 	std::string_view arg(size_t i) const { return request.argv[i]; }
@@ -312,5 +314,11 @@ void info_command(CommandContext &c);
 void config_get_command(CommandContext &c);
 void config_set_command(CommandContext &c);
 void time_command(CommandContext &c);
+void slowlog_get_command(CommandContext &c);
+void slowlog_len_command(CommandContext &c);
+void slowlog_reset_command(CommandContext &c);
+void latency_latest_command(CommandContext &c);
+void latency_histogram_command(CommandContext &c);
+void latency_reset_command(CommandContext &c);
 
 } // namespace local_cache::resp

@@ -93,6 +93,37 @@ constexpr CommandSpec kConfigSubcommands[] = {
 	 config_set_command, nullptr, 0},
 };
 
+constexpr uint32_t kMonitor = CMD_ADMIN | CMD_LOADING | CMD_STALE;
+
+constexpr CommandSpec kLatencySubcommands[] = {
+	{"latency|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+	 "Returns helpful text about the different subcommands.", "O(1)", help_command, nullptr, 0},
+	{"latency|histogram", -2, kMonitor, 0, 0, 0, "server", "7.0.0",
+	 "Returns the cumulative distribution of the serving worker's latencies, per command.",
+	 "O(N) where N is the number of commands with latency information being retrieved.",
+	 latency_histogram_command, nullptr, 0},
+	{"latency|latest", 2, kMonitor, 0, 0, 0, "server", "2.8.13",
+	 "Returns the latest and the longest request at or above resp_slowlog_log_slower_than (event command).",
+	 "O(1)", latency_latest_command, nullptr, 0},
+	{"latency|reset", -2, kMonitor, 0, 0, 0, "server", "2.8.13",
+	 "Resets the latency data of the serving worker (needs pg_read_all_stats).", "O(1)",
+	 latency_reset_command, nullptr, 0},
+};
+
+constexpr CommandSpec kSlowlogSubcommands[] = {
+	{"slowlog|get", -2, kMonitor, 0, 0, 0, "server", "2.2.12",
+	 "Returns the serving worker's slow log entries: the caller's role's, every role's for pg_read_all_stats.",
+	 "O(N) where N is the number of entries returned", slowlog_get_command, nullptr, 0},
+	{"slowlog|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "6.2.0",
+	 "Returns helpful text about the different subcommands.", "O(1)", help_command, nullptr, 0},
+	{"slowlog|len", 2, kMonitor, 0, 0, 0, "server", "2.2.12",
+	 "Returns the number of slow log entries SLOWLOG GET would show.", "O(1)", slowlog_len_command,
+	 nullptr, 0},
+	{"slowlog|reset", 2, kMonitor, 0, 0, 0, "server", "2.2.12",
+	 "Clears the serving worker's slow log (needs pg_read_all_stats).",
+	 "O(N) where N is the number of entries in the slowlog", slowlog_reset_command, nullptr, 0},
+};
+
 template <typename T, size_t N>
 constexpr size_t count_of(const T (&)[N])
 {
@@ -211,6 +242,10 @@ constexpr CommandSpec kCommands[] = {
 	 "Returns the server time.", "O(1)", time_command, nullptr, 0},
 	{"info", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "1.0.0",
 	 "Returns information and statistics about the server.", "O(1)", info_command, nullptr, 0},
+	{"slowlog", -2, 0, 0, 0, 0, "server", "2.2.12", "A container for slow log commands.",
+	 "Depends on subcommand.", nullptr, kSlowlogSubcommands, count_of(kSlowlogSubcommands)},
+	{"latency", -2, 0, 0, 0, 0, "server", "2.8.13", "A container for latency diagnostics commands.",
+	 "Depends on subcommand.", nullptr, kLatencySubcommands, count_of(kLatencySubcommands)},
 
 	/* writes through SQL, as the connection's role; see pg_writes.cpp */
 	{"set", -3, CMD_WRITE, 1, 1, 1, "string", "1.0.0",
@@ -478,8 +513,12 @@ void CommandProcessor::execute(const Request &request, Session &session, ReplyBu
 		reply.simple_string("QUEUED");
 		return;
 	}
-	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_};
+	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_};
+	int64_t started_us = data_.now_microseconds();
 	run_command(context);
+	/* A request that will run again is timed when it does; EXEC is timed as a whole. */
+	if (!session.retry_later)
+		monitor_.record(*command, request, session, started_us, data_.now_microseconds() - started_us);
 }
 
 } // namespace local_cache::resp

@@ -6,13 +6,14 @@
  * CommandProcessor::execute checks, in Redis's order: unknown command or subcommand, arity,
  * authentication (NOAUTH unless the row is flagged no_auth), then inside MULTI queues the
  * request (refusing unsupported writes at once, which makes EXEC fail as Redis does), else
- * runs the row's handler. Each request
+ * runs the row's handler, timed for SLOWLOG and LATENCY (monitor.h). Each request
  * appends exactly one reply to the output buffer, except one that finds a table locked while
  * it may still wait (Session::retry_later): it appends nothing and is run again later.
  */
 #pragma once
 
 #include "data_source.h"
+#include "monitor.h"
 #include "protocol.h"
 #include "reply.h"
 
@@ -109,11 +110,15 @@ public:
 	/* The worker's connections, for CLIENT LIST and KILL; without it they see only the caller. */
 	void set_client_directory(ClientDirectory *clients) { clients_ = clients; }
 
+	/* SLOWLOG's threshold and length (the worker passes its settings at start and reload). */
+	void configure_slowlog(const SlowlogSettings &settings) { monitor_.configure(settings); }
+
 	struct Scratch;
 
 private:
 	DataSource &data_;
 	ClientDirectory *clients_ = nullptr;
+	CommandMonitor monitor_;
 	std::unique_ptr<Scratch> scratch_;
 };
 

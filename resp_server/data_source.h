@@ -364,6 +364,10 @@ public:
 	virtual LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
 										size_t count, WatchCheck when, bool *unchanged) = 0;
 
+	/* SLOWLOG: whether the session's role may see what other roles ran (it has the privileges
+	 * of pg_read_all_stats, as pg_stat_activity asks). */
+	virtual bool reads_all_stats(const Session &session) = 0;
+
 	/* DBSIZE and INFO keyspace: the number of cached keys of the tables the session's role may
 	 * read, as SCAN decides it (tables it may not read are not counted). */
 	virtual uint64_t count_keys(const Session &session) = 0;

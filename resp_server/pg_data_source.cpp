@@ -464,6 +464,17 @@ bool PgDataSource::load_scan_position(uint64_t cursor, ScanPosition *position)
 	return scan_cursor_load(cursor, position);
 }
 
+bool PgDataSource::reads_all_stats(const Session &session)
+{
+	if (!session.role)
+		return false;
+	Oid role = Oid(session.role->id);
+	bool reads_all = false;
+	PgError error;
+	in_transaction([&]() noexcept { reads_all = has_privs_of_role(role, ROLE_PG_READ_ALL_STATS); }, &error);
+	return reads_all;
+}
+
 uint64_t PgDataSource::count_keys(const Session &session)
 {
 	uint64 keys = 0;

@@ -44,6 +44,7 @@ public:
 	LookupResult end_batch(bool commit) override;
 	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
 								size_t count, WatchCheck when, bool *unchanged) override;
+	bool reads_all_stats(const Session &session) override;
 	uint64_t count_keys(const Session &session) override;
 	bool sees_activity_of(const Session &session, uint64_t role) override;
 	void fill_info(InfoStats &stats) override;

@@ -27,6 +27,8 @@ int local_cache_resp_output_buffer_limit = 64 * 1024 * 1024;
 int local_cache_resp_lock_timeout = 1000;
 int local_cache_resp_client_memory = 256 * 1024;
 int local_cache_resp_batch_delay = 50;
+int local_cache_resp_slowlog_log_slower_than = 10000;
+int local_cache_resp_slowlog_max_len = 128;
 
 namespace local_cache {
 
@@ -86,6 +88,15 @@ void resp_define_settings(void)
 							"Only under the load of many clients; their requests arriving meanwhile are read "
 							"together instead of each waking the worker. 0: never pause.",
 							&local_cache_resp_batch_delay, 50, 0, 1000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/* Redis's slowlog-log-slower-than and slowlog-max-len, kept by each worker (SLOWLOG, LATENCY) */
+	DefineCustomIntVariable("local_cache.resp_slowlog_log_slower_than",
+							"Microseconds from which a RESP request enters its worker's slow log.",
+							"As Redis's slowlog-log-slower-than: -1 logs nothing, 0 every request.",
+							&local_cache_resp_slowlog_log_slower_than, 10000, -1, INT_MAX, PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_slowlog_max_len",
+							"How many entries each RESP worker's slow log keeps.", NULL,
+							&local_cache_resp_slowlog_max_len, 128, 0, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
 }
 
 } // namespace local_cache

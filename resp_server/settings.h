@@ -16,6 +16,8 @@ extern int local_cache_resp_output_buffer_limit;
 extern int local_cache_resp_lock_timeout;
 extern int local_cache_resp_client_memory;
 extern int local_cache_resp_batch_delay;
+extern int local_cache_resp_slowlog_log_slower_than;
+extern int local_cache_resp_slowlog_max_len;
 
 namespace local_cache {
 

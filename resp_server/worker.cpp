@@ -105,6 +105,12 @@ void shut_down(Server *server)
 	uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
 }
 
+void configure_slowlog(CommandProcessor *processor)
+{
+	processor->configure_slowlog(SlowlogSettings{local_cache_resp_slowlog_log_slower_than,
+												 size_t(local_cache_resp_slowlog_max_len)});
+}
+
 /* Before the loop blocks, and after every wakeup: what PostgreSQL asked of this process. */
 void process_interrupts(Server *server)
 {
@@ -118,6 +124,7 @@ void process_interrupts(Server *server)
 		ConfigReloadPending = false;
 		ProcessConfigFile(PGC_SIGHUP);
 		server->data->settings_changed();
+		configure_slowlog(server->processor);
 	}
 	if (InterruptPending) {
 		QueryCancelPending = false;
@@ -199,6 +206,7 @@ void run_server(int worker_number, WorkerCounters *counters)
 	CommandProcessor processor(data);
 	WorkerClients clients(&server);
 	processor.set_client_directory(&clients);
+	configure_slowlog(&processor);
 	server.data = &data;
 	server.processor = &processor;
 

@@ -2,6 +2,11 @@
 
 \echo Use "CREATE EXTENSION local_cache" to load this file. \quit
 
+-- The schema belongs to the extension (DROP EXTENSION removes it, pg_dump leaves it to CREATE
+-- EXTENSION), so the script creates it: the control file names pg_catalog as the extension's own
+-- schema, because a schema that contains its extension cannot be one of its members.
+CREATE SCHEMA local_cache;
+
 -- Everyone may call the read functions; each checks SELECT on the table it reads.
 GRANT USAGE ON SCHEMA local_cache TO PUBLIC;
 

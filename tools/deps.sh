@@ -20,6 +20,8 @@ PACKAGES=(
     libclang-rt-14-dev         # its sanitizer and fuzzer runtimes
     libipc-run-perl
     redis-tools
+    prometheus-redis-exporter  # regress/resp/suites/monitoring.sh scrapes the RESP server
+    curl                       # with it, over HTTP
     golang-go                  # the benchmark's Go client (bench/go), built in GOPATH mode from
     golang-github-jackc-pgx-v4-dev  # Debian's packages only: pgx v4 and its dependencies
     make

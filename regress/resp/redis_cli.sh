@@ -23,6 +23,7 @@
 #   auth         privileges (NOPERM), row-level security, AUTH, no password in the log
 #   sharing      what one role sees of another (CLIENT LIST, DBSIZE), WATCH with SELECT only
 #   limits       max clients, idle timeout, request size, output buffer limit
+#   monitoring   SLOWLOG and LATENCY; prometheus-redis-exporter scrapes without errors
 #   lifecycle    worker restarts, fast and smart shutdown (last: it stops the cluster)
 # A new case goes into the suite whose promise it checks; a new suite into SUITES below.
 #
@@ -34,7 +35,7 @@ export LC_ALL=C PGCLIENTENCODING=UTF8
 unset PGTZ PGOPTIONS PGDATESTYLE PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGPASSWORD
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SUITES=(commands connection protocol clients writes tenants keys auth sharing limits lifecycle)
+SUITES=(commands connection protocol clients writes tenants keys auth sharing limits monitoring lifecycle)
 
 # The suites named on the command line (suites/auth.sh and auth.sh name auth too), in SUITES'
 # order; all of them without arguments.

@@ -1,7 +1,9 @@
 /*
  * cmd_server_test.cpp — Boost.Test cases of the server commands (resp_server/cmd_server.cpp)
  * against a fake DataSource: COMMAND COUNT/LIST/INFO, COMMAND DOCS as redis-cli reads it,
- * INFO as ioredis reads it, and CONFIG GET/SET/HELP.
+ * INFO as ioredis reads it, CONFIG GET/SET/HELP, and SLOWLOG and LATENCY as Redis answers them
+ * (and prometheus-redis-exporter reads them), with other roles' entries shown only to roles
+ * with pg_read_all_stats's privileges.
  */
 #include <boost/test/unit_test.hpp>
 
@@ -225,6 +227,10 @@ BOOST_AUTO_TEST_CASE(config_get)
 	BOOST_TEST(all.elements.size() >= 20u);
 	BOOST_TEST(all.find("proto-max-bulk-len")->text == "536870912");
 	BOOST_TEST(all.find("databases")->text == "1");
+	c.processor.configure_slowlog(SlowlogSettings{-1, 5});
+	Value slowlog = c.value({"CONFIG", "GET", "slowlog-*"});
+	BOOST_TEST(slowlog.find("slowlog-log-slower-than")->text == "-1");
+	BOOST_TEST(slowlog.find("slowlog-max-len")->text == "5");
 
 	c.session.protocol = 3;
 	BOOST_TEST(c.run({"CONFIG", "GET", "appendonly"}) == "%1\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
@@ -243,6 +249,114 @@ BOOST_AUTO_TEST_CASE(time)
 	int64_t micros = std::stoll(reply.elements[1].text);
 	BOOST_TEST(seconds == 1764500000);
 	BOOST_TEST(micros == 123456);
+}
+
+/* A connection whose GETs take `cost_us` (the fake's clock moves while it looks rows up). */
+struct SlowConnection : Connection {
+	explicit SlowConnection(int64_t cost_us)
+	{
+		data.get_rows_cost_us = cost_us;
+		processor.configure_slowlog(SlowlogSettings{10000, 128});
+	}
+};
+
+BOOST_AUTO_TEST_CASE(slowlog_get_len_reset)
+{
+	SlowConnection c(25000);
+	c.run({"GET", "items:1"});
+	c.data.get_rows_cost_us = 10;
+	c.run({"GET", "items:2"}); /* fast: not logged */
+	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":1\r\n");
+	Value entries = c.value({"SLOWLOG", "GET"});
+	BOOST_REQUIRE(entries.type == '*');
+	BOOST_REQUIRE(entries.elements.size() == 1u);
+	const Value &entry = entries.elements[0];
+	BOOST_REQUIRE(entry.elements.size() == 6u);
+	BOOST_TEST(entry.elements[0].integer == 0);
+	BOOST_TEST(entry.elements[1].integer == 1764500000);
+	BOOST_TEST(entry.elements[2].integer == 25000);
+	BOOST_REQUIRE(entry.elements[3].elements.size() == 2u);
+	BOOST_TEST(entry.elements[3].elements[0].text == "GET");
+	BOOST_TEST(entry.elements[3].elements[1].text == "items:1");
+	BOOST_TEST(entry.elements[4].text == "127.0.0.1:50000");
+	BOOST_TEST(entry.elements[5].text == "");
+	BOOST_TEST(c.run({"SLOWLOG", "GET", "0"}) == "*0\r\n");
+	BOOST_TEST(c.run({"SLOWLOG", "GET", "x"}) == "-ERR count should be greater than or equal to -1\r\n");
+	BOOST_TEST(c.run({"SLOWLOG", "GET", "-2"}) == "-ERR count should be greater than or equal to -1\r\n");
+	c.data.get_rows_cost_us = 25000;
+	c.run({"GET", "items:3"});
+	BOOST_TEST(c.value({"SLOWLOG", "GET", "-1"}).elements.size() == 2u);
+	Value newest = c.value({"SLOWLOG", "GET", "1"});
+	BOOST_REQUIRE(newest.elements.size() == 1u);
+	BOOST_TEST(newest.elements[0].elements[3].elements[1].text == "items:3");
+
+	/* RESET forgets every role's requests: for roles with pg_read_all_stats's privileges. */
+	BOOST_TEST(c.run({"SLOWLOG", "RESET"}).rfind("-NOPERM ", 0) == 0);
+	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":2\r\n");
+	c.data.all_stats_readers.insert(10);
+	BOOST_TEST(c.run({"SLOWLOG", "RESET"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":0\r\n");
+	BOOST_TEST(c.value({"SLOWLOG", "HELP"}).elements.size() > 4u);
+}
+
+BOOST_AUTO_TEST_CASE(slowlog_shows_other_roles_entries_only_to_all_stats_readers)
+{
+	SlowConnection c(25000);
+	c.session.role = AuthenticatedRole{20, "alice"};
+	c.run({"GET", "items:1"});
+	c.session.role = AuthenticatedRole{10, "cache_reader"};
+	c.run({"GET", "items:2"});
+	Value own = c.value({"SLOWLOG", "GET"});
+	BOOST_REQUIRE(own.elements.size() == 1u);
+	BOOST_TEST(own.elements[0].elements[3].elements[1].text == "items:2");
+	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":1\r\n");
+	c.data.all_stats_readers.insert(10);
+	BOOST_TEST(c.value({"SLOWLOG", "GET"}).elements.size() == 2u);
+	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":2\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(latency_latest_histogram_reset)
+{
+	SlowConnection c(25000);
+	BOOST_TEST(c.run({"LATENCY", "LATEST"}) == "*0\r\n");
+	c.run({"GET", "items:1"});
+	Value latest = c.value({"LATENCY", "LATEST"});
+	BOOST_REQUIRE(latest.elements.size() == 1u);
+	BOOST_REQUIRE(latest.elements[0].elements.size() == 4u);
+	BOOST_TEST(latest.elements[0].elements[0].text == "command");
+	BOOST_TEST(latest.elements[0].elements[1].integer == 1764500000);
+	BOOST_TEST(latest.elements[0].elements[2].integer == 25);
+	BOOST_TEST(latest.elements[0].elements[3].integer == 25);
+
+	c.run({"CLIENT", "ID"});
+	/* As prometheus-redis-exporter reads it: name, then calls and histogram_usec (bucket,
+	 * cumulative count ...), for every command that ran. */
+	Value all = c.value({"LATENCY", "HISTOGRAM"});
+	BOOST_REQUIRE(all.type == '*');
+	const Value *get = all.find("get");
+	BOOST_REQUIRE(get != nullptr);
+	BOOST_TEST(get->find("calls")->integer == 1);
+	const Value *buckets = get->find("histogram_usec");
+	BOOST_REQUIRE(buckets != nullptr);
+	BOOST_REQUIRE(buckets->elements.size() == 2u * 16u); /* 1 µs .. 32768 µs */
+	BOOST_TEST(buckets->elements[0].integer == 1);
+	BOOST_TEST(buckets->elements[1].integer == 0);
+	BOOST_TEST(buckets->elements[30].integer == 32768);
+	BOOST_TEST(buckets->elements[31].integer == 1);
+	BOOST_TEST(all.find("client|id") != nullptr);
+	BOOST_TEST(all.find("latency|latest") != nullptr);
+
+	Value named = c.value({"LATENCY", "HISTOGRAM", "GET", "client|id", "nosuch", "mget"});
+	BOOST_TEST(named.elements.size() == 4u);
+	c.run({"HELLO", "3"});
+	BOOST_TEST(c.value({"LATENCY", "HISTOGRAM", "get"}).type == '%');
+
+	BOOST_TEST(c.run({"LATENCY", "RESET"}).rfind("-NOPERM ", 0) == 0);
+	c.data.all_stats_readers.insert(10);
+	BOOST_TEST(c.run({"LATENCY", "RESET", "other"}) == ":0\r\n");
+	BOOST_TEST(c.run({"LATENCY", "RESET"}) == ":1\r\n");
+	BOOST_TEST(c.run({"LATENCY", "LATEST"}) == "*0\r\n");
+	BOOST_TEST(c.value({"LATENCY", "HELP"}).elements.size() > 4u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -141,6 +141,7 @@ public:
 	LookupResult get_rows(const Session &, const RowKey *keys, size_t count, ValueSink &sink) override
 	{
 		get_rows_calls++;
+		clock_microseconds += get_rows_cost_us;
 		last_keys.clear();
 		for (size_t i = 0; i < count; i++)
 			last_keys.emplace_back(std::string(keys[i].prefix), std::string(keys[i].id));
@@ -404,6 +405,12 @@ public:
 	std::function<void(Tables &committed)> commit_during_batch;
 
 	uint64_t count_keys(const Session &) override { return key_count; }
+	/* Roles (by id) with pg_read_all_stats's privileges. */
+	std::set<uint64_t> all_stats_readers;
+	bool reads_all_stats(const Session &session) override
+	{
+		return session.role && all_stats_readers.count(session.role->id) != 0;
+	}
 
 	/* Roles that read all stats (pg_read_all_stats), and (member, role) memberships. */
 	std::set<uint64_t> stats_readers;
@@ -418,6 +425,7 @@ public:
 
 	int64_t now_microseconds() override { return clock_microseconds; }
 	int64_t clock_microseconds = 1764500000123456; /* 2025-11-30 10:53:20.123456 UTC */
+	int64_t get_rows_cost_us = 0; /* how far each get_rows moves the clock: a slow request */
 
 	int scan_calls = 0;
 	int batches = 0;

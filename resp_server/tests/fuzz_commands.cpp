@@ -254,6 +254,11 @@ public:
 		require_role(session);
 		return fake.sees_activity_of(session, role);
 	}
+	bool reads_all_stats(const Session &session) override
+	{
+		require_role(session);
+		return fake.reads_all_stats(session);
+	}
 	LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
 						   std::string_view key_start, KeySink &sink) override
 	{

@@ -1,0 +1,151 @@
+/*
+ * monitor_test.cpp — Boost.Test cases of the slow log and the latency histograms
+ * (resp_server/monitor.cpp): which requests enter the slow log, how their arguments are cut
+ * (as Redis cuts them), that passwords never do, its length, and the histogram's buckets.
+ */
+#include <boost/test/unit_test.hpp>
+
+#include "commands.h"
+#include "monitor.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+using namespace local_cache::resp;
+
+namespace {
+
+const CommandSpec &spec(std::string_view name)
+{
+	const CommandSpec *command = find_command(name);
+	BOOST_REQUIRE(command != nullptr);
+	return *command;
+}
+
+struct Recorder {
+	CommandMonitor monitor;
+	Session session;
+
+	Recorder(int64_t slower_than, size_t max_length)
+	{
+		monitor.configure(SlowlogSettings{slower_than, max_length});
+		session.peer_address = "127.0.0.1:40000";
+		session.name = "worker-7";
+		session.role = AuthenticatedRole{10, "cache_reader"};
+	}
+
+	void run(const std::vector<std::string> &args, int64_t duration_us, int64_t started_us = 1764500000000000)
+	{
+		std::vector<std::string_view> views(args.begin(), args.end());
+		monitor.record(spec(args[0]), Request{views.data(), views.size()}, session, started_us, duration_us);
+	}
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(monitor)
+
+BOOST_AUTO_TEST_CASE(slow_requests_enter_the_slow_log_newest_first)
+{
+	Recorder r(1000, 128);
+	r.run({"GET", "items:1"}, 999);
+	r.run({"GET", "items:2"}, 1000, 1764500001000000);
+	r.run({"MGET", "items:1", "items:3"}, 250000, 1764500002500000);
+	const auto &log = r.monitor.slowlog();
+	BOOST_REQUIRE(log.size() == 2u);
+	BOOST_TEST(log[0].id == 1u);
+	BOOST_TEST(log[0].timestamp_seconds == 1764500002);
+	BOOST_TEST(log[0].duration_us == 250000);
+	BOOST_TEST((log[0].arguments == std::vector<std::string>{"MGET", "items:1", "items:3"}));
+	BOOST_TEST(log[0].peer_address == "127.0.0.1:40000");
+	BOOST_TEST(log[0].client_name == "worker-7");
+	BOOST_TEST(*log[0].role_id == 10u);
+	BOOST_TEST(log[1].id == 0u);
+	BOOST_TEST((log[1].arguments == std::vector<std::string>{"GET", "items:2"}));
+
+	BOOST_REQUIRE(r.monitor.command_event().has_value());
+	BOOST_TEST(r.monitor.command_event()->latest_seconds == 1764500002);
+	BOOST_TEST(r.monitor.command_event()->latest_ms == 250);
+	BOOST_TEST(r.monitor.command_event()->max_ms == 250);
+	r.run({"GET", "items:4"}, 5000);
+	BOOST_TEST(r.monitor.command_event()->latest_ms == 5);
+	BOOST_TEST(r.monitor.command_event()->max_ms == 250);
+}
+
+BOOST_AUTO_TEST_CASE(threshold_minus_one_logs_nothing_zero_everything)
+{
+	Recorder none(-1, 128);
+	none.run({"GET", "items:1"}, 10000000);
+	BOOST_TEST(none.monitor.slowlog().empty());
+	BOOST_TEST(!none.monitor.command_event().has_value());
+	Recorder all(0, 128);
+	all.run({"PING"}, 0);
+	BOOST_TEST(all.monitor.slowlog().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_log_keeps_the_newest_max_length_entries)
+{
+	Recorder r(0, 3);
+	for (int i = 0; i < 5; i++)
+		r.run({"GET", "items:" + std::to_string(i)}, 10);
+	BOOST_REQUIRE(r.monitor.slowlog().size() == 3u);
+	BOOST_TEST(r.monitor.slowlog().front().id == 4u);
+	BOOST_TEST(r.monitor.slowlog().back().id == 2u);
+	/* A smaller length at reload drops the oldest at once. */
+	r.monitor.configure(SlowlogSettings{0, 1});
+	BOOST_REQUIRE(r.monitor.slowlog().size() == 1u);
+	BOOST_TEST(r.monitor.slowlog().front().id == 4u);
+	r.monitor.reset_slowlog();
+	BOOST_TEST(r.monitor.slowlog().empty());
+	/* Ids keep counting after a reset, as Redis's do. */
+	r.run({"PING"}, 10);
+	BOOST_TEST(r.monitor.slowlog().front().id == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(arguments_are_cut_as_redis_cuts_them)
+{
+	Recorder r(0, 128);
+	std::vector<std::string> args{"MGET"};
+	for (int i = 1; i < 40; i++)
+		args.push_back("k" + std::to_string(i));
+	r.run(args, 10);
+	const auto &many = r.monitor.slowlog().front().arguments;
+	BOOST_REQUIRE(many.size() == 32u);
+	BOOST_TEST(many[30] == "k30");
+	BOOST_TEST(many[31] == "... (9 more arguments)");
+
+	r.run({"GET", std::string(200, 'x')}, 10);
+	const auto &long_one = r.monitor.slowlog().front().arguments;
+	BOOST_REQUIRE(long_one.size() == 2u);
+	BOOST_TEST(long_one[1] == std::string(128, 'x') + "... (72 more bytes)");
+	r.run({"GET", std::string(128, 'y')}, 10);
+	BOOST_TEST(r.monitor.slowlog().front().arguments[1] == std::string(128, 'y'));
+}
+
+BOOST_AUTO_TEST_CASE(passwords_never_enter_the_slow_log)
+{
+	Recorder r(0, 128);
+	r.run({"AUTH", "alice", "secret"}, 10);
+	BOOST_TEST((r.monitor.slowlog().front().arguments == std::vector<std::string>{"AUTH"}));
+	r.run({"HELLO", "3", "AUTH", "alice", "secret"}, 10);
+	BOOST_TEST((r.monitor.slowlog().front().arguments == std::vector<std::string>{"HELLO"}));
+}
+
+BOOST_AUTO_TEST_CASE(histogram_buckets_are_powers_of_two_microseconds)
+{
+	Recorder r(-1, 128);
+	for (int64_t duration : {0, 1, 2, 3, 4, 5, 1000, -7})
+		r.run({"GET", "items:1"}, duration);
+	const CommandMonitor::Histogram *h = r.monitor.histogram(spec("get"));
+	BOOST_REQUIRE(h != nullptr);
+	BOOST_TEST(h->calls == 8u);
+	BOOST_TEST(h->counts[0] == 3u); /* 0, 1 and a clock that went back: at most 1 µs */
+	BOOST_TEST(h->counts[1] == 1u); /* 2 */
+	BOOST_TEST(h->counts[2] == 2u); /* 3, 4 */
+	BOOST_TEST(h->counts[3] == 1u); /* 5 */
+	BOOST_TEST(h->counts[10] == 1u); /* 1000 <= 1024 */
+	BOOST_TEST(r.monitor.histogram(spec("mget")) == nullptr);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

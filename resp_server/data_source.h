@@ -38,6 +38,8 @@ struct QueuedRequests {
 	std::vector<size_t> argcs;    /* how many arguments each request has */
 
 	size_t count() const { return argcs.size(); }
+	/* What the queue holds, whatever its buffers' capacity: the bound on one MULTI. */
+	size_t queued_bytes() const { return bytes.size() + (arg_ends.size() + argcs.size()) * sizeof(size_t); }
 	size_t memory() const
 	{
 		return bytes.capacity() + (arg_ends.capacity() + argcs.capacity()) * sizeof(size_t);

@@ -20,6 +20,7 @@ PACKAGES=(
     libclang-rt-14-dev         # its sanitizer and fuzzer runtimes
     libipc-run-perl
     redis-tools
+    python3-redis              # redis-py, for its SCAN iterator (regress/resp/suites/clients.sh)
     golang-go                  # the benchmark's Go client (bench/go), built in GOPATH mode from
     golang-github-jackc-pgx-v4-dev  # Debian's packages only: pgx v4 and its dependencies
     make

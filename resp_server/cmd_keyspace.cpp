@@ -45,8 +45,8 @@ std::string_view literal_start(std::string_view pattern)
  * role (then no truncated form of the one it last gave this connection either). */
 bool parse_cursor(CommandContext &c, std::string_view text, ScanPosition *position)
 {
-	if (text == "0") {
-		*position = ScanPosition();
+	if (!text.empty() && text.size() <= 20 && text.find_first_not_of('0') == std::string_view::npos) {
+		*position = ScanPosition(); /* 0, however many digits, as Redis reads it */
 		return true;
 	}
 	ScanCursorKey key = c.data.scan_cursor_key(c.session);

@@ -74,6 +74,7 @@ BOOST_AUTO_TEST_CASE(scan)
 	BOOST_TEST(c.run({"SCAN", "-1"}) == "-ERR invalid cursor\r\n");
 	BOOST_TEST(c.run({"SCAN", "18446744073709551616"}) == "-ERR invalid cursor\r\n");
 	BOOST_TEST(c.run({"SCAN", "77"}) == "-ERR invalid cursor\r\n"); /* never handed out */
+	BOOST_TEST(c.value({"SCAN", "00", "COUNT", "10"}).elements[1].elements.size() == all.size());
 	Connection fresh; /* no cursor handed out on it yet */
 	BOOST_TEST(fresh.run({"SCAN", "18446744073709551615"}) == "-ERR invalid cursor\r\n");
 	BOOST_TEST(c.run({"SCAN", "0", "COUNT"}) == "-ERR syntax error\r\n");

@@ -62,16 +62,17 @@ raw_case "NOPERM roles: tables without SELECT are skipped, not refused" '*2\r\n$
 first=$(cli --raw SCAN 0 COUNT 3)
 cursor=$(printf '%s\n' "$first" | head -n 1)
 check_re "SCAN 0 COUNT 3: a cursor of digits" '^[1-9][0-9]{65,665}$' "$cursor"
+raw_case "another role cannot go on with the walk" '-ERR invalid cursor\r\n' \
+    "send:AUTH regress_resp_user $PW_USER\\r\\n" skip:1 "send:SCAN $cursor\\r\\n" read:1
+# (numbered cursors made this a cursor just handed out, or an earlier one)
+last=${cursor: -1}
+raw_case "a cursor with one digit changed: -ERR invalid cursor" '-ERR invalid cursor\r\n' \
+    "send:SCAN ${cursor%?}$(((last + 1) % 10))\\r\\n" read:1
 check "another role's 8,200 SCAN 0 COUNT 1 meanwhile" '+PONG\r\n' \
     "$(raw "send:AUTH regress_resp_user $PW_USER\\r\\n" skip:1 timeout:120 'repeat:8200:SCAN 0 COUNT 1\r\n' skip:8200 \
         'send:PING\r\n' read:1)"
 check "... the first walk goes on after them and returns every key once" "$all_keys" \
     "$( { printf '%s\n' "$first" | tail -n +2 | grep -v '^$'; scan_walk_from "$cursor" COUNT 3; } | sort)"
-last=${cursor: -1}
-raw_case "a cursor with one digit changed: -ERR invalid cursor" '-ERR invalid cursor\r\n' \
-    "send:SCAN ${cursor%?}$(((last + 1) % 10))\\r\\n" read:1
-raw_case "another role cannot go on with the walk" '-ERR invalid cursor\r\n' \
-    "send:AUTH regress_resp_user $PW_USER\\r\\n" skip:1 "send:SCAN $cursor\\r\\n" read:1
 # redis-py turns each cursor into a Python int and back (exact at any size): its iterator walks
 py_keys=$(timeout 60 /usr/bin/python3 -c 'import redis, sys
 for key in redis.Redis(host="127.0.0.1", port=int(sys.argv[1])).scan_iter(count=3):

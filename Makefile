@@ -37,6 +37,7 @@ OBJS = \
 	resp_server/cmd_connection.o \
 	resp_server/cmd_server.o \
 	resp_server/cmd_keyspace.o \
+	resp_server/scan_cursor.o \
 	resp_server/cmd_transactions.o \
 	resp_server/glob.o \
 	resp_server/password_check.o \
@@ -104,18 +105,19 @@ RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_SRCS = extension/key_bytes.cpp resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp \
 	resp_server/monitor.cpp \
 	resp_server/cmd_strings.cpp resp_server/cmd_hashes.cpp resp_server/cmd_connection.cpp \
-	resp_server/cmd_server.cpp resp_server/cmd_keyspace.cpp resp_server/cmd_transactions.cpp resp_server/glob.cpp resp_server/password_check.cpp
+	resp_server/cmd_server.cpp resp_server/cmd_keyspace.cpp resp_server/scan_cursor.cpp resp_server/cmd_transactions.cpp resp_server/glob.cpp resp_server/password_check.cpp
 RESP_HEADERS = extension/key_bytes.h extension/shard.h resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
 	resp_server/monitor.h \
 	resp_server/command_context.h resp_server/data_source.h resp_server/buffers.h \
-	resp_server/password_check.h resp_server/batching.h
+	resp_server/password_check.h resp_server/batching.h resp_server/disconnect_log.h resp_server/scan_cursor.h
 RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \
 	resp_server/tests/reply_test.cpp resp_server/tests/commands_dispatch_test.cpp \
 	resp_server/tests/cmd_strings_test.cpp resp_server/tests/cmd_hashes_test.cpp \
 	resp_server/tests/cmd_connection_test.cpp resp_server/tests/cmd_server_test.cpp \
 	resp_server/tests/glob_test.cpp resp_server/tests/password_check_test.cpp \
 	resp_server/tests/cmd_keyspace_test.cpp resp_server/tests/cmd_transactions_test.cpp resp_server/tests/cmd_writes_test.cpp \
-	resp_server/tests/batching_test.cpp resp_server/tests/monitor_test.cpp
+	resp_server/tests/batching_test.cpp resp_server/tests/monitor_test.cpp resp_server/tests/disconnect_log_test.cpp \
+	resp_server/tests/scan_cursor_test.cpp
 RESP_TEST_HEADERS = resp_server/tests/parse_harness.h resp_server/tests/resp_reader.h \
 	resp_server/tests/fake_data_source.h resp_server/tests/command_harness.h
 

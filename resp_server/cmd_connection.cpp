@@ -221,9 +221,10 @@ void client_setname_command(CommandContext &c)
 	c.reply.ok();
 }
 
-/* CLIENT NO-EVICT and NO-TOUCH ON|OFF: accepted and without effect. No client is evicted for
- * memory (a connection past local_cache.resp_client_memory is closed whatever it set), and
- * reads do not touch keys in a way a client could see. */
+/* CLIENT NO-EVICT and NO-TOUCH ON|OFF: accepted and without effect. Past
+ * local_cache.resp_client_memory the biggest connections are closed whatever they set (a role
+ * must not exempt itself at the others' expense), and reads do not touch keys in a way a
+ * client could see. */
 void client_no_evict_command(CommandContext &c)
 {
 	if (equals_ignore_case(c.arg(2), "on") || equals_ignore_case(c.arg(2), "off"))

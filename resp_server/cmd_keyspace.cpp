@@ -6,6 +6,7 @@
  * tables the connection's role may read.
  */
 #include "command_context.h"
+#include "scan_cursor.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -40,22 +41,19 @@ std::string_view literal_start(std::string_view pattern)
 	return pattern.substr(0, special);
 }
 
-/* A Redis cursor: an unsigned 64-bit decimal. */
-bool parse_cursor(std::string_view text, uint64_t *cursor)
+/* Where SCAN's cursor argument says to go on from; false: not a cursor this server gave this
+ * role (then no truncated form of the one it last gave this connection either). */
+bool parse_cursor(CommandContext &c, std::string_view text, ScanPosition *position)
 {
-	if (text.empty() || text.size() > 20)
-		return false;
-	uint64_t value = 0;
-	for (char ch : text) {
-		if (ch < '0' || ch > '9')
-			return false;
-		uint64_t digit = uint64_t(ch - '0');
-		if (value > (UINT64_MAX - digit) / 10)
-			return false;
-		value = value * 10 + digit;
+	if (!text.empty() && text.size() <= 20 && text.find_first_not_of('0') == std::string_view::npos) {
+		*position = ScanPosition(); /* 0, however many digits, as Redis reads it */
+		return true;
 	}
-	*cursor = value;
-	return true;
+	ScanCursorKey key = c.data.scan_cursor_key(c.session);
+	if (decode_scan_cursor(key, text, position))
+		return true;
+	return is_truncated_cursor(text) && !c.session.last_scan_cursor.empty() &&
+		decode_scan_cursor(key, c.session.last_scan_cursor, position);
 }
 
 /* Scans from `position` into scratch.scanned; false when the command must stop. */
@@ -84,13 +82,14 @@ constexpr int64_t kKeyOverheadBytes = 56;
 /*
  * SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]: the keys of one table after another,
  * each in key order. Every key present for the whole iteration is returned exactly once; MATCH
- * filters the keys a call examined, so a call may return none and a cursor other than 0. A
- * cursor works on any connection until kScanCursors newer ones have been handed out.
+ * filters the keys a call examined, so a call may return none and a cursor other than 0. The
+ * cursor carries the position, signed (scan_cursor.h): it works on any connection of the same
+ * role for as long as the server runs, whatever other clients do.
  */
 void scan_command(CommandContext &c)
 {
-	uint64_t cursor = 0;
-	if (!parse_cursor(c.arg(1), &cursor)) {
+	ScanPosition position;
+	if (!parse_cursor(c, c.arg(1), &position)) {
 		c.reply.error("invalid cursor");
 		return;
 	}
@@ -123,20 +122,16 @@ void scan_command(CommandContext &c)
 			return;
 		}
 	}
-	ScanPosition position;
-	if (cursor != 0 && !c.data.load_scan_position(cursor, &position)) {
-		c.reply.error("invalid cursor");
-		return;
-	}
 	/* Every key is a string: for any other type the iteration is over at once. */
 	bool strings = type.empty() || equals_ignore_case(type, "string");
 	if (strings && !scan_into_scratch(c, position, count, pattern))
 		return;
-	std::string &text = c.scratch.text;
-	text.clear();
-	append_number(text, !strings || position.finished ? 0 : c.data.save_scan_position(position));
+	std::string &cursor = c.session.last_scan_cursor;
+	cursor.clear();
+	if (strings && !position.finished)
+		encode_scan_cursor(c.data.scan_cursor_key(c.session), position, cursor);
 	c.reply.array(2);
-	c.reply.bulk(text);
+	c.reply.bulk(cursor.empty() ? std::string_view("0") : std::string_view(cursor));
 	if (strings)
 		reply_scanned_keys(c);
 	else

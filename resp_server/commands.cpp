@@ -45,7 +45,7 @@ constexpr CommandSpec kClientSubcommands[] = {
 	 "Accepts maintenance notifications settings; there are no maintenance events to announce.",
 	 "O(1)", client_maint_notifications_command, nullptr, 0},
 	{"client|no-evict", 3, kConnection | CMD_ADMIN, 0, 0, 0, "connection", "7.0.0",
-	 "Accepted without effect: clients are not evicted, only closed past resp_client_memory.",
+	 "Accepted without effect: past resp_client_memory the biggest clients are evicted, whatever they set.",
 	 "O(1)", client_no_evict_command, nullptr, 0},
 	{"client|no-touch", 3, kConnection, 0, 0, 0, "connection", "7.2.0",
 	 "Accepted without effect: reads leave no trace a client could see.", "O(1)",

@@ -52,6 +52,34 @@ size_t client_memory_limit()
 	return size_t(local_cache_resp_client_memory) * 1024;
 }
 
+/*
+ * Redis's client eviction (maxmemory-clients): while the worker's connections together would
+ * hold more than local_cache.resp_client_memory once c grows by `growth` bytes, the biggest
+ * connection is closed, again and again; c only when it is itself the biggest. So a client
+ * holding much (a long MULTI queue, unread replies) is what goes, never another client's
+ * ordinary request that happens to cross the line. False: c was closed.
+ */
+bool make_room(Connection *c, size_t growth)
+{
+	Server *server = c->server;
+	while (server->client_memory + growth > client_memory_limit()) {
+		Connection *biggest = c;
+		size_t biggest_memory = c->accounted_memory + growth;
+		for (Connection *other = server->connections; other != nullptr; other = other->next) {
+			if (other->accounted_memory > biggest_memory) {
+				biggest = other;
+				biggest_memory = other->accounted_memory;
+			}
+		}
+		if (biggest == c) {
+			disconnect(c, "client buffers exceed local_cache.resp_client_memory");
+			return false;
+		}
+		disconnect(biggest, "evicted, the biggest client while client buffers exceed local_cache.resp_client_memory");
+	}
+	return true;
+}
+
 void on_written(uv_write_t *request, int status) noexcept
 {
 	Connection *c = static_cast<Connection *>(request->data);
@@ -135,10 +163,8 @@ void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer) noexcept
 			size_t needed = c->parser.bytes_needed();
 			if (needed > READ_CHUNK)
 				wanted = c->input_end + std::min(needed, std::max(READ_CHUNK, c->input_end));
-			if (c->server->client_memory + (wanted - c->input.size()) > client_memory_limit()) {
-				disconnect(c, "client buffers exceed local_cache.resp_client_memory");
+			if (!make_room(c, wanted - c->input.size()))
 				return;
-			}
 			c->input.resize(wanted);
 			account(c);
 		}
@@ -188,6 +214,11 @@ void process_input(Connection *c)
 				block(c);
 				break;
 			}
+			/* Queued requests are input not run yet: bounded as the unprocessed input is. */
+			if (c->session.multi.queued_bytes() > size_t(local_cache_resp_max_request_size)) {
+				disconnect(c, "queued MULTI requests exceed local_cache.resp_max_request_size");
+				return;
+			}
 			if (c->blocked_since_ms != 0)
 				unblock(c);
 			count(&server->counters->total_commands_processed, 1);
@@ -217,10 +248,8 @@ void process_input(Connection *c)
 		c->input_start = c->input_end = 0;
 	}
 	account(c);
-	if (c->server->client_memory > client_memory_limit()) {
-		disconnect(c, "client buffers exceed local_cache.resp_client_memory");
+	if (!make_room(c, 0))
 		return;
-	}
 	if (c->session.close_after_reply)
 		uv_read_stop(reinterpret_cast<uv_stream_t *>(&c->handle));
 	flush(c);
@@ -289,46 +318,23 @@ void log_callback_failure(Connection *c, const char *what) noexcept
 	disconnect(c, what);
 }
 
-void disconnect(Connection *c, const char *reason)
+void disconnect(Connection *c, const char *reason) noexcept
 {
-	Server *server = c->server;
-	Server::DisconnectLog *log = nullptr;
-	for (Server::DisconnectLog &entry : server->disconnect_logs)
-		if (strcmp(entry.reason, reason) == 0)
-			log = &entry;
-	if (log == nullptr && server->disconnect_logs.size() < 64) {
-		server->disconnect_logs.push_back(Server::DisconnectLog{reason, 0, 0});
-		log = &server->disconnect_logs.back();
-	}
-	int64_t now = now_ms();
-	if (log == nullptr || now - log->last_ms >= 1000) {
-		uint64_t left_out = log != nullptr ? log->left_out : 0;
-		if (left_out > 0)
-			ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s (and %llu more in the last second)",
-								 c->session.peer_address.c_str(), reason, (unsigned long long) left_out)));
-		else
-			ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s", c->session.peer_address.c_str(), reason)));
-		if (log != nullptr) {
-			log->last_ms = now;
-			log->left_out = 0;
-		}
-	} else {
-		log->left_out++;
-	}
+	DisconnectLog::Decision decision = c->server->disconnect_log.note(reason, now_ms());
+	if (decision.log && decision.left_out > 0)
+		ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s (and %llu more in the last second)",
+							 c->session.peer_address.c_str(), reason, (unsigned long long) decision.left_out)));
+	else if (decision.log)
+		ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s", c->session.peer_address.c_str(), reason)));
 	close_connection(c);
 }
 
 void log_left_out_disconnects(Server *server)
 {
-	int64_t now = now_ms();
-	for (Server::DisconnectLog &log : server->disconnect_logs) {
-		if (log.left_out == 0 || now - log.last_ms < 1000)
-			continue;
+	server->disconnect_log.flush(now_ms(), [](const char *reason, uint64_t left_out) {
 		ereport(LOG, (errmsg("local_cache RESP: closed %llu more clients in the last second: %s",
-							 (unsigned long long) log.left_out, log.reason)));
-		log.last_ms = now;
-		log.left_out = 0;
-	}
+							 (unsigned long long) left_out, reason)));
+	});
 }
 
 void accept_connection(Server *server, uv_stream_t *listener)

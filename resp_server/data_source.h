@@ -38,6 +38,8 @@ struct QueuedRequests {
 	std::vector<size_t> argcs;    /* how many arguments each request has */
 
 	size_t count() const { return argcs.size(); }
+	/* What the queue holds, whatever its buffers' capacity: the bound on one MULTI. */
+	size_t queued_bytes() const { return bytes.size() + (arg_ends.size() + argcs.size()) * sizeof(size_t); }
 	size_t memory() const
 	{
 		return bytes.capacity() + (arg_ends.capacity() + argcs.capacity()) * sizeof(size_t);
@@ -64,6 +66,9 @@ struct Session {
 	QueuedRequests multi;
 	/* WATCH: keys and the row versions seen, until EXEC, DISCARD, UNWATCH or RESET. */
 	std::vector<std::pair<std::string, std::string>> watched;
+	/* The last SCAN cursor handed to this connection, for clients that cannot give it back
+	 * whole (scan_cursor.h, is_truncated_cursor); empty after a walk's end. */
+	std::string last_scan_cursor;
 	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
 	bool close_after_reply = false;
 	/* Set by the server before each request: the request has waited for a locked table as
@@ -84,7 +89,7 @@ struct Session {
 	/* What MULTI and WATCH keep, for the connection's share of local_cache.resp_client_memory. */
 	size_t kept_memory() const
 	{
-		size_t bytes = multi.memory() + watched.capacity() * sizeof(watched[0]);
+		size_t bytes = multi.memory() + watched.capacity() * sizeof(watched[0]) + last_scan_cursor.capacity();
 		for (const auto &[key, version] : watched)
 			bytes += key.capacity() + version.capacity();
 		return bytes;
@@ -126,7 +131,7 @@ protected:
 
 /* Where a SCAN stands: at the start (the zero value), after the key whose bytes are
  * after_key[0..after_length) in the table `table` (both only the DataSource interprets), or at
- * the end (`finished`). Plain data: the server keeps positions in shared memory. */
+ * the end (`finished`). The cursor carries it (scan_cursor.h), so its size bounds a cursor's. */
 struct ScanPosition {
 	static constexpr size_t kMaxKeyBytes = 240;
 	uint64_t table = 0;
@@ -134,6 +139,15 @@ struct ScanPosition {
 	bool finished = false;
 	uint16_t after_length = 0;
 	char after_key[kMaxKeyBytes] = {};
+};
+
+/* What a SCAN cursor is signed with (scan_cursor.h): the server's secret, and what a cursor
+ * must not cross: the role it was made for, the database. */
+struct ScanCursorKey {
+	static constexpr size_t kSecretBytes = 32;
+	unsigned char secret[kSecretBytes] = {};
+	uint64_t role = 0;
+	uint64_t database = 0;
 };
 
 /* Receives a row's columns for HGETALL, in column order. Same lifetime rule. */
@@ -309,10 +323,9 @@ public:
 	virtual LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
 								   std::string_view key_start, KeySink &sink) = 0;
 
-	/* SCAN cursors: a number (never 0) that any connection can hand back for the position, and
-	 * the position for it; false when the cursor is unknown or was given up for newer ones. */
-	virtual uint64_t save_scan_position(const ScanPosition &position) = 0;
-	virtual bool load_scan_position(uint64_t cursor, ScanPosition *position) = 0;
+	/* What the session's SCAN cursors are signed with: the server's secret (made at start, the
+	 * same in every worker), the session's role, the database. */
+	virtual ScanCursorKey scan_cursor_key(const Session &session) = 0;
 
 	/*
 	 * Writes, each a transaction of its own (or part of EXEC's batch) as the session's role,

@@ -397,7 +397,7 @@ LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &posit
 			bool continuing = table.relid == position.table && position.started;
 			KeyBytes after = {position.after_key, position.after_length};
 			const KeyBytes *from = continuing ? &after : nullptr;
-			/* The position SCAN goes on from is a key's bytes, kept in shared memory up to
+			/* The position SCAN goes on from is a key's bytes, carried in the cursor up to
 			 * kMaxKeyBytes: past a longer key the batch goes on to the next key that fits. */
 			bool table_done = false;
 			for (;;) {
@@ -454,14 +454,13 @@ LookupResult PgDataSource::end_batch(bool commit)
 	return LookupResult::ok();
 }
 
-uint64_t PgDataSource::save_scan_position(const ScanPosition &position)
+ScanCursorKey PgDataSource::scan_cursor_key(const Session &session)
 {
-	return scan_cursor_save(position);
-}
-
-bool PgDataSource::load_scan_position(uint64_t cursor, ScanPosition *position)
-{
-	return scan_cursor_load(cursor, position);
+	ScanCursorKey key;
+	memcpy(key.secret, scan_cursor_secret(), sizeof(key.secret));
+	key.role = session.role ? session.role->id : InvalidOid;
+	key.database = MyDatabaseId;
+	return key;
 }
 
 bool PgDataSource::reads_all_stats(const Session &session)

@@ -28,8 +28,7 @@ public:
 	void session_ended(const Session &session) override;
 	LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
 						   std::string_view key_start, KeySink &sink) override;
-	uint64_t save_scan_position(const ScanPosition &position) override;
-	bool load_scan_position(uint64_t cursor, ScanPosition *position) override;
+	ScanCursorKey scan_cursor_key(const Session &session) override;
 	LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values, size_t count,
 						  const SetOptions &options, SetOutcome &outcome) override;
 	LookupResult delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted) override;

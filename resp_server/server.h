@@ -15,6 +15,7 @@
 
 #include "batching.h"
 #include "commands.h"
+#include "disconnect_log.h"
 #include "pg_data_source.h"
 #include "protocol.h"
 #include "reply.h"
@@ -74,14 +75,7 @@ struct Server {
 	size_t max_connections_here = 0;
 	/* Sum of every connection's buffer capacity, bounded by local_cache.resp_client_memory. */
 	size_t client_memory = 0;
-	/* Disconnect log lines: at most one a second for each reason, with the count of those
-	 * left out (a client that floods the server must not flood the log). */
-	struct DisconnectLog {
-		const char *reason;
-		int64_t last_ms;
-		uint64_t left_out;
-	};
-	std::vector<DisconnectLog> disconnect_logs;
+	DisconnectLog disconnect_log; /* rate-limits the "closing client" lines */
 	PgDataSource *data = nullptr;
 	CommandProcessor *processor = nullptr;
 	uint64_t next_client_number = 0;
@@ -111,8 +105,9 @@ void stop_listening(Server *server);
 /* Accepts the offered connection only to answer -ERR max number of clients reached. */
 void refuse(Server *server, uv_stream_t *listener);
 
-/* Closes a connection for a reason worth a log line; the lines are rate-limited. */
-void disconnect(Connection *c, const char *reason);
+/* Closes a connection for a reason worth a log line; the lines are rate-limited. `reason` is
+ * only read during the call. */
+void disconnect(Connection *c, const char *reason) noexcept;
 /* From the worker's timer: the disconnects the rate limit left out, as one line per reason. */
 void log_left_out_disconnects(Server *server);
 

@@ -63,7 +63,7 @@ void resp_define_settings(void)
 							"0 never closes idle connections.", &local_cache_resp_timeout, 0, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("local_cache.resp_max_request_size",
-							"Largest RESP request argument and unprocessed input of one connection.",
+							"Largest RESP request argument, unprocessed input and queued MULTI requests of one connection.",
 							"Larger requests are protocol errors, as with Redis's proto-max-bulk-len.",
 							&local_cache_resp_max_request_size, 64 * 1024 * 1024, 1024, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
@@ -73,8 +73,8 @@ void resp_define_settings(void)
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 	DefineCustomIntVariable("local_cache.resp_client_memory",
 							"Buffer memory all connections of one RESP worker may hold together.",
-							"Input, queued MULTI requests and unwritten replies; a connection that would exceed it is "
-							"closed, as with Redis's maxmemory-clients.",
+							"Input, queued MULTI requests and unwritten replies; past it the biggest connections are "
+							"closed first, as with Redis's maxmemory-clients.",
 							&local_cache_resp_client_memory, 256 * 1024, 1024, INT_MAX / 1024,
 							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("local_cache.resp_lock_timeout",

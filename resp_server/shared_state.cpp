@@ -4,7 +4,7 @@
  * second copy) and its counters, which it alone writes. Per role, the RESP sessions of every
  * worker. Counters live as long as the server, so the sums INFO reports never go backwards when
  * a worker restarts; a worker's exit callback zeroes its connected clients, whose connections
- * ended with it. SCAN cursors, under a spinlock of their own.
+ * ended with it. The SCAN cursor secret: written once, at shared memory creation, then only read.
  */
 #include "../extension/pg.h"
 
@@ -17,7 +17,6 @@ extern "C" {
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
 }
 
 namespace local_cache {
@@ -36,18 +35,10 @@ struct RoleSessions {
 	pg_atomic_uint32 sessions;
 };
 
-/* A SCAN cursor's position; `cursor` 0: the slot is free. */
-struct ScanCursorSlot {
-	uint64 cursor;
-	resp::ScanPosition position;
-};
-
 struct RespSharedState {
 	WorkerSlot workers[RESP_MAX_WORKERS];
 	RoleSessions roles[resp::kMaxCountedRoles];
-	slock_t scan_lock; /* protects scan_cursors and last_scan_cursor */
-	uint64 last_scan_cursor;
-	ScanCursorSlot scan_cursors[resp::kScanCursors];
+	unsigned char scan_cursor_secret[resp::ScanCursorKey::kSecretBytes];
 };
 
 RespSharedState *shared = nullptr;
@@ -105,10 +96,8 @@ void resp_shmem_startup(void)
 			pg_atomic_init_u32(&shared->roles[i].role, 0);
 			pg_atomic_init_u32(&shared->roles[i].sessions, 0);
 		}
-		SpinLockInit(&shared->scan_lock);
-		shared->last_scan_cursor = 0;
-		for (ScanCursorSlot &slot : shared->scan_cursors)
-			slot = ScanCursorSlot{0, resp::ScanPosition()};
+		if (!pg_strong_random(shared->scan_cursor_secret, sizeof(shared->scan_cursor_secret)))
+			ereport(FATAL, (errmsg("local_cache: could not generate the RESP SCAN cursor secret")));
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -162,28 +151,9 @@ uint64 connected_clients_total(void)
 	return total;
 }
 
-uint64 scan_cursor_save(const ScanPosition &position)
+const unsigned char *scan_cursor_secret(void)
 {
-	constexpr uint64 kLargestExactDouble = (uint64(1) << 53) - 1;
-	SpinLockAcquire(&shared->scan_lock);
-	uint64 cursor = shared->last_scan_cursor % kLargestExactDouble + 1;
-	shared->last_scan_cursor = cursor;
-	ScanCursorSlot *slot = &shared->scan_cursors[cursor % kScanCursors];
-	slot->cursor = cursor;
-	slot->position = position;
-	SpinLockRelease(&shared->scan_lock);
-	return cursor;
-}
-
-bool scan_cursor_load(uint64 cursor, ScanPosition *position)
-{
-	SpinLockAcquire(&shared->scan_lock);
-	const ScanCursorSlot *slot = &shared->scan_cursors[cursor % kScanCursors];
-	bool found = cursor != 0 && slot->cursor == cursor;
-	if (found)
-		*position = slot->position;
-	SpinLockRelease(&shared->scan_lock);
-	return found;
+	return shared->scan_cursor_secret;
 }
 
 } // namespace resp

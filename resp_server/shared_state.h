@@ -1,7 +1,7 @@
 /*
  * shared_state.h — what the RESP processes share: each worker's counters (INFO reports their
- * sums, and local_cache.resp_max_clients limits their connections together) and which workers
- * run (for the launcher).
+ * sums, and local_cache.resp_max_clients limits their connections together), which workers
+ * run (for the launcher), and the secret SCAN cursors are signed with.
  */
 #pragma once
 
@@ -49,15 +49,9 @@ constexpr int kMaxCountedRoles = 256;
 void role_sessions_add(Oid role, int32 delta);
 uint32 role_sessions(Oid role);
 
-/*
- * SCAN cursors, so that a SCAN can go on from any connection on any worker, as in Redis: a ring
- * of kScanCursors positions; cursor n lives in slot n % kScanCursors until a newer cursor takes
- * the slot. Cursors stay below 2^53, so clients that parse them as doubles (node-redis v4) keep
- * them exact.
- */
-constexpr int kScanCursors = 8192;
-uint64 scan_cursor_save(const ScanPosition &position);
-bool scan_cursor_load(uint64 cursor, ScanPosition *position);
+/* The secret SCAN cursors are signed with (scan_cursor.h): random, made when the server starts,
+ * the same for every worker; ScanCursorKey::kSecretBytes of it. */
+const unsigned char *scan_cursor_secret(void);
 
 inline void count(pg_atomic_uint64 *counter, int64 delta)
 {

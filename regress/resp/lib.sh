@@ -24,7 +24,7 @@ PASSED=0
 FAILED=0
 HELD=()
 
-# require_tools: exits with a failed run if redis-cli, perl or timeout is missing
+# require_tools: exits with a failed run if redis-cli, perl, timeout or redis-py is missing
 require_tools() {
     local tool
     for tool in redis-cli perl timeout; do
@@ -34,6 +34,11 @@ require_tools() {
             exit 1
         fi
     done
+    if ! /usr/bin/python3 -c 'import redis' >/dev/null 2>&1; then
+        echo "redis_cli.sh: redis-py is not installed (apt-get install python3-redis)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
 }
 
 # ---------------------------------------------------------------------------- helpers

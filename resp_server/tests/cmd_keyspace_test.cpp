@@ -74,12 +74,94 @@ BOOST_AUTO_TEST_CASE(scan)
 	BOOST_TEST(c.run({"SCAN", "-1"}) == "-ERR invalid cursor\r\n");
 	BOOST_TEST(c.run({"SCAN", "18446744073709551616"}) == "-ERR invalid cursor\r\n");
 	BOOST_TEST(c.run({"SCAN", "77"}) == "-ERR invalid cursor\r\n"); /* never handed out */
+	BOOST_TEST(c.value({"SCAN", "00", "COUNT", "10"}).elements[1].elements.size() == all.size());
+	Connection fresh; /* no cursor handed out on it yet */
+	BOOST_TEST(fresh.run({"SCAN", "18446744073709551615"}) == "-ERR invalid cursor\r\n");
 	BOOST_TEST(c.run({"SCAN", "0", "COUNT"}) == "-ERR syntax error\r\n");
 	BOOST_TEST(c.run({"SCAN", "0", "COUNT", "0"}) == "-ERR syntax error\r\n");
 	BOOST_TEST(c.run({"SCAN", "0", "COUNT", "x"}) == "-ERR value is not an integer or out of range\r\n");
 	BOOST_TEST(c.run({"SCAN", "0", "LIMIT", "1"}) == "-ERR syntax error\r\n");
 	/* A huge COUNT is a hint: one call examines at most 10000 keys. */
 	BOOST_TEST(c.value({"SCAN", "0", "COUNT", "9223372036854775807"}).elements[1].elements.size() == all.size());
+}
+
+/* Cursors carry their position: nothing another client does makes one invalid, and a cursor
+ * works on any connection of the server, of the same role only. */
+BOOST_AUTO_TEST_CASE(scan_cursors_are_stateless_and_signed)
+{
+	Connection c;
+	const std::vector<std::string> all = {"items:-7", "items:1", "items:2", "items:9223372036854775807",
+										  "odd:7"};
+	std::string cursor = c.value({"SCAN", "0", "COUNT", "2"}).elements[0].text;
+	BOOST_TEST(cursor.size() >= 66u);
+	BOOST_TEST(cursor.find_first_not_of("0123456789") == std::string::npos);
+	BOOST_TEST(cursor[0] != '0');
+	/* 8,200 walks started meanwhile (the shared ring of 8,192 cursors forgot the first). */
+	for (int i = 0; i < 8200; i++)
+		c.run({"SCAN", "0", "COUNT", "1"});
+	std::vector<std::string> keys = {"items:-7", "items:1"};
+	while (cursor != "0") {
+		Value reply = c.value({"SCAN", cursor, "COUNT", "2"});
+		BOOST_REQUIRE(reply.type == '*');
+		cursor = reply.elements[0].text;
+		for (const Value &key : reply.elements[1].elements)
+			keys.push_back(key.text);
+	}
+	BOOST_TEST(keys == all);
+
+	/* Another connection of the same role goes on; one of another role, or of a restarted
+	 * server, does not. */
+	cursor = c.value({"SCAN", "0", "COUNT", "2"}).elements[0].text;
+	Connection same_role;
+	same_role.session.role = c.session.role;
+	BOOST_TEST(same_role.value({"SCAN", cursor, "COUNT", "10"}).elements[1].elements.size() == 3u);
+	Connection alice;
+	alice.session.role = alice.data.authenticate(alice.session, std::string_view("alice"), "alice-pw").role;
+	BOOST_TEST(alice.run({"SCAN", cursor}) == "-ERR invalid cursor\r\n");
+	Connection restarted;
+	restarted.data.secret_seed = 8;
+	BOOST_TEST(restarted.run({"SCAN", cursor}) == "-ERR invalid cursor\r\n");
+
+	/* Any change to a cursor makes it invalid: every digit, one at a time. */
+	int accepted = 0;
+	for (size_t i = 0; i < cursor.size(); i++) {
+		std::string forged = cursor;
+		forged[i] = forged[i] == '9' ? '0' : char(forged[i] + 1);
+		accepted += c.run({"SCAN", forged}) != "-ERR invalid cursor\r\n";
+	}
+	BOOST_TEST(accepted == 0);
+	BOOST_TEST(c.run({"SCAN", cursor + "00000"}) == "-ERR invalid cursor\r\n");
+	BOOST_TEST(c.run({"SCAN", cursor.substr(0, cursor.size() - 5)}) == "-ERR invalid cursor\r\n");
+	BOOST_TEST(c.run({"SCAN", "0" + cursor}) == "-ERR invalid cursor\r\n");
+}
+
+/* redis-cli keeps the cursor in an unsigned 64-bit integer (strtoull saturates) and node-redis
+ * v4 in a JavaScript number: what they send back continues the walk of their connection. */
+BOOST_AUTO_TEST_CASE(scan_cursors_of_clients_that_truncate_them)
+{
+	const std::vector<std::string> all = {"items:-7", "items:1", "items:2", "items:9223372036854775807",
+										  "odd:7"};
+	for (std::string truncated : {"18446744073709551615", "Infinity", "1.2345678901234567e+99", "1e+21"}) {
+		Connection c;
+		std::vector<std::string> keys;
+		std::string cursor = "0";
+		int calls = 0;
+		do {
+			Value reply = c.value({"SCAN", calls == 0 ? cursor : truncated, "COUNT", "2"});
+			BOOST_REQUIRE(reply.type == '*');
+			cursor = reply.elements[0].text;
+			for (const Value &key : reply.elements[1].elements)
+				keys.push_back(key.text);
+			BOOST_REQUIRE(++calls < 10);
+		} while (cursor != "0");
+		BOOST_TEST(keys == all, truncated);
+		/* Only on the connection that was given the cursor. */
+		Connection other;
+		BOOST_TEST(other.run({"SCAN", truncated}) == "-ERR invalid cursor\r\n");
+	}
+	Connection c;
+	for (std::string text : {"1.5e+", "e+12", "1.2.3e+4", "1e-5", "Infinity1"})
+		BOOST_TEST(c.run({"SCAN", text}) == "-ERR invalid cursor\r\n", text);
 }
 
 BOOST_AUTO_TEST_CASE(keys)

@@ -30,6 +30,7 @@ using local_cache::resp::KeySink;
 using local_cache::parse_canonical_int64;
 using local_cache::resp::parse_row_key;
 using local_cache::resp::ReplyWriter;
+using local_cache::resp::ScanCursorKey;
 using local_cache::resp::ScanPosition;
 using local_cache::resp::SetOptions;
 using local_cache::resp::SetOutcome;
@@ -250,19 +251,15 @@ public:
 		return LookupResult::ok();
 	}
 
-	uint64_t save_scan_position(const ScanPosition &position) override
+	/* A fixed secret (a server makes a random one at start); the role as the session has it. */
+	ScanCursorKey scan_cursor_key(const Session &session) override
 	{
-		cursors[++last_cursor] = position;
-		return last_cursor;
-	}
-
-	bool load_scan_position(uint64_t cursor, ScanPosition *position) override
-	{
-		auto found = cursors.find(cursor);
-		if (found == cursors.end())
-			return false;
-		*position = found->second;
-		return true;
+		ScanCursorKey key;
+		for (size_t i = 0; i < ScanCursorKey::kSecretBytes; i++)
+			key.secret[i] = static_cast<unsigned char>(secret_seed + i);
+		key.role = session.role ? session.role->id : 0;
+		key.database = 1;
+		return key;
 	}
 
 	/* Writes: on the in-memory tables; a value is stored as the row's JSON as given. */
@@ -435,8 +432,7 @@ public:
 	bool replica = false; /* writes answer ReadOnly */
 	int writes_before_batch = 0;
 	Tables tables_before_batch;
-	std::map<uint64_t, ScanPosition> cursors;
-	uint64_t last_cursor = 1000;
+	unsigned char secret_seed = 7; /* another value: a restarted server */
 
 private:
 	LookupResult check_write(const RowKey &key) const

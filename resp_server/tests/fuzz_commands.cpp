@@ -265,13 +265,9 @@ public:
 		require_role(session);
 		return fake.scan_keys(session, position, count, key_start, sink);
 	}
-	uint64_t save_scan_position(const ScanPosition &position) override
+	ScanCursorKey scan_cursor_key(const Session &session) override
 	{
-		return fake.save_scan_position(position);
-	}
-	bool load_scan_position(uint64_t cursor, ScanPosition *position) override
-	{
-		return fake.load_scan_position(cursor, position);
+		return fake.scan_cursor_key(session);
 	}
 	LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values, size_t count,
 						  const SetOptions &options, SetOutcome &outcome) override

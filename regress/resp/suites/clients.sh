@@ -1,7 +1,9 @@
 # regress/resp/suites/clients.sh: the Redis tools work against the RESP server with their
 # default options, and SCAN/KEYS walk exactly the keys SQL says exist.
 #   SCAN        redis-cli --scan (with --pattern), SCAN COUNT/MATCH with cursors continued on
-#               new connections, tables the role may not read skipped, committed writes seen
+#               new connections, tables the role may not read skipped, committed writes seen;
+#               cursors no other role's SCANs invalidate, that cannot be changed or used by
+#               another role
 #   KEYS        the same keys from one snapshot
 #   tools       redis-cli --bigkeys, --memkeys, --stat, --latency; redis-benchmark GET and MGET
 #   batching    busy workers pause (INFO batch_pauses), never for a lone client nor when turned off
@@ -27,9 +29,10 @@ section "SCAN: redis-cli --scan walks the keys SQL has"
 all_keys=$(sql_keys)
 check_re "the fixtures have keys in several tables" 'items:20.*ty:3' "$(echo $all_keys)"
 check "redis-cli --scan: every key once" "$all_keys" "$(sorted_cli --scan)"
-# scan_walk ARGS...: SCAN from cursor 0 to the end, a new connection for every call
-scan_walk() {
-    local cursor=0 reply calls=0
+# scan_walk_from CURSOR ARGS...: SCAN from CURSOR to the end, a new connection for every call
+scan_walk_from() {
+    local cursor=$1 reply calls=0
+    shift
     while :; do
         reply=$(cli --raw SCAN "$cursor" "$@")
         cursor=$(printf '%s\n' "$reply" | head -n 1)
@@ -38,6 +41,7 @@ scan_walk() {
         [[ "$cursor" == 0 || ! "$cursor" =~ ^[0-9]+$ || $calls -gt 200 ]] && break
     done
 }
+scan_walk() { scan_walk_from 0 "$@"; }
 check "SCAN COUNT 3, each call on a new connection: every key once" "$all_keys" "$(scan_walk COUNT 3 | sort)"
 check "SCAN MATCH items:1* COUNT 4" "$(sql_keys 'items:1%')" "$(scan_walk MATCH 'items:1*' COUNT 4 | sort)"
 check_re "SCAN 0 COUNT 5: a cursor and five keys" '^[1-9][0-9]*( [^ ]+){5}$' "$(echo $(cli --raw SCAN 0 COUNT 5))"
@@ -52,6 +56,30 @@ sql "DELETE FROM items WHERE id = 777" >/dev/null
 check "a committed DELETE is not" "" "$(cli --raw --scan --pattern 'items:777')"
 raw_case "NOPERM roles: tables without SELECT are skipped, not refused" '*2\r\n$1\r\n0\r\n*0\r\n' \
     "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\n" skip:1 'send:SCAN 0 MATCH items:* COUNT 1000\r\n' read:1
+
+# Cursors carry their position, signed (resp_server/scan_cursor.h), as Redis's do: nothing another
+# role does makes one invalid, a changed cursor is refused, and no role goes on with another's walk.
+first=$(cli --raw SCAN 0 COUNT 3)
+cursor=$(printf '%s\n' "$first" | head -n 1)
+check_re "SCAN 0 COUNT 3: a cursor of digits" '^[1-9][0-9]{65,665}$' "$cursor"
+raw_case "another role cannot go on with the walk" '-ERR invalid cursor\r\n' \
+    "send:AUTH regress_resp_user $PW_USER\\r\\n" skip:1 "send:SCAN $cursor\\r\\n" read:1
+# (numbered cursors made this a cursor just handed out, or an earlier one)
+last=${cursor: -1}
+raw_case "a cursor with one digit changed: -ERR invalid cursor" '-ERR invalid cursor\r\n' \
+    "send:SCAN ${cursor%?}$(((last + 1) % 10))\\r\\n" read:1
+check "another role's 8,200 SCAN 0 COUNT 1 meanwhile" '+PONG\r\n' \
+    "$(raw "send:AUTH regress_resp_user $PW_USER\\r\\n" skip:1 timeout:120 'repeat:8200:SCAN 0 COUNT 1\r\n' skip:8200 \
+        'send:PING\r\n' read:1)"
+check "... the first walk goes on after them and returns every key once" "$all_keys" \
+    "$( { printf '%s\n' "$first" | tail -n +2 | grep -v '^$'; scan_walk_from "$cursor" COUNT 3; } | sort)"
+# redis-py turns each cursor into a Python int and back (exact at any size): its iterator walks
+py_keys=$(timeout 60 /usr/bin/python3 -c 'import redis, sys
+for key in redis.Redis(host="127.0.0.1", port=int(sys.argv[1])).scan_iter(count=3):
+    print(key.decode())' "$RESP_PORT" 2>&1 | sort)
+check "redis-py scan_iter(count=3): every key once" "$all_keys" "$py_keys"
+raw_case "redis-cli's form of a long cursor (2^64 - 1) without a walk on the connection: refused" \
+    '-ERR invalid cursor\r\n' 'send:SCAN 18446744073709551615\r\n' read:1
 
 section "KEYS"
 check "KEYS *: every key" "$all_keys" "$(sorted_cli --raw KEYS '*')"

@@ -5,6 +5,8 @@
 #   local_cache.resp_max_request_size      larger bulks and unprocessed input close the connection
 #   local_cache.resp_output_buffer_limit   clients that do not read are disconnected; too large
 #                                          replies are refused; the workers' memory stays bounded
+#   local_cache.resp_client_memory         past it the biggest clients are closed first, never
+#                                          another role's ordinary request; one MULTI is bounded
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh limits).
 
 section "limits"
@@ -117,9 +119,13 @@ for i in $(seq 1 12); do open_held || true; done
 chunk=$(head -c 1000000 /dev/zero | tr '\0' k)
 for fd in "${HELD[@]}"; do send_held "$fd" $'*2\r\n$6\r\nEXISTS\r\n$2000000\r\n'"$chunk"; done
 sleep 1
+# open: the read times out (status above 128); closed: end of file or a reset, at once. (A write
+# to a connection the server closed may still succeed: the client learns of it when reading.)
 open_now=0
 for fd in "${HELD[@]}"; do
-    if send_held "$fd" x && ! read -r -t 0.2 -u "$fd" line; then open_now=$((open_now + 1)); fi
+    send_held "$fd" x
+    IFS= read -r -t 0.2 -u "$fd" line
+    (($? > 128)) && open_now=$((open_now + 1))
 done
 check "12 clients sending 1 MB each into 2 workers at 4 MB: some closed" "yes" \
     "$( ((open_now < 12)) && echo yes || echo "all $open_now still open")"
@@ -128,6 +134,56 @@ wait_case "the log names local_cache.resp_client_memory" "a log line" 5 log_says
 close_held
 raw_case "the workers serve others afterwards" "+PONG\\r\\n$(bulk "$J1")" 'send:PING\r\nGET items:1\r\n' read:2
 set_setting local_cache.resp_client_memory DEFAULT
+
+# One client's memory never costs another client its connection: as Redis's client eviction
+# (maxmemory-clients), past local_cache.resp_client_memory the biggest clients are closed first.
+# One role queues 20 MB of MULTI and stays idle; another role's ordinary GET of a 3 MB row on the
+# same worker is answered, and the MULTI client is the one closed, with a log line saying why.
+sql "CREATE TABLE huge (id integer PRIMARY KEY, v text);
+INSERT INTO huge VALUES (1, repeat('h', 3000000));
+SELECT local_cache.enable('huge');
+GRANT SELECT ON huge TO regress_resp_reader;" >/dev/null
+huge_length=$(sql "SELECT octet_length(row_to_json(h)::text) FROM huge h")
+set_setting local_cache.resp_client_memory 32MB
+sleep 0.5
+# held_reply FD: one line of a reply on a held connection, without its CR; fails at EOF/timeout
+held_reply() { local line; IFS= read -r -t 20 -u "$1" line || return 1; printf '%s' "${line%$'\r'}"; }
+# worker_of FD: the worker serving a held connection (CLIENT ID's high bits: connection.cpp)
+worker_of() { local id; send_held "$1" $'CLIENT ID\r\n'; id=$(held_reply "$1") || return 1; echo $((${id#:} >> 40)); }
+log_before=$(log_size)
+open_held || true
+multi_fd=${HELD[-1]}
+multi_worker=$(worker_of "$multi_fd")
+send_held "$multi_fd" "AUTH regress_resp_user $PW_USER"$'\r\nMULTI\r\n'
+queued="$(held_reply "$multi_fd") $(held_reply "$multi_fd")"
+chunk=$(head -c 4000000 /dev/zero | tr '\0' e)
+for i in 1 2 3 4 5; do
+    send_held "$multi_fd" $'*2\r\n$4\r\nECHO\r\n$4000000\r\n'"$chunk"$'\r\n'
+    queued+=" $(held_reply "$multi_fd")"
+done
+check "regress_resp_user queues 5 x ECHO of 4 MB in MULTI" "+OK +OK +QUEUED +QUEUED +QUEUED +QUEUED +QUEUED" "$queued"
+get_fd=""
+for i in $(seq 1 20); do
+    open_held || continue
+    if [[ "$(worker_of "${HELD[-1]}")" == "$multi_worker" ]]; then get_fd=${HELD[-1]}; break; fi
+done
+check "a regress_resp_reader connection on the same worker" "yes" "$([[ -n "$get_fd" ]] && echo yes || echo no)"
+send_held "$get_fd" $'GET huge:1\r\n'
+header=$(held_reply "$get_fd")
+body_bytes=0
+# (head reads blocks, bash's read a byte at a time; head -c takes no more than it is asked for)
+[[ "$header" == '$'* ]] && body_bytes=$(timeout 20 head -c "$((huge_length + 2))" <&"$get_fd" | wc -c)
+check "its GET of the 3 MB row is answered whole" "\$$huge_length $((huge_length + 2))" "$header $body_bytes"
+check "... and it stays open" "+PONG" "$(send_held "$get_fd" $'PING\r\n'; held_reply "$get_fd")"
+IFS= read -r -t 10 -u "$multi_fd" line
+status=$?
+check "the biggest client, the idle MULTI, is the one closed" "closed" \
+    "$( ((status == 1)) && echo closed || echo "read status $status: '$line'")"
+log_says_evicted() { [[ "$(log_since "$log_before")" =~ evicted,\ the\ biggest\ client ]]; }
+wait_case "the log says it was evicted as the biggest client" "a log line" 5 log_says_evicted "log_since $log_before"
+close_held
+set_setting local_cache.resp_client_memory DEFAULT
+sql "DROP TABLE huge" >/dev/null
 
 # A client flood does not flood the log: at most one line a second per reason, then a count.
 set_setting local_cache.resp_max_request_size 4kB
@@ -144,6 +200,17 @@ check "30 clients over the query buffer limit in a burst: a few log lines, not 3
     "$( ((log_lines >= 1 && log_lines < 10)) && echo yes || echo "$log_lines lines")"
 check_re "... and one line counts the others" 'closed [0-9]+ more clients in the last second: query buffer limit exceeded' \
     "$(log_since "$log_before")"
+# The requests one MULTI queues are input not run yet: bounded by resp_max_request_size as the
+# unprocessed input is; the request that goes past it closes the connection (logged), as Redis
+# closes a client past client-query-buffer-limit. Each request alone is below the limit.
+log_before=$(log_size)
+echo_3000="send:*2\\r\\n\$4\\r\\nECHO\\r\\n\$3000\\r\\n$big\\r\\n"
+raw_case "a MULTI whose queue passes resp_max_request_size is closed at the request that does" \
+    '+OK\r\n+QUEUED\r\n<EOF>' 'send:MULTI\r\n' read:1 "$echo_3000" read:1 "$echo_3000" eof:5
+log_says_multi() { [[ "$(log_since "$log_before")" =~ queued\ MULTI\ requests\ exceed ]]; }
+wait_case "the log says why" "a log line" 5 log_says_multi "log_since $log_before"
+raw_case "a MULTI below it is served" '+OK\r\n+QUEUED\r\n*1\r\n$3\r\nabc\r\n' \
+    'send:MULTI\r\nECHO abc\r\nEXEC\r\n' read:3
 set_setting local_cache.resp_max_request_size DEFAULT
 wait_for "proto-max-bulk-len default" 10 config_is proto-max-bulk-len 67108864 || true
 

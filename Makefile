@@ -60,7 +60,7 @@ PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite stats fdw fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT) \
 	--temp-instance=$(REGRESS_OUTPUT)/tmp_check --temp-config=regress/regress.conf
-ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries
+ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries negative_commit_order
 ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT) \
 	--temp-instance=$(ISOLATION_OUTPUT)/tmp_check --temp-config=regress/regress.conf
 # TAP tests (PostgreSQL::Test::Cluster) run when asked: make installcheck TAP_TESTS=1

@@ -113,14 +113,19 @@ bool version_is_settled(HeapTupleHeader tuple)
  * Whether no row with the key can appear to a snapshot that the caller's could not see it in:
  * every version of a row with the key (SnapshotAny, through the key's index) must be dead to
  * everyone or deleted by a committed transaction — none live, none inserted or deleted by a
- * transaction in progress. *deleter is the newest such committed deleter (invalid if none):
- * the negative entry is only for snapshots that see it committed (an older REPEATABLE READ
- * snapshot may still see the deleted row).
+ * transaction in progress. The negative entry may then answer only snapshots that see every
+ * one of those deleters committed, and it can name only one (*deleter, checked as a row's
+ * xmin is). Xid order is not commit order, so the numerically newest deleter is no proxy for
+ * the others; instead, a deleter older than the horizon (no snapshot that still exists, or is
+ * taken later, was taken while it ran) is seen committed by every snapshot, and at most one
+ * deleter may be newer: that one is *deleter (invalid if none). Two or more newer deleters,
+ * and the absence is not settled.
  */
 bool absence_settled(Relation heap, IndexScanDesc scan, TupleTableSlot *slot, ScanKey scankeys, int nscankeys,
 					 TransactionId *deleter)
 {
 	index_rescan(scan, scankeys, nscankeys, NULL, 0);
+	/* Before the scan: a snapshot taken after this has an xmin at or past the horizon. */
 	TransactionId horizon = GetOldestNonRemovableTransactionId(heap);
 	bool settled = slot->tts_ops == &TTSOpsBufferHeapTuple;
 	*deleter = InvalidTransactionId;
@@ -133,8 +138,12 @@ bool absence_settled(Relation heap, IndexScanDesc scan, TupleTableSlot *slot, Sc
 		LockBuffer(buffered->buffer, BUFFER_LOCK_UNLOCK);
 		if (state != HEAPTUPLE_DEAD && state != HEAPTUPLE_RECENTLY_DEAD)
 			settled = false; /* live, or a transaction in progress inserts or deletes it */
-		else if (TransactionIdIsNormal(xmax) &&
-				 (!TransactionIdIsValid(*deleter) || TransactionIdFollows(xmax, *deleter)))
+		else if (!TransactionIdIsNormal(xmax) || TransactionIdPrecedes(xmax, horizon) ||
+				 TransactionIdEquals(xmax, *deleter))
+			continue; /* every snapshot sees it committed */
+		else if (TransactionIdIsValid(*deleter))
+			settled = false; /* a second recent deleter: no one xid stands for both */
+		else
 			*deleter = xmax;
 	}
 	return settled;

@@ -18,7 +18,9 @@
 // re-INSERT, DELETE and a later INSERT of the then absent key, INSERT ON CONFLICT DO UPDATE,
 // primary key moves i.e. UPDATEs of the key columns, ROLLBACK), and right after each COMMIT
 // returns check from a second connection that local_cache.mget shows what plain SQL shows
-// (read-after-commit). Readers compare local_cache.mget and local_cache.mget_json with the
+// (read-after-commit). Long-transaction writers (--long-writers) do the same but take their
+// xid when their transaction begins and hold it a while before writing, so a key's deleters
+// commit in another order than their xids. Readers compare local_cache.mget and local_cache.mget_json with the
 // same rows read by plain SQL in the same snapshot, in REPEATABLE READ transactions whose
 // snapshots get old, and in READ COMMITTED statements, for key lists of hot, cold, moved-away
 // and missing keys with duplicates and NULL keys (for composite keys also keys with one NULL
@@ -42,7 +44,7 @@
 //
 // Build (tools/test.sh does it):
 //   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress_check/*.cpp -o tools/stress -lpq
-// Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]
+// Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--long-writers N] [--readers N] [--keys N]
 //                             [--toggle-seconds N]   (0: no toggler)
 //                             [--resp-port N]        (0: no RESP checks)
 //        (the server must have shared_preload_libraries = 'local_cache'; the program
@@ -70,9 +72,10 @@ namespace {
 
 void usage(const char *argv0) {
     fprintf(stderr,
-            "usage: %s CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]\n"
-            "       [--toggle-seconds N] [--resp-port N]\n"
-            "  defaults: --seconds 30 --writers 3 --readers 3 --keys 64 --toggle-seconds 3\n"
+            "usage: %s CONNINFO [--seconds N] [--writers N] [--long-writers N] [--readers N]\n"
+            "       [--keys N] [--toggle-seconds N] [--resp-port N]\n"
+            "  defaults: --seconds 30 --writers 3 --long-writers 1 --readers 3 --keys 64\n"
+            "            --toggle-seconds 3\n"
             "            --resp-port 0 (no RESP checks)\n",
             argv0);
     exit(2);
@@ -227,20 +230,22 @@ int main(int argc, char **argv) {
         int v = atoi(argv[++i]);
         if (a == "--seconds") opt.seconds = v;
         else if (a == "--writers") opt.writers = v;
+        else if (a == "--long-writers") opt.long_writers = v;
         else if (a == "--readers") opt.readers = v;
         else if (a == "--keys") opt.keys = v;
         else if (a == "--toggle-seconds") opt.toggle_seconds = v;
         else if (a == "--resp-port") opt.resp_port = v;
         else usage(argv[0]);
     }
-    if (opt.seconds < 1 || opt.writers < 0 || opt.readers < 0 || opt.keys < 1 || opt.toggle_seconds < 0 ||
+    if (opt.seconds < 1 || opt.writers < 0 || opt.long_writers < 0 || opt.readers < 0 || opt.keys < 1 ||
+        opt.toggle_seconds < 0 ||
         opt.resp_port < 0 || opt.resp_port > 65535 ||
         opt.keys >= kColdBase || opt.writers + opt.readers == 0) {
         fprintf(stderr, "stress: bad arguments (keys must be 1..%lld)\n", kColdBase - 1);
         return 2;
     }
-    printf("stress: %d s, %d writers, %d readers, %d hot keys", opt.seconds, opt.writers,
-           opt.readers, opt.keys);
+    printf("stress: %d s, %d writers, %d long-transaction writers, %d readers, %d hot keys", opt.seconds,
+           opt.writers, opt.long_writers, opt.readers, opt.keys);
     if (opt.resp_port > 0) printf(", RESP on 127.0.0.1:%d", opt.resp_port);
     printf("\n");
 
@@ -255,14 +260,15 @@ int main(int argc, char **argv) {
     }
 
     std::vector<std::thread> threads;
-    int nthreads = opt.writers + opt.readers + (opt.toggle_seconds > 0 ? 1 : 0);
+    int nwriters = opt.writers + opt.long_writers;
+    int nthreads = nwriters + opt.readers + (opt.toggle_seconds > 0 ? 1 : 0);
     for (int i = 0; i < nthreads; i++) {
-        threads.emplace_back([i] {
+        threads.emplace_back([i, nwriters] {
             try {
-                if (i < opt.writers)
-                    run_writer(i + 1);
-                else if (i < opt.writers + opt.readers)
-                    run_reader(i - opt.writers + 1);
+                if (i < nwriters)
+                    run_writer(i + 1, i >= opt.writers);
+                else if (i < nwriters + opt.readers)
+                    run_reader(i - nwriters + 1);
                 else
                     run_toggler();
             } catch (const std::exception &e) {
@@ -333,9 +339,10 @@ int main(int argc, char **argv) {
                (uint64_t)n_resp_write_conflicts, (uint64_t)n_resp_write_busy_retries,
                (uint64_t)n_resp_write_gave_up);
     printf("stress: commits %" PRIu64 ", rollbacks %" PRIu64 ", conflicts rolled back %" PRIu64
-           ", capture trigger switched off %" PRIu64 " times, uncaptured writes %" PRIu64 "\n",
+           ", capture trigger switched off %" PRIu64 " times, uncaptured writes %" PRIu64
+           ", transactions that took their xid early %" PRIu64 "\n",
            (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts, (uint64_t)n_toggles,
-           (uint64_t)n_uncaptured_writes);
+           (uint64_t)n_uncaptured_writes, (uint64_t)n_early_xid_txns);
 
     if (g_failed) {
         printf("stress: FAILED\n%s\n", g_failure.c_str());
@@ -384,7 +391,8 @@ int main(int argc, char **argv) {
                unproven.c_str());
         return 1;
     }
-    if (reads == 0 || (opt.writers > 0 && n_commits == 0) ||
+    if (reads == 0 || (opt.writers + opt.long_writers > 0 && n_commits == 0) ||
+        (opt.long_writers > 0 && n_early_xid_txns == 0) ||
         (opt.readers > 0 && n_fdw_checks == 0) ||
         (opt.resp_port > 0 && opt.writers > 0 && n_resp_commit_checks == 0) ||
         (opt.resp_port > 0 && opt.readers > 0 && n_resp_read_checks == 0) ||

@@ -37,6 +37,7 @@ extern "C" {
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -77,8 +78,6 @@ bool use_cache(const FetchRequest &request)
 {
 	return local_cache_enabled && request.info->cacheable && wal_cache_trusted() &&
 		request.snapshot != nullptr && request.snapshot->snapshot_type == SNAPSHOT_MVCC &&
-		/* SSI needs the predicate locks a table read takes. */
-		!IsolationIsSerializable() &&
 		/* The transaction's own writes are visible only in the table. */
 		!invalidation_xact_wrote(request.info->relid);
 }
@@ -246,6 +245,8 @@ void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple 
 	EntryPayload payload;
 	payload.slot = 0; /* stamped by store_fill */
 	payload.xmin = HeapTupleHeaderGetXmin(tuple->t_data);
+	payload.tid_block = ItemPointerGetBlockNumberNoCheck(&tuple->t_self);
+	payload.tid_offset = ItemPointerGetOffsetNumberNoCheck(&tuple->t_self);
 	payload.tuple = row.tuple;
 	payload.tuple_len = row.tuple_len;
 	payload.json = row.json;
@@ -329,6 +330,104 @@ bool serve_from_cache(const FetchRequest &request, const StoreKey &key, int posi
 }
 
 /*
+ * The cache's part of a SERIALIZABLE read: serves the keys it may with the predicate locks
+ * the equivalent index scan takes, or coarser ones, and returns the others as misses (read
+ * from the table, where the index and heap access methods take SSI's locks and check its
+ * conflicts themselves). In order:
+ *   1. a predicate lock on the primary key's index (the whole index: an index scan locks the
+ *      leaf page; any insertion of a key by a SERIALIZABLE writer from now on conflicts);
+ *   2. each key looked up, its shard's invalidation sequence read first;
+ *   3. for each row found, a predicate lock on the heap tuple it was read from (its TID);
+ *   4. no SERIALIZABLE transaction may be writing the table now (store_serializable_writers);
+ *   5. each key looked up again: its sequence and entry unchanged, it is served.
+ * A writer W of the table that SSI must see conflict with this read either writes after
+ * step 1/3 (its own conflict check finds our locks), or wrote before: then it began before
+ * step 4 and had not invalidated the key before step 2 (else the lookup found the key gone,
+ * or a version this snapshot does not see). If it is still running at step 4, nothing is
+ * served; if it ended before, its pre-commit invalidation fell between steps 2 and 5, and the
+ * sequence changed. So a served key is one no concurrent SERIALIZABLE writer touched unseen,
+ * and the version the snapshot sees has no newer version a heap fetch would report.
+ */
+int serve_serializable(const FetchRequest &request, RowCallback callback, void *context, Miss *misses,
+					   FetchCounts *counts)
+{
+	struct Candidate {
+		int position;
+		StoreKey key;
+		uint64 seq;
+		EntryView seen; /* its scalars only: the pointers die with the shard lock */
+	};
+	RelInfo *info = request.info;
+	Snapshot snapshot = request.snapshot;
+	int nmisses = 0, ncandidates = 0;
+	Candidate *candidates = static_cast<Candidate *>(palloc(sizeof(Candidate) * request.nkeys));
+	/* Early: with a writer running, nothing would be served. */
+	bool writers = store_serializable_writers(MyDatabaseId, info->relid);
+	Relation heap = nullptr, index = nullptr;
+	if (!writers) {
+		heap = table_open(info->relid, NoLock); /* locked by relinfo_open */
+		index = index_open(info->key.index, AccessShareLock);
+		PredicateLockRelation(index, snapshot);
+	}
+	for (int i = 0; i < request.nkeys; i++) {
+		if (request.key_is_null != nullptr && request.key_is_null[i])
+			continue;
+		Candidate *c = &candidates[ncandidates];
+		c->position = i;
+		c->key = store_key(MyDatabaseId, info->relid, request.keys[i]);
+		if (!writers) {
+			c->seq = store_fill_seq(c->key);
+			bool found = store_lookup(c->key, [&](const EntryView &view) {
+				/* A row without its TID cannot be locked: read it. */
+				if (!xmin_visible(view.xmin, snapshot) || (view.tuple_len > 0 && view.tid_offset == 0))
+					return false;
+				c->seen = view;
+				return true;
+			});
+			if (found) {
+				ncandidates++;
+				continue;
+			}
+		}
+		misses[nmisses++] = {request.keys[i], i};
+	}
+	for (int i = 0; i < ncandidates; i++) {
+		if (candidates[i].seen.tuple_len == 0)
+			continue; /* an absent key: the index's lock covers its insertion */
+		ItemPointerData tid;
+		ItemPointerSet(&tid, candidates[i].seen.tid_block, candidates[i].seen.tid_offset);
+		PredicateLockTID(heap, &tid, snapshot, candidates[i].seen.xmin);
+	}
+	bool writing = ncandidates > 0 && store_serializable_writers(MyDatabaseId, info->relid);
+	for (int i = 0; i < ncandidates; i++) {
+		const Candidate &c = candidates[i];
+		bool served = !writing && store_fill_seq(c.key) == c.seq &&
+			store_lookup(c.key, [&](const EntryView &view) {
+				if (view.xmin != c.seen.xmin || view.tuple_len != c.seen.tuple_len ||
+					view.tid_block != c.seen.tid_block || view.tid_offset != c.seen.tid_offset)
+					return false;
+				if (view.tuple_len > 0) {
+					FetchedRow row = {view.tuple, view.tuple_len, view.json, view.json_len};
+					callback(context, c.position, row);
+				}
+				return true;
+			});
+		if (served) {
+			counts->hits++;
+			counts->negative_hits += c.seen.tuple_len == 0 ? 1 : 0;
+		} else {
+			misses[nmisses++] = {request.keys[c.position], c.position};
+		}
+	}
+	if (heap != nullptr) {
+		index_close(index, NoLock);
+		table_close(heap, NoLock);
+	}
+	pfree(candidates);
+	return nmisses;
+}
+
+/*
  * read_misses for a caller that fills, one read per key under a stampede: keys another process
  * is reading from the table right now are left to it, waited for (up to local_cache.fill_wait,
  * after this call's own reads), and looked up again; what is still missing is read then.
@@ -393,7 +492,12 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 	Miss *misses = nullptr;
 	int nmisses = 0;
 
-	for (int i = 0; i < request.nkeys; i++) {
+	bool serializable = caching && IsolationIsSerializable();
+	if (serializable) {
+		misses = static_cast<Miss *>(palloc(sizeof(Miss) * Max(request.nkeys, 1)));
+		nmisses = serve_serializable(request, callback, context, misses, &counts);
+	}
+	for (int i = 0; i < request.nkeys && !serializable; i++) {
 		if (request.key_is_null != nullptr && request.key_is_null[i])
 			continue;
 		KeyBytes key = request.keys[i];
@@ -414,7 +518,8 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 
 	if (caching)
 		counts.misses = nmisses;
-	if (nmisses > 0 && caching && local_cache_fill_wait_ms > 0)
+	/* (SERIALIZABLE: a coalesced hit would need serve_serializable's steps again.) */
+	if (nmisses > 0 && caching && local_cache_fill_wait_ms > 0 && !serializable)
 		read_misses_coalesced(request, misses, nmisses, callback, context, &counts);
 	else if (nmisses > 0)
 		read_misses(request, misses, nmisses, caching, callback, context, &counts);

@@ -27,6 +27,9 @@
 // column); they also compare each foreign table (local_cache_fdw: key lookups, `= ANY` for a
 // one-column key and `(columns) IN (...)` for a composite one, and a join that looks up each
 // key) with the same queries on its table.
+// Bank sessions (--bank-sessions) run the SERIALIZABLE mode (bank.cpp): transfers between the
+// accounts of stress_bank, read through mget, with the bank's total checked by plain SQL after
+// every commit, and read-only audits of the total through mget_json and the foreign table.
 // A toggler session switches the capture trigger of a table off and on every few seconds (in
 // one transaction or across several) and writes while it is off, so readers check every path
 // while writes go uncaptured. Setup checks that a partitioned layout is refused.
@@ -45,6 +48,7 @@
 // Build (tools/test.sh does it):
 //   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress_check/*.cpp -o tools/stress -lpq
 // Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--long-writers N] [--readers N] [--keys N]
+//                             [--bank-sessions N]
 //                             [--toggle-seconds N]   (0: no toggler)
 //                             [--resp-port N]        (0: no RESP checks)
 //        (the server must have shared_preload_libraries = 'local_cache'; the program
@@ -73,9 +77,9 @@ namespace {
 void usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s CONNINFO [--seconds N] [--writers N] [--long-writers N] [--readers N]\n"
-            "       [--keys N] [--toggle-seconds N] [--resp-port N]\n"
+            "       [--keys N] [--bank-sessions N] [--toggle-seconds N] [--resp-port N]\n"
             "  defaults: --seconds 30 --writers 3 --long-writers 1 --readers 3 --keys 64\n"
-            "            --toggle-seconds 3\n"
+            "            --bank-sessions 2 --toggle-seconds 3\n"
             "            --resp-port 0 (no RESP checks)\n",
             argv0);
     exit(2);
@@ -189,6 +193,7 @@ bool setup() {
         }
     }
     if (!c.must("DROP TABLE stress_parted")) return false;
+    if (opt.bank_sessions > 0 && !setup_bank(c)) return false;
     if (opt.resp_port > 0 && !setup_resp(c)) return false;
     return true;
 }
@@ -231,6 +236,7 @@ int main(int argc, char **argv) {
         if (a == "--seconds") opt.seconds = v;
         else if (a == "--writers") opt.writers = v;
         else if (a == "--long-writers") opt.long_writers = v;
+        else if (a == "--bank-sessions") opt.bank_sessions = v;
         else if (a == "--readers") opt.readers = v;
         else if (a == "--keys") opt.keys = v;
         else if (a == "--toggle-seconds") opt.toggle_seconds = v;
@@ -238,6 +244,7 @@ int main(int argc, char **argv) {
         else usage(argv[0]);
     }
     if (opt.seconds < 1 || opt.writers < 0 || opt.long_writers < 0 || opt.readers < 0 || opt.keys < 1 ||
+        opt.bank_sessions < 0 ||
         opt.toggle_seconds < 0 ||
         opt.resp_port < 0 || opt.resp_port > 65535 ||
         opt.keys >= kColdBase || opt.writers + opt.readers == 0) {
@@ -261,7 +268,7 @@ int main(int argc, char **argv) {
 
     std::vector<std::thread> threads;
     int nwriters = opt.writers + opt.long_writers;
-    int nthreads = nwriters + opt.readers + (opt.toggle_seconds > 0 ? 1 : 0);
+    int nthreads = nwriters + opt.readers + opt.bank_sessions + (opt.toggle_seconds > 0 ? 1 : 0);
     for (int i = 0; i < nthreads; i++) {
         threads.emplace_back([i, nwriters] {
             try {
@@ -269,6 +276,8 @@ int main(int argc, char **argv) {
                     run_writer(i + 1, i >= opt.writers);
                 else if (i < nwriters + opt.readers)
                     run_reader(i - nwriters + 1);
+                else if (i < nwriters + opt.readers + opt.bank_sessions)
+                    run_banker(i - nwriters - opt.readers + 1);
                 else
                     run_toggler();
             } catch (const std::exception &e) {
@@ -344,6 +353,11 @@ int main(int argc, char **argv) {
            (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts, (uint64_t)n_toggles,
            (uint64_t)n_uncaptured_writes, (uint64_t)n_early_xid_txns);
 
+    if (opt.bank_sessions > 0)
+        printf("stress: SERIALIZABLE transfers committed %" PRIu64 ", read-only audits %" PRIu64
+               ", serialization failures rolled back %" PRIu64 "\n",
+               (uint64_t)n_bank_commits, (uint64_t)n_bank_audits, (uint64_t)n_bank_conflicts);
+
     if (g_failed) {
         printf("stress: FAILED\n%s\n", g_failure.c_str());
         print_stats("stress: cache statistics");
@@ -390,6 +404,20 @@ int main(int argc, char **argv) {
         printf("stress: FAILED: no hits or no comparisons on %s, so this run proves nothing about it\n",
                unproven.c_str());
         return 1;
+    }
+    if (opt.bank_sessions > 0) {
+        // The SERIALIZABLE reads must have been served from memory, or the mode proves nothing.
+        Conn c("stats");
+        Res r = c.must("SELECT hits, misses FROM local_cache.stats WHERE relation = 'stress_bank'::regclass");
+        if (!r) {
+            printf("stress: FAILED reading statistics: %s\n", g_failure.c_str());
+            return 1;
+        }
+        printf("stress:   stress_bank (SERIALIZABLE): hits %s, misses %s\n", get(r, 0, 0).c_str(), get(r, 0, 1).c_str());
+        if (n_bank_commits == 0 || atoll(get(r, 0, 0).c_str()) <= 0) {
+            printf("stress: FAILED: the SERIALIZABLE mode committed no transfer or served no hit\n");
+            return 1;
+        }
     }
     if (reads == 0 || (opt.writers + opt.long_writers > 0 && n_commits == 0) ||
         (opt.long_writers > 0 && n_early_xid_txns == 0) ||

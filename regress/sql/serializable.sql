@@ -12,14 +12,14 @@ CREATE TEMP TABLE sz_keys AS SELECT array_agg(g ORDER BY g) || ARRAY[1000, 1001]
 CREATE FUNCTION sz_counts(OUT hits bigint, OUT negative_hits bigint, OUT misses bigint)
 LANGUAGE sql AS $$ SELECT hits, negative_hits, misses FROM local_cache.stats WHERE relation = 'sz'::regclass $$;
 -- Warm (READ COMMITTED): 64 rows and two negative entries.
-SELECT lc_check('sz', k) AS warm FROM sz_keys;
+SELECT lc_kcheck('sz', k) AS warm FROM sz_keys;
 SELECT local_cache.reset_stats();
 
 -- 66 keys through mget (twice) and mget_json (lc_check), and the foreign table: all from
 -- memory, and what plain SQL returns.
 SELECT k AS keys FROM sz_keys \gset
 BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT lc_check('sz', k) AS serializable FROM sz_keys;
+SELECT lc_kcheck('sz', k) AS serializable FROM sz_keys;
 SELECT * FROM sz_counts();
 SELECT (SELECT string_agg(f.id || '=' || f.v, ' ' ORDER BY f.id) FROM sz_fdw f WHERE id = ANY(:'keys'::bigint[])) =
        (SELECT string_agg(t.id || '=' || t.v, ' ' ORDER BY t.id) FROM sz t WHERE id = ANY(:'keys'::bigint[])) AS fdw_same;
@@ -29,7 +29,7 @@ COMMIT;
 -- READ ONLY DEFERRABLE (nothing concurrent: the snapshot is safe at once).
 SELECT local_cache.reset_stats();
 BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE;
-SELECT lc_check('sz', k) AS deferrable FROM sz_keys;
+SELECT lc_kcheck('sz', k) AS deferrable FROM sz_keys;
 COMMIT;
 SELECT * FROM sz_counts();
 

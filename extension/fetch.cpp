@@ -12,6 +12,8 @@
  * Together with invalidation at pre-commit this keeps every cached version the newest
  * committed one; docs/TECHNICAL.md has the argument.
  *
+ * SERIALIZABLE reads are served with the predicate locks SSI needs (serve_serializable).
+ *
  * Under a stampede (many callers missing one key at once) one caller reads the key from the
  * table and the others wait, up to local_cache.fill_wait, to look it up again (store.h's
  * fill claims); they are counted as coalesced misses.

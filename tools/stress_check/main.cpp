@@ -1,8 +1,8 @@
 // tools/stress_check/main.cpp: owns the concurrency stress check of local_cache (run by
 // tools/test.sh) as a whole: the command line, the setup of the tables, the threads, the
 // progress lines and statistics, and the final verdict. The sessions live in writer.cpp,
-// reader.cpp and toggler.cpp, the stressed tables in tables.cpp, what they share in common.h /
-// common.cpp.
+// reader.cpp, toggler.cpp and bank.cpp (the SERIALIZABLE mode), the stressed tables in
+// tables.cpp, what they share in common.h / common.cpp.
 //
 // Four tables are stressed alike, one for each kind of primary key the cache keys rows by:
 // stress_items (id bigint), stress_uuids (id uuid), stress_lines (order_id bigint, line_no

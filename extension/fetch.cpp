@@ -341,13 +341,15 @@ bool serve_from_cache(const FetchRequest &request, const StoreKey &key, int posi
  *   2. each key looked up, its shard's invalidation sequence read first;
  *   3. for each row found, a predicate lock on the heap tuple it was read from (its TID);
  *   4. no SERIALIZABLE transaction may be writing the table now (store_serializable_writers);
- *   5. each key looked up again: its sequence and entry unchanged, it is served.
+ *   5. each key whose shard's sequence is unchanged is served, from the copy step 2 made.
  * A writer W of the table that SSI must see conflict with this read either writes after
  * step 1/3 (its own conflict check finds our locks), or wrote before: then it began before
  * step 4 and had not invalidated the key before step 2 (else the lookup found the key gone,
  * or a version this snapshot does not see). If it is still running at step 4, nothing is
  * served; if it ended before, its pre-commit invalidation fell between steps 2 and 5, and the
- * sequence changed. So a served key is one no concurrent SERIALIZABLE writer touched unseen,
+ * sequence changed. (An unchanged sequence also means the entry copied at step 2 is still the
+ * key's newest committed version: only an invalidation makes it stale; a fill cannot replace
+ * it by another version without the invalidation that made it stale.) So a served key is one no concurrent SERIALIZABLE writer touched unseen,
  * and the version the snapshot sees has no newer version a heap fetch would report.
  */
 int serve_serializable(const FetchRequest &request, RowCallback callback, void *context, Miss *misses,
@@ -358,11 +360,15 @@ int serve_serializable(const FetchRequest &request, RowCallback callback, void *
 		StoreKey key;
 		uint64 seq;
 		EntryView seen; /* its scalars only: the pointers die with the shard lock */
+		int tuple_at;   /* the copies of its tuple and JSON (-1: none) in `copies` */
+		int json_at;
 	};
 	RelInfo *info = request.info;
 	Snapshot snapshot = request.snapshot;
 	int nmisses = 0, ncandidates = 0;
 	Candidate *candidates = static_cast<Candidate *>(palloc(sizeof(Candidate) * request.nkeys));
+	StringInfoData copies;
+	initStringInfo(&copies);
 	/* Early: with a writer running, nothing would be served. */
 	bool writers = store_serializable_writers(MyDatabaseId, info->relid);
 	Relation heap = nullptr, index = nullptr;
@@ -384,6 +390,15 @@ int serve_serializable(const FetchRequest &request, RowCallback callback, void *
 				if (!xmin_visible(view.xmin, snapshot) || (view.tuple_len > 0 && view.tid_offset == 0))
 					return false;
 				c->seen = view;
+				c->tuple_at = c->json_at = -1;
+				if (view.tuple_len > 0) {
+					c->tuple_at = copies.len;
+					appendBinaryStringInfo(&copies, view.tuple, int(view.tuple_len));
+				}
+				if (view.json != nullptr) {
+					c->json_at = copies.len;
+					appendBinaryStringInfo(&copies, view.json, int(view.json_len));
+				}
 				return true;
 			});
 			if (found) {
@@ -403,17 +418,12 @@ int serve_serializable(const FetchRequest &request, RowCallback callback, void *
 	bool writing = ncandidates > 0 && store_serializable_writers(MyDatabaseId, info->relid);
 	for (int i = 0; i < ncandidates; i++) {
 		const Candidate &c = candidates[i];
-		bool served = !writing && store_fill_seq(c.key) == c.seq &&
-			store_lookup(c.key, [&](const EntryView &view) {
-				if (view.xmin != c.seen.xmin || view.tuple_len != c.seen.tuple_len ||
-					view.tid_block != c.seen.tid_block || view.tid_offset != c.seen.tid_offset)
-					return false;
-				if (view.tuple_len > 0) {
-					FetchedRow row = {view.tuple, view.tuple_len, view.json, view.json_len};
-					callback(context, c.position, row);
-				}
-				return true;
-			});
+		bool served = !writing && store_fill_seq(c.key) == c.seq;
+		if (served && c.tuple_at >= 0) {
+			FetchedRow row = {copies.data + c.tuple_at, c.seen.tuple_len,
+							  c.json_at >= 0 ? copies.data + c.json_at : nullptr, c.seen.json_len};
+			callback(context, c.position, row);
+		}
 		if (served) {
 			counts->hits++;
 			counts->negative_hits += c.seen.tuple_len == 0 ? 1 : 0;
@@ -426,6 +436,7 @@ int serve_serializable(const FetchRequest &request, RowCallback callback, void *
 		table_close(heap, NoLock);
 	}
 	pfree(candidates);
+	pfree(copies.data);
 	return nmisses;
 }
 

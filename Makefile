@@ -59,10 +59,10 @@ DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1
 	sql/local_cache--1.2--1.3.sql sql/local_cache--1.3--1.4.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 
-REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite stats fdw fdw_errors
+REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite serializable stats fdw fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT) \
 	--temp-instance=$(REGRESS_OUTPUT)/tmp_check --temp-config=regress/regress.conf
-ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries
+ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries negative_commit_order serializable_write_skew serializable_read_only serializable_gap
 ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT) \
 	--temp-instance=$(ISOLATION_OUTPUT)/tmp_check --temp-config=regress/regress.conf
 # TAP tests (PostgreSQL::Test::Cluster) run when asked: make installcheck TAP_TESTS=1

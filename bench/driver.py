@@ -95,6 +95,9 @@ READ_PATHS = ["sql", "mget", "mget_json", "fdw", "resp", "redis"]
 CACHE_PATHS = ["sql", "mget", "mget_json", "fdw", "resp"]  # paths that see SQL updates / flushes
 # miss mode: every other key of a request has no row (prepared SQL as the baseline)
 MISS_PATHS = ["sql", "mget", "fdw", "resp", "redis"]
+# serializable mode: the warm mode's requests, each a SERIALIZABLE transaction; mget_json against
+# the equivalent prepared SQL (the warm mode's samples, at READ COMMITTED, beside them)
+SERIALIZABLE_PATHS = ["sql", "mget_json"]
 ROWS = 4096
 # redis-benchmark sends one fixed command (see rb_ids), so it runs only the modes whose keys do
 # not change from request to request, and only the RESP paths
@@ -279,7 +282,8 @@ def run_sample(spec):
     mode, client, path, conns, batch = spec["mode"], spec["client"], spec["path"], spec["connections"], spec["batch"]
     if client == "redis-benchmark":
         return run_rb_sample(spec)
-    lg_mode = {"warm": "warm", "miss": "miss", "mixed": "mixed", "cold": "cold", "write": "write"}[mode]
+    lg_mode = {"warm": "warm", "miss": "miss", "mixed": "mixed", "cold": "cold", "write": "write",
+               "serializable": "serializable"}[mode]
     args = common_args() + ["--path", path, "--conns", str(conns), "--batch", str(batch),
                             "--seconds", str(DURATION), "--mode", lg_mode]
     if spec["keys"] != "int":  # the native client's other key types (other clients: int only)
@@ -615,7 +619,7 @@ def key_specs():
 
 
 def matrix():
-    modes = {"all": ["warm", "miss", "mixed", "cold", "write"], "keys": ["warm"]}.get(MODE, [MODE])
+    modes = {"all": ["warm", "miss", "mixed", "cold", "write", "serializable"], "keys": ["warm"]}.get(MODE, [MODE])
     specs_by_rep = []
     for r in range(REPEATS):
         specs = []
@@ -630,10 +634,12 @@ def matrix():
             elif MODE == "keys":
                 group = key_specs()
             else:
-                paths = {"warm": READ_PATHS, "miss": MISS_PATHS}.get(mode, CACHE_PATHS)
+                paths = {"warm": READ_PATHS, "miss": MISS_PATHS, "serializable": SERIALIZABLE_PATHS}.get(mode, CACHE_PATHS)
                 for client in CLIENTS:
                     rb = client == "redis-benchmark"
                     if rb and mode not in RB_MODES:
+                        continue
+                    if mode == "serializable" and client != "native":  # bench/loadgen's --mode only
                         continue
                     for path in paths:
                         if rb and path not in RB_PATHS:

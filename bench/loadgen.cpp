@@ -7,7 +7,7 @@
 //       RESP SET (as U) seen by SQL and RESP GET, SQL UPDATE seen by RESP GET, redis-server SET;
 //       exit 1 on a difference
 //   loadgen run --pg CONNINFO --path PATH --conns N --batch B --seconds S
-//               [--mode warm|miss|mixed|cold|write] [--keys int|uuid|text|pair] [--params text|binary]
+//               [--mode warm|miss|mixed|cold|write|serializable] [--keys int|uuid|text|pair] [--params text|binary]
 //               [--resp-port P] [--redis-port R] [--resp-user U --resp-password W]
 //       PATH: sql | mget | mget_json | fdw | resp | redis        (reads of B keys)
 //             parse: `SELECT cardinality($1::bigint[])`, mget's key array without the reads
@@ -16,6 +16,8 @@
 //       update is the prepared SQL UPDATE; resp_set is `SET items:<id> {"id":<id>,"value":"..."}`
 //       to the RESP port, as U (AUTH U W on every connection) when --resp-user is given;
 //       redis_set the same bytes to redis-server.
+//       serializable: the warm mode's requests, each its own SERIALIZABLE transaction (the
+//       connections' default_transaction_isolation), for the SQL read paths.
 //       miss: every other key of a request has no row (ids rows+1, rows+2, ... are absent), the
 //       same keys in every request like warm; with --batch 1 requests alternate between id 1 and
 //       id rows+1. Every reply must have exactly the expected number of NULLs / nils (RESP) or rows.
@@ -962,7 +964,7 @@ struct Runner {
 
     std::vector<long long> keys_for(Slot &s) {
         std::vector<long long> k(o.batch);
-        if (o.mode == "warm" || o.path == "update") {
+        if (o.mode == "warm" || o.mode == "serializable" || o.path == "update") {
             for (int i = 0; i < o.batch; i++) k[i] = i + 1;
         } else if (o.mode == "miss") {
             k = miss_keys(o, s.seq, s.index);
@@ -1178,8 +1180,10 @@ int run_load(const Options &o) {
     if (R.kt != &INT_KEYS && (o.mode == "mixed" || o.mode == "write"))
         die("--keys " + o.keys + " has no " + o.mode + " mode (reads only: warm, miss, cold)");
     if ((o.path == "resp_set" || o.path == "redis_set") && o.mode != "write") die("path " + o.path + " needs --mode write");
-    if (o.mode != "warm" && o.mode != "miss" && o.mode != "mixed" && o.mode != "cold" && o.mode != "write")
+    if (o.mode != "warm" && o.mode != "miss" && o.mode != "mixed" && o.mode != "cold" && o.mode != "write" &&
+        o.mode != "serializable")
         die("unknown mode " + o.mode);
+    if (o.mode == "serializable" && !is_sql_read(o.path)) die("--mode serializable needs an SQL read path");
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     int nthreads = std::max(1, std::min<int>(o.conns, static_cast<int>(cores * 2)));
 
@@ -1190,6 +1194,11 @@ int run_load(const Options &o) {
         bool need_pg = !resp || o.mode == "mixed";
         if (need_pg) {
             s.pg = pg_connect(o.pg);
+            if (o.mode == "serializable") {
+                PGresult *r = PQexec(s.pg, "SET default_transaction_isolation = 'serializable'");
+                if (PQresultStatus(r) != PGRES_COMMAND_OK) die(std::string("SET: ") + PQerrorMessage(s.pg));
+                PQclear(r);
+            }
             if (o.path == "update") pg_prepare(s.pg, "q", UPDATE_SQL, 2);
             else if (!resp) pg_prepare(s.pg, "q", statement(*R.kt, o.path).c_str(), key_params(*R.kt, o.path));
             pg_prepare(s.pg, "u", UPDATE_SQL, 2);

@@ -64,6 +64,8 @@ MODE_TITLES = {
     "cold": "Cold fill (local_cache.flush() just before the sample; reads walk all 4,096 rows)",
     "write": "Writes (one row by primary key: SQL UPDATE with the table cached and not cached, RESP SET, "
              "redis-server SET)",
+    "serializable": "SERIALIZABLE reads (the warm mode's requests, each its own SERIALIZABLE transaction: "
+                    "mget_json against the equivalent prepared SQL; the warm mode has the same at READ COMMITTED)",
 }
 
 
@@ -1231,7 +1233,8 @@ def main():
                               f"{fmt_range(data.values('server_cpu_us_per_req', **ours), 1)} | "
                               f"{fmt_range(data.values('server_cpu_us_per_req', **ref), 1)} | {fmt(r_cpu, 2)}{mark} |")
             w("")
-    modes_present = [mo for mo in ["warm", "miss", "mixed", "cold", "write"] if any(k[0] == mo for k in data.groups)]
+    modes_present = [mo for mo in ["warm", "miss", "mixed", "cold", "write", "serializable"]
+                     if any(k[0] == mo for k in data.groups)]
     has_neg = any("negative_hits" in (smp.get("cache_stats_delta") or {}) for smp in doc["samples"])
     has_coalesced = any("coalesced_misses" in (smp.get("cache_stats_delta") or {}) for smp in doc["samples"])
     for mode in modes_present:

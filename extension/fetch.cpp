@@ -12,6 +12,8 @@
  * Together with invalidation at pre-commit this keeps every cached version the newest
  * committed one; docs/TECHNICAL.md has the argument.
  *
+ * SERIALIZABLE reads are served with the predicate locks SSI needs (serve_serializable).
+ *
  * Under a stampede (many callers missing one key at once) one caller reads the key from the
  * table and the others wait, up to local_cache.fill_wait, to look it up again (store.h's
  * fill claims); they are counted as coalesced misses.
@@ -37,6 +39,7 @@ extern "C" {
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -77,8 +80,6 @@ bool use_cache(const FetchRequest &request)
 {
 	return local_cache_enabled && request.info->cacheable && wal_cache_trusted() &&
 		request.snapshot != nullptr && request.snapshot->snapshot_type == SNAPSHOT_MVCC &&
-		/* SSI needs the predicate locks a table read takes. */
-		!IsolationIsSerializable() &&
 		/* The transaction's own writes are visible only in the table. */
 		!invalidation_xact_wrote(request.info->relid);
 }
@@ -113,14 +114,19 @@ bool version_is_settled(HeapTupleHeader tuple)
  * Whether no row with the key can appear to a snapshot that the caller's could not see it in:
  * every version of a row with the key (SnapshotAny, through the key's index) must be dead to
  * everyone or deleted by a committed transaction — none live, none inserted or deleted by a
- * transaction in progress. *deleter is the newest such committed deleter (invalid if none):
- * the negative entry is only for snapshots that see it committed (an older REPEATABLE READ
- * snapshot may still see the deleted row).
+ * transaction in progress. The negative entry may then answer only snapshots that see every
+ * one of those deleters committed, and it can name only one (*deleter, checked as a row's
+ * xmin is). Xid order is not commit order, so the numerically newest deleter is no proxy for
+ * the others; instead, a deleter older than the horizon (no snapshot that still exists, or is
+ * taken later, was taken while it ran) is seen committed by every snapshot, and at most one
+ * deleter may be newer: that one is *deleter (invalid if none). Two or more newer deleters,
+ * and the absence is not settled.
  */
 bool absence_settled(Relation heap, IndexScanDesc scan, TupleTableSlot *slot, ScanKey scankeys, int nscankeys,
 					 TransactionId *deleter)
 {
 	index_rescan(scan, scankeys, nscankeys, NULL, 0);
+	/* Before the scan: a snapshot taken after this has an xmin at or past the horizon. */
 	TransactionId horizon = GetOldestNonRemovableTransactionId(heap);
 	bool settled = slot->tts_ops == &TTSOpsBufferHeapTuple;
 	*deleter = InvalidTransactionId;
@@ -133,8 +139,12 @@ bool absence_settled(Relation heap, IndexScanDesc scan, TupleTableSlot *slot, Sc
 		LockBuffer(buffered->buffer, BUFFER_LOCK_UNLOCK);
 		if (state != HEAPTUPLE_DEAD && state != HEAPTUPLE_RECENTLY_DEAD)
 			settled = false; /* live, or a transaction in progress inserts or deletes it */
-		else if (TransactionIdIsNormal(xmax) &&
-				 (!TransactionIdIsValid(*deleter) || TransactionIdFollows(xmax, *deleter)))
+		else if (!TransactionIdIsNormal(xmax) || TransactionIdPrecedes(xmax, horizon) ||
+				 TransactionIdEquals(xmax, *deleter))
+			continue; /* every snapshot sees it committed */
+		else if (TransactionIdIsValid(*deleter))
+			settled = false; /* a second recent deleter: no one xid stands for both */
+		else
 			*deleter = xmax;
 	}
 	return settled;
@@ -237,6 +247,8 @@ void fill_one(RelInfo *info, MissedKey *missed, TupleTableSlot *slot, HeapTuple 
 	EntryPayload payload;
 	payload.slot = 0; /* stamped by store_fill */
 	payload.xmin = HeapTupleHeaderGetXmin(tuple->t_data);
+	payload.tid_block = ItemPointerGetBlockNumberNoCheck(&tuple->t_self);
+	payload.tid_offset = ItemPointerGetOffsetNumberNoCheck(&tuple->t_self);
 	payload.tuple = row.tuple;
 	payload.tuple_len = row.tuple_len;
 	payload.json = row.json;
@@ -320,6 +332,115 @@ bool serve_from_cache(const FetchRequest &request, const StoreKey &key, int posi
 }
 
 /*
+ * The cache's part of a SERIALIZABLE read: serves the keys it may with the predicate locks
+ * the equivalent index scan takes, or coarser ones, and returns the others as misses (read
+ * from the table, where the index and heap access methods take SSI's locks and check its
+ * conflicts themselves). In order:
+ *   1. a predicate lock on the primary key's index (the whole index: an index scan locks the
+ *      leaf page; any insertion of a key by a SERIALIZABLE writer from now on conflicts);
+ *   2. each key looked up, its shard's invalidation sequence read first;
+ *   3. for each row found, a predicate lock on the heap tuple it was read from (its TID);
+ *   4. no SERIALIZABLE transaction may be writing the table now (store_serializable_writers);
+ *   5. each key whose shard's sequence is unchanged is served, from the copy step 2 made.
+ * A writer W of the table that SSI must see conflict with this read either writes after
+ * step 1/3 (its own conflict check finds our locks), or wrote before: then it began before
+ * step 4 and had not invalidated the key before step 2 (else the lookup found the key gone,
+ * or a version this snapshot does not see). If it is still running at step 4, nothing is
+ * served; if it ended before, its pre-commit invalidation fell between steps 2 and 5, and the
+ * sequence changed. (An unchanged sequence also means the entry copied at step 2 is still the
+ * key's newest committed version: only an invalidation makes it stale; a fill cannot replace
+ * it by another version without the invalidation that made it stale.) So a served key is one no concurrent SERIALIZABLE writer touched unseen,
+ * and the version the snapshot sees has no newer version a heap fetch would report.
+ */
+int serve_serializable(const FetchRequest &request, RowCallback callback, void *context, Miss *misses,
+					   FetchCounts *counts)
+{
+	struct Candidate {
+		int position;
+		StoreKey key;
+		uint64 seq;
+		EntryView seen; /* its scalars only: the pointers die with the shard lock */
+		int tuple_at;   /* the copies of its tuple and JSON (-1: none) in `copies` */
+		int json_at;
+	};
+	RelInfo *info = request.info;
+	Snapshot snapshot = request.snapshot;
+	int nmisses = 0, ncandidates = 0;
+	Candidate *candidates = static_cast<Candidate *>(palloc(sizeof(Candidate) * request.nkeys));
+	StringInfoData copies;
+	initStringInfo(&copies);
+	/* Early: with a writer running, nothing would be served. */
+	bool writers = store_serializable_writers(MyDatabaseId, info->relid);
+	Relation heap = nullptr, index = nullptr;
+	if (!writers) {
+		heap = table_open(info->relid, NoLock); /* locked by relinfo_open */
+		index = index_open(info->key.index, AccessShareLock);
+		PredicateLockRelation(index, snapshot);
+	}
+	for (int i = 0; i < request.nkeys; i++) {
+		if (request.key_is_null != nullptr && request.key_is_null[i])
+			continue;
+		Candidate *c = &candidates[ncandidates];
+		c->position = i;
+		c->key = store_key(MyDatabaseId, info->relid, request.keys[i]);
+		if (!writers) {
+			c->seq = store_fill_seq(c->key);
+			bool found = store_lookup(c->key, [&](const EntryView &view) {
+				/* A row without its TID cannot be locked: read it. */
+				if (!xmin_visible(view.xmin, snapshot) || (view.tuple_len > 0 && view.tid_offset == 0))
+					return false;
+				c->seen = view;
+				c->tuple_at = c->json_at = -1;
+				if (view.tuple_len > 0) {
+					c->tuple_at = copies.len;
+					appendBinaryStringInfo(&copies, view.tuple, int(view.tuple_len));
+				}
+				if (view.json != nullptr) {
+					c->json_at = copies.len;
+					appendBinaryStringInfo(&copies, view.json, int(view.json_len));
+				}
+				return true;
+			});
+			if (found) {
+				ncandidates++;
+				continue;
+			}
+		}
+		misses[nmisses++] = {request.keys[i], i};
+	}
+	for (int i = 0; i < ncandidates; i++) {
+		if (candidates[i].seen.tuple_len == 0)
+			continue; /* an absent key: the index's lock covers its insertion */
+		ItemPointerData tid;
+		ItemPointerSet(&tid, candidates[i].seen.tid_block, candidates[i].seen.tid_offset);
+		PredicateLockTID(heap, &tid, snapshot, candidates[i].seen.xmin);
+	}
+	bool writing = ncandidates > 0 && store_serializable_writers(MyDatabaseId, info->relid);
+	for (int i = 0; i < ncandidates; i++) {
+		const Candidate &c = candidates[i];
+		bool served = !writing && store_fill_seq(c.key) == c.seq;
+		if (served && c.tuple_at >= 0) {
+			FetchedRow row = {copies.data + c.tuple_at, c.seen.tuple_len,
+							  c.json_at >= 0 ? copies.data + c.json_at : nullptr, c.seen.json_len};
+			callback(context, c.position, row);
+		}
+		if (served) {
+			counts->hits++;
+			counts->negative_hits += c.seen.tuple_len == 0 ? 1 : 0;
+		} else {
+			misses[nmisses++] = {request.keys[c.position], c.position};
+		}
+	}
+	if (heap != nullptr) {
+		index_close(index, NoLock);
+		table_close(heap, NoLock);
+	}
+	pfree(candidates);
+	pfree(copies.data);
+	return nmisses;
+}
+
+/*
  * read_misses for a caller that fills, one read per key under a stampede: keys another process
  * is reading from the table right now are left to it, waited for (up to local_cache.fill_wait,
  * after this call's own reads), and looked up again; what is still missing is read then.
@@ -384,7 +505,12 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 	Miss *misses = nullptr;
 	int nmisses = 0;
 
-	for (int i = 0; i < request.nkeys; i++) {
+	bool serializable = caching && IsolationIsSerializable();
+	if (serializable) {
+		misses = static_cast<Miss *>(palloc(sizeof(Miss) * Max(request.nkeys, 1)));
+		nmisses = serve_serializable(request, callback, context, misses, &counts);
+	}
+	for (int i = 0; i < request.nkeys && !serializable; i++) {
 		if (request.key_is_null != nullptr && request.key_is_null[i])
 			continue;
 		KeyBytes key = request.keys[i];
@@ -405,7 +531,8 @@ void fetch_rows(const FetchRequest &request, RowCallback callback, void *context
 
 	if (caching)
 		counts.misses = nmisses;
-	if (nmisses > 0 && caching && local_cache_fill_wait_ms > 0)
+	/* (SERIALIZABLE: a coalesced hit would need serve_serializable's steps again.) */
+	if (nmisses > 0 && caching && local_cache_fill_wait_ms > 0 && !serializable)
 		read_misses_coalesced(request, misses, nmisses, callback, context, &counts);
 	else if (nmisses > 0)
 		read_misses(request, misses, nmisses, caching, callback, context, &counts);

@@ -51,6 +51,7 @@ struct ChangedTable {
 	bool capture_changed;
 	bool capture_began;
 	bool keyed;     /* rows are named by key: the table has a key the cache can use */
+	bool serializable_writer; /* counted in store_serializable_writer_begin */
 	PrimaryKey key;
 	int64 nkeys;
 };
@@ -110,6 +111,7 @@ ChangedTable *changed_table_entry(Oid relid, bool *found)
 		table->capture_began = false;
 		table->nkeys = 0;
 		table->keyed = false;
+		table->serializable_writer = false;
 	}
 	return table;
 }
@@ -123,6 +125,12 @@ ChangedTable *changed_table(Relation rel)
 		/* No usable key to name rows by: flush the table at commit. */
 		if (!table->keyed)
 			table->flush_all = true;
+	}
+	/* Before this statement writes a row: SERIALIZABLE reads of the table go to the table,
+	 * with SSI's own checks, until this transaction ends. */
+	if (!table->serializable_writer && IsolationIsSerializable()) {
+		store_serializable_writer_begin(MyDatabaseId, table->relid);
+		table->serializable_writer = true;
 	}
 	return table;
 }
@@ -214,6 +222,18 @@ void end_capture_changes(void)
 			store_capture_end(MyDatabaseId, table->relid, xid);
 }
 
+/* After the pre-commit (or pre-prepare) invalidation, or at abort. */
+void end_serializable_writes(void)
+{
+	if (changed_tables == nullptr || !store_available())
+		return;
+	HASH_SEQ_STATUS status;
+	hash_seq_init(&status, changed_tables);
+	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status)))
+		if (table->serializable_writer)
+			store_serializable_writer_end(MyDatabaseId, table->relid);
+}
+
 void handle_xact_event(XactEvent event);
 
 void xact_event(XactEvent event, void *)
@@ -237,6 +257,7 @@ void handle_xact_event(XactEvent event)
 	case XACT_EVENT_PARALLEL_COMMIT:
 	case XACT_EVENT_PARALLEL_ABORT:
 	case XACT_EVENT_PREPARE:
+		end_serializable_writes();
 		/* The memory goes with TopTransactionContext. A prepared transaction's capture
 		 * change stays begun; the first reader after COMMIT PREPARED settles it. */
 		changed_tables = nullptr;

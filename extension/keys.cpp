@@ -79,8 +79,10 @@ bool column_value(KeyKind kind, KeyBytes bytes, Datum *value)
 	}
 	case KeyKind::Text:
 	case KeyKind::Bpchar:
-		/* No text value has a zero byte or an invalid character (RESP keys can). */
-		if (memchr(bytes.data, '\0', bytes.len) != nullptr || !pg_verifymbstr(bytes.data, int(bytes.len), true))
+		/* No text value has a zero byte or an invalid character (RESP keys can), and no
+		 * character(n) key ends in a blank (a text key with one names no such row). */
+		if (memchr(bytes.data, '\0', bytes.len) != nullptr || !pg_verifymbstr(bytes.data, int(bytes.len), true) ||
+			(kind == KeyKind::Bpchar && without_trailing_blanks(bytes.data, bytes.len) != bytes.len))
 			return false;
 		*value = PointerGetDatum(cstring_to_text_with_len(bytes.data, int(bytes.len)));
 		return true;
@@ -184,8 +186,14 @@ bool value_kind_for(KeyKind column, Oid type, KeyKind *kind)
 		return is_integer(column) && is_integer(*kind);
 	if (column == KeyKind::Uuid || *kind == KeyKind::Uuid)
 		return column == *kind;
-	/* Strings: a character(n) value, or a character(n) column, compares without blanks. */
-	if (column == KeyKind::Bpchar)
+	/*
+	 * Strings, as SQL's `column = value` resolves: a character(n) value compares without its
+	 * trailing blanks with any string column (the column's text, or both as character). With a
+	 * character(n) column, varchar compares as character too; but text resolves to text =
+	 * text (the column loses its blanks, the value keeps them), so a text value names the key
+	 * of its exact bytes, and with trailing blanks no key at all (column_value).
+	 */
+	if (column == KeyKind::Bpchar && getBaseType(type) != TEXTOID)
 		*kind = KeyKind::Bpchar;
 	return true;
 }

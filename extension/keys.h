@@ -43,9 +43,11 @@ void report_key_problem(Relation rel, KeyProblem problem);
 bool key_kind_of(Oid type, KeyKind *kind);
 
 /*
- * How a value of `type` names keys of a column of kind `column`, when it can: integers of any
- * width name integer keys, the string types string keys (character(n) without its trailing
- * blanks, as its cast to text does), uuid uuid keys. Others name no key of the column (the
+ * How a value of `type` names keys of a column of kind `column`, when it can, as SQL's
+ * `column = value` would: integers of any width name integer keys, the string types string
+ * keys (character(n) without its trailing blanks, as its cast to text does; varchar on a
+ * character(n) column too, which compares as character; text on a character(n) column as its
+ * exact bytes, as text = text does), uuid uuid keys. Others name no key of the column (the
  * caller raises the error).
  */
 bool value_kind_for(KeyKind column, Oid type, KeyKind *kind);

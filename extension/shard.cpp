@@ -47,6 +47,9 @@ struct Shard::Entry {
 	uint32_t relid;
 	uint16_t slot;
 	uint16_t key_len;
+	uint32_t tid_block;
+	uint16_t tid_offset;
+	uint16_t unused2;
 
 	char *key() { return reinterpret_cast<char *>(this) + sizeof(Entry); }
 	char *tuple() { return key() + align8(key_len); }
@@ -193,6 +196,8 @@ bool Shard::lookup(const EntryKey &key, uint64_t hash, EntryView *out)
 	out->json_len = entry->json_len;
 	out->xmin = entry->xmin;
 	out->slot = entry->slot;
+	out->tid_block = entry->tid_block;
+	out->tid_offset = entry->tid_offset;
 	return true;
 }
 
@@ -294,6 +299,9 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 	entry->slot = payload.slot;
 	entry->hash32 = hash32;
 	entry->xmin = payload.xmin;
+	entry->tid_block = payload.tid_block;
+	entry->tid_offset = payload.tid_offset;
+	entry->unused2 = 0;
 	entry->tuple_len = payload.tuple_len;
 	entry->json_len = payload.json ? payload.json_len : 0;
 	entry->has_json = payload.json != nullptr;

@@ -61,6 +61,10 @@ struct EntryView {
 	uint32_t json_len;
 	uint32_t xmin;
 	uint16_t slot;
+	/* Where the row version was read from (its heap TID; 0/0 for a negative entry):
+	 * SERIALIZABLE readers take the predicate lock a heap fetch of it would take. */
+	uint32_t tid_block;
+	uint16_t tid_offset;
 };
 
 enum class RemoveReason : uint8_t { Evicted, Invalidated, Replaced };
@@ -81,6 +85,8 @@ struct EntryPayload {
 	uint32_t tuple_len;
 	const char *json; /* may be nullptr */
 	uint32_t json_len;
+	uint32_t tid_block = 0; /* EntryView's */
+	uint16_t tid_offset = 0;
 };
 
 class Shard {

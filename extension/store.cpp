@@ -13,8 +13,8 @@
  *     per key, in shared mode, and holds no other lock meanwhile.
  *   - lock 0 (slots_lock) guards slot identity (dbid, relid, signature, last_attach) and
  *     assignment. Order: slots_lock before shard locks, never the other way.
- *   - counters, TableSlot::state and the capture words are atomics, updated without locks
- *     (a capture word only by compare-and-swap).
+ *   - counters, TableSlot::state, the capture words and the serializable writers' counts
+ *     are atomics, updated without locks (a capture word only by compare-and-swap).
  *   - each shard's fills in flight (FillClaims) have a spinlock of their own, never held
  *     while taking another lock.
  */
@@ -97,6 +97,9 @@ struct StoreControl {
 	pg_atomic_uint64 retired[NUM_COUNTERS]; /* counters of slots since reassigned */
 	pg_atomic_uint64 global_capture;        /* capture changes of tables without a slot */
 	pg_atomic_uint64 catalog_epoch;         /* see store_catalog_epoch() */
+	/* SERIALIZABLE transactions writing a table now, by a hash of the table (a collision
+	 * only makes more reads go to the table): see store_serializable_writer_begin(). */
+	pg_atomic_uint32 serializable_writers[MAX_TABLES];
 	TableSlot slots[MAX_TABLES];
 	FillClaims fill_claims[NUM_SHARDS];
 };
@@ -232,7 +235,7 @@ void store_startup_shmem(void)
 	control = reinterpret_cast<StoreControl *>(segment);
 	locks = GetNamedLWLockTranche(TRANCHE_NAME);
 	if (!found) {
-		memset(control, 0, sizeof(StoreControl));
+		memset(static_cast<void *>(control), 0, sizeof(StoreControl)); /* atomics initialized below */
 		control->slots_lock = &locks[0].lock;
 		control->memory_budget = segment_bytes();
 		control->shards_offset = TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(StoreControl));
@@ -250,6 +253,8 @@ void store_startup_shmem(void)
 		}
 		pg_atomic_init_u64(&control->global_capture, 0);
 		pg_atomic_init_u64(&control->catalog_epoch, 1);
+		for (int i = 0; i < MAX_TABLES; i++)
+			pg_atomic_init_u32(&control->serializable_writers[i], 0);
 		for (int i = 0; i < NUM_SHARDS; i++) {
 			SpinLockInit(&control->fill_claims[i].mutex);
 			ConditionVariableInit(&control->fill_claims[i].ended);
@@ -496,6 +501,27 @@ void store_set_signature(Oid dbid, Oid relid, TableSlotRef table, uint64 signatu
 		slot->signature = signature;
 	}
 	LWLockRelease(control->slots_lock);
+}
+
+pg_atomic_uint32 *serializable_writers_of(Oid dbid, Oid relid)
+{
+	return &control->serializable_writers[(uint64(dbid) * 0x9E3779B97F4A7C15ULL ^ relid) % MAX_TABLES];
+}
+
+void store_serializable_writer_begin(Oid dbid, Oid relid)
+{
+	pg_atomic_fetch_add_u32(serializable_writers_of(dbid, relid), 1); /* a full barrier */
+}
+
+void store_serializable_writer_end(Oid dbid, Oid relid)
+{
+	pg_atomic_fetch_sub_u32(serializable_writers_of(dbid, relid), 1);
+}
+
+bool store_serializable_writers(Oid dbid, Oid relid)
+{
+	pg_memory_barrier(); /* the caller's predicate locks before this read */
+	return pg_atomic_read_u32(serializable_writers_of(dbid, relid)) != 0;
 }
 
 uint64 store_catalog_epoch(void)

@@ -116,6 +116,17 @@ void store_set_signature(Oid dbid, Oid relid, TableSlotRef table, uint64 signatu
 bool store_capture_unchanged(const TableSlotRef &table);
 
 /*
+ * SERIALIZABLE transactions writing the table right now: begun by the first write of the
+ * table in such a transaction (its BEFORE STATEMENT trigger, before any row is written, so
+ * before SSI's conflict checks on them) and ended at its end (after its pre-commit or
+ * pre-prepare invalidation). A SERIALIZABLE read serves the table from the cache only if,
+ * after taking its predicate locks, it finds none (fetch.cpp has the argument).
+ */
+void store_serializable_writer_begin(Oid dbid, Oid relid);
+void store_serializable_writer_end(Oid dbid, Oid relid);
+bool store_serializable_writers(Oid dbid, Oid relid);
+
+/*
  * The catalog epoch: advanced when a transaction that ran DDL (any utility statement that can
  * change catalogs: GRANT, REVOKE, ALTER, DROP, enable()'s triggers ...) commits, before its
  * COMMIT returns. What a process learned from the catalogs while the epoch was E still holds

@@ -98,6 +98,8 @@ struct Row {
 	std::string json;
 	uint32_t xmin = 0;
 	uint16_t slot = 0;
+	uint32_t tid_block = 0;
+	uint16_t tid_offset = 0;
 
 	/* In the ring under an integer key. */
 	uint32_t bytes() const { return Shard::entry_bytes(8, tuple.size(), has_json ? json.size() : 0); }
@@ -106,7 +108,7 @@ struct Row {
 inline bool operator==(const Row &a, const Row &b)
 {
 	return a.tuple == b.tuple && a.has_json == b.has_json && a.json == b.json &&
-		a.xmin == b.xmin && a.slot == b.slot;
+		a.xmin == b.xmin && a.slot == b.slot && a.tid_block == b.tid_block && a.tid_offset == b.tid_offset;
 }
 
 inline std::ostream &operator<<(std::ostream &os, const Row &row)
@@ -116,7 +118,8 @@ inline std::ostream &operator<<(std::ostream &os, const Row &row)
 		os << " json_len=" << row.json.size();
 	else
 		os << " no json";
-	return os << " xmin=" << row.xmin << " slot=" << row.slot << "}";
+	return os << " xmin=" << row.xmin << " slot=" << row.slot << " tid=(" << row.tid_block << ","
+			  << row.tid_offset << ")}";
 }
 
 inline std::ostream &operator<<(std::ostream &os, const std::optional<Row> &row)
@@ -138,6 +141,8 @@ inline Row make_row(uint64_t seed, uint32_t tuple_len, int json_len = no_json,
 	}
 	row.xmin = uint32_t(seed * 2654435761u);
 	row.slot = slot;
+	row.tid_block = uint32_t(seed * 40503u + 7);
+	row.tid_offset = uint16_t(seed % 291 + 1);
 	return row;
 }
 
@@ -146,6 +151,8 @@ inline EntryPayload payload_of(const Row &row)
 	EntryPayload payload;
 	payload.slot = row.slot;
 	payload.xmin = row.xmin;
+	payload.tid_block = row.tid_block;
+	payload.tid_offset = row.tid_offset;
 	payload.tuple = row.tuple.data();
 	payload.tuple_len = uint32_t(row.tuple.size());
 	payload.json = row.has_json ? row.json.data() : nullptr;
@@ -225,6 +232,8 @@ inline std::optional<Row> get(Shard &shard, const EntryKey &key, uint64_t hash)
 		row.json.assign(view.json, view.json_len);
 	row.xmin = view.xmin;
 	row.slot = view.slot;
+	row.tid_block = view.tid_block;
+	row.tid_offset = view.tid_offset;
 	return row;
 }
 

@@ -41,6 +41,8 @@ BOOST_AUTO_TEST_CASE(lookup_returns_exactly_what_was_inserted)
 	BOOST_TEST(view.tuple_len == 77u);
 	BOOST_TEST(view.xmin == without_json.xmin);
 	BOOST_TEST(view.slot == 65535u);
+	BOOST_TEST(view.tid_block == without_json.tid_block); /* the TID comes back as it went in */
+	BOOST_TEST(view.tid_offset == without_json.tid_offset);
 	BOOST_REQUIRE(shard->lookup(key_of(3), hash_entry_key(key_of(3)), &view));
 	BOOST_TEST(view.json != nullptr);
 	BOOST_TEST(view.json_len == 0u);

@@ -123,7 +123,9 @@ SELECT local_cache.mget_json('co_tenant', '{acme,00000000-0000-0000-0000-0000000
 \echo :LAST_ERROR_SQLSTATE
 
 --
--- (a int, b text, c char(3)): trailing blanks of c do not count, of b they do.
+-- (a int, b text, c char(3)): as character keys (k::char(8)[]) trailing blanks of c do not
+-- count, of b they do; as text keys (the text[] every composite key can be given as) they
+-- count in both (c = text is text = text, as in SQL).
 --
 CREATE TABLE co_mixed (a int, b text, c char(3), v text NOT NULL, PRIMARY KEY (a, b, c));
 INSERT INTO co_mixed VALUES

@@ -100,7 +100,9 @@ SELECT local_cache.mget_json('kt_varchar', '{123456789,12345678,"abc ",abc,"abc 
 
 --
 -- character(n): 'ab', 'ab ' and 'ab     ' are one key (bpchareq ignores trailing blanks);
--- leading blanks count.
+-- leading blanks count. That is for keys of type character or varchar (which compare as
+-- character); a text key compares as SQL's `k = key::text` does, text = text: the column
+-- without its trailing blanks, the key with them ('ab   ' names no row).
 --
 CREATE TABLE kt_char (k char(5) PRIMARY KEY, v int NOT NULL);
 INSERT INTO kt_char VALUES ('ab', 1), ('', 2), ('a:b', 3), ('é', 4), ('abcde', 5), (' x', 6);
@@ -118,20 +120,22 @@ SELECT lc_kcheck('kt_char', k) AS warm, lc_kcheck('kt_char', k::char(10)[]) AS a
        lc_kcheck('kt_char', k::varchar[]) AS as_varchar
   FROM kc_keys;
 SELECT local_cache.mget_json('kt_char', '{ab,"ab ","ab          "," ab",abcdef,"",x," x"}');
--- As text[], char(n)[] and varchar[]: the same rows (the key is cast to the column's type).
+-- As char(n)[] and varchar[]: the same rows; as text[], 'ab   ' and ' x ' keep their blanks.
 SELECT local_cache.mget_json('kt_char', ARRAY['ab   ', ' x ']::text[]) AS "text",
        local_cache.mget_json('kt_char', ARRAY['ab   ', ' x ']::char(2)[]) AS char2,
        local_cache.mget_json('kt_char', ARRAY['ab   ', ' x ']::varchar[]) AS "varchar";
--- text vs character: 'trail' and 'trail  ' are two rows of kt_text, one key of kt_char.
+-- text vs character: 'trail' and 'trail  ' are two rows of kt_text, one key of kt_char as
+-- character keys, and one key and no row of kt_char as text keys.
 INSERT INTO kt_char VALUES ('trail', 7);
 SELECT local_cache.mget_json('kt_text', '{trail,"trail  "}') AS "text",
-       local_cache.mget_json('kt_char', '{trail,"trail  "}') AS "character";
+       local_cache.mget_json('kt_char', '{trail,"trail  "}'::char(8)[]) AS "character",
+       local_cache.mget_json('kt_char', '{trail,"trail  "}') AS "character, text keys";
 -- A key known absent (a negative entry) whose row is inserted with other trailing blanks.
 SELECT local_cache.reset_stats();
-SELECT local_cache.mget_json('kt_char', '{xy,"xy  "}'), local_cache.mget_json('kt_char', '{xy}');
+SELECT local_cache.mget_json('kt_char', '{xy,"xy  "}'::char(5)[]), local_cache.mget_json('kt_char', '{xy}'::char(5)[]);
 SELECT * FROM lc_kstats('kt_char');
 INSERT INTO kt_char VALUES ('xy   ', 8);
-SELECT local_cache.mget_json('kt_char', '{xy,"xy  ","xy   "}');
+SELECT local_cache.mget_json('kt_char', '{xy,"xy  ","xy   "}'::char(5)[]);
 SELECT lc_kcheck('kt_char', k) AS after_insert FROM kc_keys;
 -- A key changed only in trailing blanks is the same key: the row stays, its value changes.
 UPDATE kt_char SET k = 'xy ', v = 9 WHERE k = 'xy';
@@ -283,14 +287,14 @@ SELECT local_cache.mget_json('kt_varchar', '{123456789,abcdefghij,abc}');
 SELECT pg_typeof(k) FROM kt_varchar WHERE k = 'abc';
 -- The key column from character(5) to text: trailing blanks count from then on.
 SELECT lc_kcheck('kt_char', k) AS warm FROM kc_keys;
-SELECT local_cache.mget_json('kt_char', '{ab,"ab   "}');
+SELECT local_cache.mget_json('kt_char', '{ab,"ab   "}'::char(6)[]);
 ALTER TABLE kt_char ALTER COLUMN k TYPE text;
 SELECT 'character(5) to text' AS step, lc_kcheck('kt_char', k) FROM kc_keys;
 SELECT local_cache.mget_json('kt_char', '{ab,"ab   "}');
--- and back to character(6): trailing blanks do not count again.
+-- and back to character(6): trailing blanks of character keys do not count again.
 ALTER TABLE kt_char ALTER COLUMN k TYPE char(6);
 SELECT 'text to character(6)' AS step, lc_kcheck('kt_char', k) FROM kc_keys;
-SELECT local_cache.mget_json('kt_char', '{ab,"ab   "}');
+SELECT local_cache.mget_json('kt_char', '{ab,"ab   "}'::char(6)[]);
 -- A nondeterministic collation on the key column: reads refuse the table (its keys are not
 -- named by their bytes any more); writes meanwhile are seen once it is deterministic again.
 CREATE COLLATION kt_case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
@@ -381,6 +385,28 @@ INSERT INTO kt_text (k, v) VALUES ('b', 1), ('', 2), ('中文', 3);
 SELECT 'insert after truncate' AS step, lc_kcheck('kt_text', k) FROM kt_keys;
 SELECT local_cache.mget_json('kt_text', '{b,own,"",:}');
 
-DROP TABLE kt_text, kt_varchar, kt_char, kt_icu, kt_long, kt_coll, kt_pk;
+-- A text key of a character(n) column names exactly what `SELECT * FROM t WHERE id = key`
+-- finds for a text key: text = text, the column without its trailing blanks, the key with
+-- them. mget, mget_json and the foreign table, cold and then from the cache; varchar and
+-- character keys compare as character (trailing blanks do not count).
+CREATE TABLE kt_tb (id char(5) PRIMARY KEY, v int NOT NULL);
+INSERT INTO kt_tb VALUES ('a', 1), ('b  c', 2);
+SELECT local_cache.enable('kt_tb');
+CREATE FOREIGN TABLE kt_tb_cache (id char(5), v int) SERVER local_cache OPTIONS (table 'public.kt_tb');
+CREATE TEMP VIEW kt_tb_reads AS
+SELECT quote_literal(k) AS key, (SELECT json_agg(t) FROM kt_tb t WHERE t.id = k) AS sql,
+       local_cache.mget_json('kt_tb', ARRAY[k]) AS mget_json,
+       array_to_json(local_cache.mget('kt_tb', ARRAY[k])) AS mget,
+       (SELECT json_agg(c) FROM kt_tb_cache c WHERE c.id = k) AS fdw
+  FROM unnest(ARRAY['a', 'a   ', 'b  c', 'b  c ', ' a', 'a    ']::text[]) AS k;
+SELECT * FROM kt_tb_reads;
+SELECT * FROM kt_tb_reads;
+SELECT local_cache.mget_json('kt_tb', ARRAY['a   ']::varchar[]) AS "varchar",
+       local_cache.mget_json('kt_tb', ARRAY['a   ']::char(4)[]) AS "character",
+       (SELECT json_agg(t) FROM kt_tb t WHERE t.id = 'a   '::varchar) AS sql_varchar;
+DROP VIEW kt_tb_reads;
+DROP FOREIGN TABLE kt_tb_cache;
+
+DROP TABLE kt_text, kt_varchar, kt_char, kt_icu, kt_long, kt_coll, kt_pk, kt_tb;
 DROP COLLATION kt_icu_und;
 DROP COLLATION kt_case_insensitive;

@@ -56,22 +56,32 @@ GRANT EXECUTE ON FUNCTION sql_mget(regclass, bigint[]), try(text) TO PUBLIC;
 -- (smallint, integer, bigint, text, varchar, character(n), uuid, and composite keys of up to
 -- 8 of them), computed with plain SQL in the caller's snapshot: for a one-column key a
 -- one-dimensional array, for a composite key a two-dimensional one (a row per key, an element
--- per key column in key order). Each element names the key it does as SQL's cast from its
--- text form to the column's type (integers: to bigint, so out-of-range keys are missing
--- keys; character(n): to bpchar without a length, whose equality ignores trailing blanks),
--- compared with the column's own equality. A NULL element: no row.
+-- per key column in key order). A string element (text, varchar, character, or a domain over
+-- one) of a string column is compared as SQL's `column = element` resolves (character(n) =
+-- text is text = text: trailing blanks of the element count); any other element names the
+-- key it does as SQL's cast from its text form to the column's type (integers: to bigint, so
+-- out-of-range keys are missing keys; character(n): to bpchar without a length, whose
+-- equality ignores trailing blanks), compared with the column's own equality. A NULL
+-- element: no row.
 CREATE FUNCTION sql_kmget(rel regclass, keys anyarray) RETURNS json
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     conditions text[];
     single boolean;
     result json;
+    strings regtype[] := ARRAY['text', 'varchar', 'bpchar']::regtype[];
+    element_base regtype;
 BEGIN
     IF keys IS NULL THEN
         RETURN NULL;
     END IF;
+    SELECT coalesce(nullif(e.typbasetype, 0), e.oid) INTO element_base
+      FROM pg_type arr JOIN pg_type e ON e.oid = arr.typelem WHERE arr.oid = pg_typeof(keys);
     SELECT i.indnkeyatts = 1,
-           array_agg(format('lc_row__.%I = %s::text::%s', a.attname,
+           array_agg(format(CASE WHEN coalesce(nullif(t.typbasetype, 0), t.oid) = ANY(strings)
+                                      AND element_base = ANY(strings) THEN 'lc_row__.%I = %s'
+                                 ELSE 'lc_row__.%I = %s::text::%s' END,
+                            a.attname,
                             CASE WHEN i.indnkeyatts = 1 THEN 'u.k'
                                  ELSE format('$1[u.k][array_lower($1, 2) + %s]', c.ord - 1) END,
                             CASE WHEN t.typname IN ('int2', 'int4', 'int8') THEN 'pg_catalog.int8'

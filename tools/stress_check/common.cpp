@@ -31,7 +31,8 @@ std::string g_failure;
 
 std::atomic<uint64_t> n_rr_checks{0}, n_rc_checks{0}, n_commit_checks{0}, n_txn_checks{0},
     n_fdw_checks{0}, n_commits{0}, n_rollbacks{0}, n_conflicts{0}, n_rr_txns{0}, n_toggles{0},
-    n_uncaptured_writes{0};
+    n_uncaptured_writes{0}, n_early_xid_txns{0};
+std::atomic<uint64_t> n_bank_commits{0}, n_bank_audits{0}, n_bank_conflicts{0};
 std::atomic<uint64_t> n_resp_commit_checks{0}, n_resp_read_checks{0}, n_resp_skipped{0},
     n_resp_errors{0}, n_resp_busy_retries{0}, n_resp_absent_checks{0}, n_resp_own_checks{0};
 std::atomic<uint64_t> n_resp_sets{0}, n_resp_dels{0}, n_resp_hsets{0}, n_resp_multis{0},

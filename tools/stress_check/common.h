@@ -40,6 +40,8 @@ struct Options {
     std::string conninfo;
     int seconds = 30;
     int writers = 3;
+    int long_writers = 1;       // writers whose transactions take their xid early (writer.cpp)
+    int bank_sessions = 2;      // SERIALIZABLE transfer sessions (bank.cpp)
     int readers = 3;
     int keys = 64;
     int toggle_seconds = 3;
@@ -54,7 +56,10 @@ extern std::string g_failure;
 
 extern std::atomic<uint64_t> n_rr_checks, n_rc_checks, n_commit_checks, n_txn_checks,
     n_fdw_checks, n_commits, n_rollbacks, n_conflicts, n_rr_txns, n_toggles,
-    n_uncaptured_writes;
+    n_uncaptured_writes, n_early_xid_txns;
+// The SERIALIZABLE mode (bank.cpp): committed transfers, committed read-only audits, and
+// serialization failures (rolled back, as expected).
+extern std::atomic<uint64_t> n_bank_commits, n_bank_audits, n_bank_conflicts;
 // RESP: keys compared after a writer's COMMIT/ROLLBACK/RESP write (GET) and in readers' MGETs,
 // of these the absent keys (nil) and those compared with the writer's own write (its commit,
 // or its RESP write proven by plain SQL right after the reply), keys not comparable
@@ -314,8 +319,11 @@ long long cold_key(Rng &rng);
 std::vector<long long> random_keys(Rng &rng);
 
 // The sessions' loops: each runs until g_stop (and returns early after a failure).
-void run_writer(int id);   // writer.cpp
+void run_writer(int id, bool long_txns);   // writer.cpp
 void run_reader(int id);   // reader.cpp
 void run_toggler();        // toggler.cpp
+void run_banker(int id);   // bank.cpp
+// (Re)creates stress_bank, its accounts and its foreign table, and enables it.
+bool setup_bank(Conn &c);
 
 }  // namespace stress

@@ -1,8 +1,8 @@
 // tools/stress_check/main.cpp: owns the concurrency stress check of local_cache (run by
 // tools/test.sh) as a whole: the command line, the setup of the tables, the threads, the
 // progress lines and statistics, and the final verdict. The sessions live in writer.cpp,
-// reader.cpp and toggler.cpp, the stressed tables in tables.cpp, what they share in common.h /
-// common.cpp.
+// reader.cpp, toggler.cpp and bank.cpp (the SERIALIZABLE mode), the stressed tables in
+// tables.cpp, what they share in common.h / common.cpp.
 //
 // Four tables are stressed alike, one for each kind of primary key the cache keys rows by:
 // stress_items (id bigint), stress_uuids (id uuid), stress_lines (order_id bigint, line_no
@@ -18,13 +18,18 @@
 // re-INSERT, DELETE and a later INSERT of the then absent key, INSERT ON CONFLICT DO UPDATE,
 // primary key moves i.e. UPDATEs of the key columns, ROLLBACK), and right after each COMMIT
 // returns check from a second connection that local_cache.mget shows what plain SQL shows
-// (read-after-commit). Readers compare local_cache.mget and local_cache.mget_json with the
+// (read-after-commit). Long-transaction writers (--long-writers) do the same but take their
+// xid when their transaction begins and hold it a while before writing, so a key's deleters
+// commit in another order than their xids. Readers compare local_cache.mget and local_cache.mget_json with the
 // same rows read by plain SQL in the same snapshot, in REPEATABLE READ transactions whose
 // snapshots get old, and in READ COMMITTED statements, for key lists of hot, cold, moved-away
 // and missing keys with duplicates and NULL keys (for composite keys also keys with one NULL
 // column); they also compare each foreign table (local_cache_fdw: key lookups, `= ANY` for a
 // one-column key and `(columns) IN (...)` for a composite one, and a join that looks up each
 // key) with the same queries on its table.
+// Bank sessions (--bank-sessions) run the SERIALIZABLE mode (bank.cpp): transfers between the
+// accounts of stress_bank, read through mget, with the bank's total checked by plain SQL after
+// every commit, and read-only audits of the total through mget_json and the foreign table.
 // A toggler session switches the capture trigger of a table off and on every few seconds (in
 // one transaction or across several) and writes while it is off, so readers check every path
 // while writes go uncaptured. Setup checks that a partitioned layout is refused.
@@ -42,7 +47,8 @@
 //
 // Build (tools/test.sh does it):
 //   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress_check/*.cpp -o tools/stress -lpq
-// Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]
+// Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--long-writers N] [--readers N] [--keys N]
+//                             [--bank-sessions N]
 //                             [--toggle-seconds N]   (0: no toggler)
 //                             [--resp-port N]        (0: no RESP checks)
 //        (the server must have shared_preload_libraries = 'local_cache'; the program
@@ -70,9 +76,10 @@ namespace {
 
 void usage(const char *argv0) {
     fprintf(stderr,
-            "usage: %s CONNINFO [--seconds N] [--writers N] [--readers N] [--keys N]\n"
-            "       [--toggle-seconds N] [--resp-port N]\n"
-            "  defaults: --seconds 30 --writers 3 --readers 3 --keys 64 --toggle-seconds 3\n"
+            "usage: %s CONNINFO [--seconds N] [--writers N] [--long-writers N] [--readers N]\n"
+            "       [--keys N] [--bank-sessions N] [--toggle-seconds N] [--resp-port N]\n"
+            "  defaults: --seconds 30 --writers 3 --long-writers 1 --readers 3 --keys 64\n"
+            "            --bank-sessions 2 --toggle-seconds 3\n"
             "            --resp-port 0 (no RESP checks)\n",
             argv0);
     exit(2);
@@ -186,6 +193,7 @@ bool setup() {
         }
     }
     if (!c.must("DROP TABLE stress_parted")) return false;
+    if (opt.bank_sessions > 0 && !setup_bank(c)) return false;
     if (opt.resp_port > 0 && !setup_resp(c)) return false;
     return true;
 }
@@ -227,20 +235,24 @@ int main(int argc, char **argv) {
         int v = atoi(argv[++i]);
         if (a == "--seconds") opt.seconds = v;
         else if (a == "--writers") opt.writers = v;
+        else if (a == "--long-writers") opt.long_writers = v;
+        else if (a == "--bank-sessions") opt.bank_sessions = v;
         else if (a == "--readers") opt.readers = v;
         else if (a == "--keys") opt.keys = v;
         else if (a == "--toggle-seconds") opt.toggle_seconds = v;
         else if (a == "--resp-port") opt.resp_port = v;
         else usage(argv[0]);
     }
-    if (opt.seconds < 1 || opt.writers < 0 || opt.readers < 0 || opt.keys < 1 || opt.toggle_seconds < 0 ||
+    if (opt.seconds < 1 || opt.writers < 0 || opt.long_writers < 0 || opt.readers < 0 || opt.keys < 1 ||
+        opt.bank_sessions < 0 ||
+        opt.toggle_seconds < 0 ||
         opt.resp_port < 0 || opt.resp_port > 65535 ||
         opt.keys >= kColdBase || opt.writers + opt.readers == 0) {
         fprintf(stderr, "stress: bad arguments (keys must be 1..%lld)\n", kColdBase - 1);
         return 2;
     }
-    printf("stress: %d s, %d writers, %d readers, %d hot keys", opt.seconds, opt.writers,
-           opt.readers, opt.keys);
+    printf("stress: %d s, %d writers, %d long-transaction writers, %d readers, %d hot keys", opt.seconds,
+           opt.writers, opt.long_writers, opt.readers, opt.keys);
     if (opt.resp_port > 0) printf(", RESP on 127.0.0.1:%d", opt.resp_port);
     printf("\n");
 
@@ -255,14 +267,17 @@ int main(int argc, char **argv) {
     }
 
     std::vector<std::thread> threads;
-    int nthreads = opt.writers + opt.readers + (opt.toggle_seconds > 0 ? 1 : 0);
+    int nwriters = opt.writers + opt.long_writers;
+    int nthreads = nwriters + opt.readers + opt.bank_sessions + (opt.toggle_seconds > 0 ? 1 : 0);
     for (int i = 0; i < nthreads; i++) {
-        threads.emplace_back([i] {
+        threads.emplace_back([i, nwriters] {
             try {
-                if (i < opt.writers)
-                    run_writer(i + 1);
-                else if (i < opt.writers + opt.readers)
-                    run_reader(i - opt.writers + 1);
+                if (i < nwriters)
+                    run_writer(i + 1, i >= opt.writers);
+                else if (i < nwriters + opt.readers)
+                    run_reader(i - nwriters + 1);
+                else if (i < nwriters + opt.readers + opt.bank_sessions)
+                    run_banker(i - nwriters - opt.readers + 1);
                 else
                     run_toggler();
             } catch (const std::exception &e) {
@@ -333,9 +348,15 @@ int main(int argc, char **argv) {
                (uint64_t)n_resp_write_conflicts, (uint64_t)n_resp_write_busy_retries,
                (uint64_t)n_resp_write_gave_up);
     printf("stress: commits %" PRIu64 ", rollbacks %" PRIu64 ", conflicts rolled back %" PRIu64
-           ", capture trigger switched off %" PRIu64 " times, uncaptured writes %" PRIu64 "\n",
+           ", capture trigger switched off %" PRIu64 " times, uncaptured writes %" PRIu64
+           ", transactions that took their xid early %" PRIu64 "\n",
            (uint64_t)n_commits, (uint64_t)n_rollbacks, (uint64_t)n_conflicts, (uint64_t)n_toggles,
-           (uint64_t)n_uncaptured_writes);
+           (uint64_t)n_uncaptured_writes, (uint64_t)n_early_xid_txns);
+
+    if (opt.bank_sessions > 0)
+        printf("stress: SERIALIZABLE transfers committed %" PRIu64 ", read-only audits %" PRIu64
+               ", serialization failures rolled back %" PRIu64 "\n",
+               (uint64_t)n_bank_commits, (uint64_t)n_bank_audits, (uint64_t)n_bank_conflicts);
 
     if (g_failed) {
         printf("stress: FAILED\n%s\n", g_failure.c_str());
@@ -384,7 +405,22 @@ int main(int argc, char **argv) {
                unproven.c_str());
         return 1;
     }
-    if (reads == 0 || (opt.writers > 0 && n_commits == 0) ||
+    if (opt.bank_sessions > 0) {
+        // The SERIALIZABLE reads must have been served from memory, or the mode proves nothing.
+        Conn c("stats");
+        Res r = c.must("SELECT hits, misses FROM local_cache.stats WHERE relation = 'stress_bank'::regclass");
+        if (!r) {
+            printf("stress: FAILED reading statistics: %s\n", g_failure.c_str());
+            return 1;
+        }
+        printf("stress:   stress_bank (SERIALIZABLE): hits %s, misses %s\n", get(r, 0, 0).c_str(), get(r, 0, 1).c_str());
+        if (n_bank_commits == 0 || atoll(get(r, 0, 0).c_str()) <= 0) {
+            printf("stress: FAILED: the SERIALIZABLE mode committed no transfer or served no hit\n");
+            return 1;
+        }
+    }
+    if (reads == 0 || (opt.writers + opt.long_writers > 0 && n_commits == 0) ||
+        (opt.long_writers > 0 && n_early_xid_txns == 0) ||
         (opt.readers > 0 && n_fdw_checks == 0) ||
         (opt.resp_port > 0 && opt.writers > 0 && n_resp_commit_checks == 0) ||
         (opt.resp_port > 0 && opt.readers > 0 && n_resp_read_checks == 0) ||

@@ -9,6 +9,12 @@
 // DEL, HSET of one column, MULTI/EXEC of two SETs): plain SQL right after the reply must show
 // the write (exactly, where it can prove the row is the write's own), and then the same checks
 // run as after a COMMIT.
+// A long-transaction writer (--long-writers) takes its xid as its transaction begins and holds
+// it a while before it writes; meanwhile other writers, and often its own second connection,
+// delete and re-insert the key with later xids, and often a witness connection takes a
+// REPEATABLE READ snapshot, which must read the key as plain SQL does after the commit (and
+// after the check's reads filled the cache). So a key's deleters commit in another order than
+// their xids all the time (a negative entry must answer only snapshots that see all of them).
 
 #include "common.h"
 
@@ -50,10 +56,12 @@ std::string describe_request(const std::vector<std::string> &args) {
 
 class Writer {
   public:
-    explicit Writer(int id)
-        : id_(id), rng_(0x5eed0000ULL + id * 7919ULL + (uint64_t)getpid()),
-          w_("writer " + std::to_string(id)), check_("writer " + std::to_string(id) + " check") {
-        if (opt.resp_port > 0) resp_.reset(new RespClient(opt.resp_port));
+    Writer(int id, bool long_txns)
+        : id_(id), long_txns_(long_txns), rng_(0x5eed0000ULL + id * 7919ULL + (uint64_t)getpid()),
+          w_((long_txns ? "long writer " : "writer ") + std::to_string(id)),
+          check_(w_.name() + " check") {
+        if (opt.resp_port > 0 && !long_txns) resp_.reset(new RespClient(opt.resp_port));
+        if (long_txns) witness_.reset(new Conn(w_.name() + " witness"));
     }
 
     void run() {
@@ -63,11 +71,12 @@ class Writer {
             int op = rng_.below(100);
             bool ok;
             if (resp_ && rng_.chance(kRespWritePercent)) ok = resp_write(k);
+            else if (long_txns_ && op < 50) ok = dml_txn(k, "DELETE") && dml_txn(k, "INSERT");
             else if (op < 35) ok = dml_txn(k, "UPDATE");
             else if (op < 48) ok = dml_txn(k, "DELETE+INSERT");
             // a DELETE, whose checks cache k as absent, then an INSERT of the absent key
             else if (op < 60) ok = dml_txn(k, "DELETE") && dml_txn(k, "INSERT");
-            else if (op < 88) ok = dml_txn(k, "UPSERT");
+            else if (op < 88 || long_txns_) ok = dml_txn(k, "UPSERT");
             else ok = move(k);
             if (!ok) return;
         }
@@ -487,6 +496,8 @@ class Writer {
 
         bool rr = rng_.chance(20);
         if (!w_.must(rr ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN")) return false;
+        bool witnessing = false;
+        if (long_txns_ && !hold_xid(k, &witnessing)) return false;
         // Sometimes read the key through the cache first, so an entry exists to invalidate.
         if (rng_.chance(30) && !compare(w_, *t_, keys_for(k), w_.name() + ": before " + what))
             return false;
@@ -511,7 +522,8 @@ class Writer {
                          row);
         }
         if (r < 0) return false;
-        if (r == 0) return check_after(k, what + " (conflict)", false);
+        if (r == 0)
+            return check_after(k, what + " (conflict)", false) && (!witnessing || witness_after(k, what + " (conflict)"));
         // Own writes: inside the writing transaction, mget must see the new row. Not in
         // REPEATABLE READ: there an upsert that inserts (because a concurrent transaction
         // outside the snapshot moved the old row away) leaves two visible rows with the same
@@ -524,7 +536,47 @@ class Writer {
         if (!rollback && !note_own(k)) return false;
         bool committed;
         if (!finish(rollback, &committed)) return false;
-        return check_after(k, what, committed);
+        return check_after(k, what, committed) && (!witnessing || witness_after(k, what));
+    }
+
+    // A long-transaction writer's transaction, begun: takes its xid now and holds it before
+    // writing k. Meanwhile, half the time, the second connection deletes k and inserts it
+    // again (two commits with later xids), and, half the time, the witness begins a
+    // REPEATABLE READ transaction whose snapshot sees those commits but not ours
+    // (*witnessing: witness_after reads k in it after our commit).
+    bool hold_xid(long long k, bool *witnessing) {
+        if (!w_.must("SELECT pg_current_xact_id()")) return false;
+        n_early_xid_txns++;
+        if (rng_.chance(50)) {
+            Params key = Params().key(*t_, k), row = key;
+            row.add("1").add("re-inserted under " + w_.name());
+            std::string table = t_->name, match = t_->match("t", 1);
+            for (std::string sql : {"DELETE FROM " + table + " t WHERE " + match,
+                                    "INSERT INTO " + table + " (" + t_->columns("") + ", version, value) VALUES (" +
+                                        t_->values(1) + ", " + more(1) + ", " + more(2) + ")"}) {
+                Conn::Outcome o = check_.run(sql.c_str(), (sql[0] == 'D' ? key : row).get());
+                if (!o.ok && !expected_conflict(o.sqlstate)) {
+                    fail(check_.name() + ": unexpected error in `" + sql + "`: [" + o.sqlstate + "] " + o.error);
+                    return false;
+                }
+            }
+        }
+        *witnessing = rng_.chance(50);
+        if (*witnessing && (!witness_->must("BEGIN ISOLATION LEVEL REPEATABLE READ") ||
+                            !compare(*witness_, *t_, keys_for(k), witness_->name() + ": snapshot taken")))
+            return false;
+        sleep_ms(2 + rng_.below(40));
+        return true;
+    }
+
+    // The witness's snapshot, older than our commit (and than the fills after it), must still
+    // read k as plain SQL does in it.
+    bool witness_after(long long k, const std::string &what) {
+        n_rr_checks++;
+        return compare(*witness_, *t_, keys_for(k),
+                       witness_->name() + ": REPEATABLE READ snapshot taken while " + w_.name() + " held its xid, after its " +
+                           what + " committed" + on_key(k)) &&
+               !!witness_->must("COMMIT");
     }
 
     // Moves row k to k + kMoveOffset and back (an UPDATE of every key column: for stress_lines
@@ -578,8 +630,10 @@ class Writer {
     }
 
     int id_;
+    bool long_txns_;   // takes its xid at BEGIN and holds it before writing
     Rng rng_;
     Conn w_, check_;
+    std::unique_ptr<Conn> witness_;      // long-transaction writers: hold_xid's snapshot
     std::unique_ptr<RespClient> resp_;   // with --resp-port
     Table *t_ = nullptr;                 // the table of the current write (run() picks it)
     KnownState own_;                     // note_own(): the state of k our commit leaves
@@ -589,8 +643,8 @@ class Writer {
 
 }  // namespace
 
-void run_writer(int id) {
-    Writer w(id);
+void run_writer(int id, bool long_txns) {
+    Writer w(id, long_txns);
     w.run();
 }
 

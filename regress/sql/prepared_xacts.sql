@@ -26,11 +26,10 @@ SELECT lc_check('px', '{1,2,19}');
 COMMIT PREPARED 'regress_lc_px_commit';
 SELECT local_cache.mget_json('px', '{1,2,19}');
 SELECT lc_check('px', '{1,2,19}');
--- ROLLBACK PREPARED: the old rows.
+-- ROLLBACK PREPARED: the old rows (the writes in one statement this time).
 SELECT lc_check('px', '{1,3,19,20}');
 BEGIN;
-UPDATE px SET name = 'never 1' WHERE id = 1;
-DELETE FROM px WHERE id = 3;
+WITH u AS (UPDATE px SET name = 'never 1' WHERE id = 1), d AS (DELETE FROM px WHERE id = 3)
 INSERT INTO px VALUES (20, 'never 20', 20);
 SELECT lc_check('px', '{1,3,19,20}');
 PREPARE TRANSACTION 'regress_lc_px_rollback';

@@ -123,6 +123,17 @@ check "its control file and SQL scripts are the tree's (default_version $EXT_VER
     test "$same" -eq 1
 check "the package version $DEB_VERSION is default_version $EXT_VERSION with a patch level and a Debian revision" \
     bash -c '[[ "$1" == "$2".[0-9]*-* ]]' _ "$DEB_VERSION" "$EXT_VERSION"
+check "META.json (PGXN Meta Spec 1.0.0) names version $DEB_VERSION's upstream part for the distribution and local_cache" \
+    python3 - "$ROOT/META.json" "${DEB_VERSION%-*}" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+want = sys.argv[2]
+ok = (m["meta-spec"]["version"] == "1.0.0" and m["license"] == "postgresql" and m["version"] == want
+      and m["provides"]["local_cache"]["version"] == want
+      and m["prereqs"]["runtime"]["requires"]["PostgreSQL"] == "15.0.0"
+      and all(m.get(k) for k in ("name", "abstract", "maintainer")))
+sys.exit(0 if ok else 1)
+PY
 check "the library needs libuv and libcrypto (Depends from shlibs)" \
     bash -c 'dpkg-deb -f "$1" Depends | grep -q libuv1 && dpkg-deb -f "$1" Depends | grep -q libssl' _ "$DEB"
 

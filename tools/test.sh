@@ -334,17 +334,21 @@ pg_suite() {
 }
 
 # `make installcheck` against a running throwaway cluster whose legitimate settings differ from
-# make check's regress/regress.conf: PostgreSQL's default max_prepared_transactions (0) and
-# another local_cache.memory. The suites' expected output must not depend on them.
+# make check's regress/regress.conf: PostgreSQL's default max_prepared_transactions (0), another
+# local_cache.memory, and the RESP server on (its launcher and worker are sessions of their own,
+# so the suites' sessions get other backend numbers, and temporary schema names, than on an idle
+# server). The suites' expected output must not depend on them.
 step_installcheck() {
-    local port
+    local port resp_port
     if [[ ${STATUS[install]:-} != ok ]]; then
         record ic-regress "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
         record ic-isolation "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
         return
     fi
+    resp_port=$("$ROOT/tools/cluster.sh" freeport)
     if ! prepare_tree || ! run_logged "$LOGS/ic_cluster.log" "$(step_timeout 120)" env PG_CONFIG="$PG_CONFIG" \
-        "$ROOT/tools/cluster.sh" start "$IC_DIR" auto "local_cache.memory = 48MB"; then
+        "$ROOT/tools/cluster.sh" start "$IC_DIR" auto "local_cache.memory = 48MB" \
+            "local_cache.resp_port = $resp_port"; then
         record ic-regress "NOT RUN" 0 1 "the throwaway cluster did not start (log above)"
         record ic-isolation "NOT RUN" 0 1 "the throwaway cluster did not start (log above)"
         return

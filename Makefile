@@ -108,7 +108,7 @@ endif
 .PHONY: installcheck-preloaded
 installcheck-preloaded:
 	@libs=$$('$(bindir)/psql' -X -At -d postgres -c 'SHOW shared_preload_libraries') || { \
-		echo "make installcheck: cannot query the server named by PGHOST/PGPORT ($${PGHOST:-default socket}:$${PGPORT:-default port}; as root set PGUSER); make check runs a temporary instance instead" >&2; exit 1; }; \
+		echo "make installcheck: cannot query the server named by PGHOST/PGPORT ($${PGHOST:-default socket}:$${PGPORT:-default port}$$([ "$$(id -u)" = 0 ] && [ -z "$${PGUSER:-}" ] && echo '; as root, set PGUSER')); make check runs a temporary instance instead" >&2; exit 1; }; \
 	case ",$$(echo "$$libs" | tr -d '" ')," in *,local_cache,*) ;; *) \
 		echo "make installcheck: the server at $${PGHOST:-default socket}:$${PGPORT:-default port} does not preload local_cache (shared_preload_libraries = '$$libs'): add it and restart, or run make check for a temporary instance" >&2; exit 1;; esac
 

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # tools/package_test.sh: owns the test of the Debian package (debian/): it is built from a clean
-# copy of the tree, is lintian-clean, holds the files it should, and — with a real install —
-# loads, creates, serves and is removed without leaving files behind.
+# copy of the tree, is lintian-clean, holds the files it should, loads, creates and serves, and —
+# with a real install — is removed without leaving files behind.
 #
 #   tools/package_test.sh                          build (dpkg-buildpackage -us -uc -b), lintian,
-#                                                  the package's files (dpkg -x into a temp root)
+#                                                  the package's files (dpkg -x into a temp root);
+#                                                  a throwaway cluster (tools/cluster.sh) that
+#                                                  takes the library and the extension from that
+#                                                  root (extension_destdir, dynamic_library_path)
+#                                                  serves as below, without installing anything
 #   PACKAGE_TEST_INSTALL=1 tools/package_test.sh   also, as root: dpkg -i; a throwaway cluster
 #                                                  (tools/cluster.sh) that preloads the installed
 #                                                  library; CREATE EXTENSION, enable a table, read
@@ -137,28 +141,24 @@ PY
 check "the library needs libuv and libcrypto (Depends from shlibs)" \
     bash -c 'dpkg-deb -f "$1" Depends | grep -q libuv1 && dpkg-deb -f "$1" Depends | grep -q libssl' _ "$DEB"
 
-if [[ "${PACKAGE_TEST_INSTALL:-0}" != 1 ]]; then
-    echo "package_test: PACKAGE_TEST_INSTALL is not 1: no real install"
-    finish
-fi
-
-# ---------------------------------------------------------------- install, serve, remove
-if ! dpkg -i "$DEB" >"$WORK/install.log" 2>&1; then
-    cat "$WORK/install.log"
-    fail "dpkg -i $DEB_FILE"
-    finish
-fi
-pass "dpkg -i $DEB_FILE"
-check "dpkg lists $PACKAGE as installed" \
-    bash -c '[[ $(dpkg-query -W -f="\${db:Status-Status}" "$1") == installed ]]' _ "$PACKAGE"
-
-served=0
-resp_port=$(PG_CONFIG=$PGBIN/pg_config "$ROOT/tools/cluster.sh" freeport)
-if PG_CONFIG=$PGBIN/pg_config "$ROOT/tools/cluster.sh" start "$CLUSTER" auto \
-        "local_cache.resp_port = $resp_port" "local_cache.resp_role = 'pkg_reader'" >"$WORK/cluster.log" 2>&1; then
-    pass "a cluster of $PGBIN starts with shared_preload_libraries = 'local_cache' (the package's library)"
-    psql_c() { PG_CONFIG=$PGBIN/pg_config "$ROOT/tools/cluster.sh" psql "$CLUSTER" -qAt -v ON_ERROR_STOP=1 "$@"; }
-    out=$(psql_c <<'SQL' 2>&1
+# serve WHAT [postgresql.conf lines...]: a throwaway cluster of $PGBIN that preloads local_cache
+# (found as WHAT says), CREATE EXTENSION, an enabled table read through mget and RESP, DROP
+# EXTENSION; the cluster is removed after.
+serve() {
+    local what=$1 resp_port out got pid
+    shift
+    resp_port=$(PG_CONFIG=$PGBIN/pg_config "$ROOT/tools/cluster.sh" freeport)
+    if ! PG_CONFIG=$PGBIN/pg_config "$ROOT/tools/cluster.sh" start "$CLUSTER" auto \
+            "local_cache.resp_port = $resp_port" "local_cache.resp_role = 'pkg_reader'" "$@" >"$WORK/cluster.log" 2>&1; then
+        cat "$WORK/cluster.log"
+        fail "a cluster of $PGBIN with shared_preload_libraries = 'local_cache' ($what) starts (log above)"
+        fail "CREATE EXTENSION, mget, RESP and DROP EXTENSION (no cluster)"
+        return
+    fi
+    pass "a cluster of $PGBIN starts with shared_preload_libraries = 'local_cache' ($what)"
+    pid=$(head -n 1 "$CLUSTER/data/postmaster.pid")
+    check "the server loaded the package's library ($LIB_LOADED)" grep -qF "$LIB_LOADED" "/proc/$pid/maps"
+    out=$(PG_CONFIG=$PGBIN/pg_config "$ROOT/tools/cluster.sh" psql "$CLUSTER" -qAt -v ON_ERROR_STOP=1 <<'SQL' 2>&1
 CREATE EXTENSION local_cache;
 CREATE TABLE items (id bigint PRIMARY KEY, value text);
 INSERT INTO items VALUES (1, 'one'), (2, 'two');
@@ -180,16 +180,34 @@ SQL
         sleep 0.2
     done
     check "RESP GET items:2 (redis-cli) answers the row" test "$got" == '{"id":2,"value":"two"}'
-    out=$(psql_c -c "DROP EXTENSION local_cache CASCADE" \
+    out=$(PG_CONFIG=$PGBIN/pg_config "$ROOT/tools/cluster.sh" psql "$CLUSTER" -qAt \
+        -c "DROP EXTENSION local_cache CASCADE" \
         -c "SELECT count(*) FROM pg_extension WHERE extname = 'local_cache'" 2>&1)
     check "DROP EXTENSION local_cache removes it" test "$(tail -n 1 <<<"$out")" == 0
-    served=1
     PG_CONFIG=$PGBIN/pg_config "$ROOT/tools/cluster.sh" destroy "$CLUSTER" >/dev/null 2>&1
-else
-    cat "$WORK/cluster.log"
-    fail "a cluster with the package's library preloaded starts (log above)"
+}
+
+if [[ "${PACKAGE_TEST_INSTALL:-0}" != 1 ]]; then
+    # Without installing: the server takes the extension's files and the library from the
+    # unpacked package (Debian's extension_destdir, as pg_buildext's tests do).
+    echo "package_test: PACKAGE_TEST_INSTALL is not 1: no real install; the unpacked package serves"
+    LIB_LOADED=$ROOTFS/$LIB/local_cache.so
+    serve "from the unpacked package" "extension_destdir = '$ROOTFS'" \
+        "dynamic_library_path = '$ROOTFS/$LIB:\$libdir'"
+    finish
 fi
-((served)) || fail "CREATE EXTENSION, mget, RESP and DROP EXTENSION (no cluster)"
+
+# ---------------------------------------------------------------- install, serve, remove
+if ! dpkg -i "$DEB" >"$WORK/install.log" 2>&1; then
+    cat "$WORK/install.log"
+    fail "dpkg -i $DEB_FILE"
+    finish
+fi
+pass "dpkg -i $DEB_FILE"
+check "dpkg lists $PACKAGE as installed" \
+    bash -c '[[ $(dpkg-query -W -f="\${db:Status-Status}" "$1") == installed ]]' _ "$PACKAGE"
+LIB_LOADED=/$LIB/local_cache.so
+serve "installed by the package"
 
 if dpkg -P "$PACKAGE" >"$WORK/purge.log" 2>&1; then
     pass "dpkg -P $PACKAGE"

@@ -6,9 +6,9 @@
 #
 # Steps: deps (tools/deps.sh), build (make -j2), package, install (make install), then the suites:
 #   package    tools/package_test.sh: the Debian package built from a clean copy, lintian, its
-#              files; as root also installed (dpkg -i), loaded, created, served and purged
-#              before `make install`, so that make install's files are the ones tested after it;
-#              each check counts as one
+#              files, loaded, created and served by a throwaway cluster; as root from a real
+#              install (dpkg -i, then dpkg -P) before `make install`, so that make install's
+#              files are the ones tested after it; each check counts as one
 #   unittest   `make unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one

@@ -3,7 +3,9 @@
 #   make              build local_cache.so
 #   make install      install it into the PostgreSQL found by PG_CONFIG
 #   make unittest     build and run the Boost.Test unit tests (no server needed)
-#   make installcheck pg_regress and isolation suites on a temporary instance
+#   make installcheck pg_regress and isolation suites against the running server named by
+#                     PGHOST/PGPORT (PGXS's convention), which must preload local_cache
+#   make check        the same suites on a temporary instance (regress/regress.conf)
 #
 # tools/test.sh runs all of this (and the stress check) the way CI does.
 
@@ -58,13 +60,14 @@ EXTENSION = local_cache
 DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1.1--1.2.sql \
 	sql/local_cache--1.2--1.3.sql sql/local_cache--1.3--1.4.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
+# Installed under $(docdir)/extension/local_cache/ (set after the PGXS include below).
+DOCS = README.md CHANGELOG.md SECURITY.md LICENSE docs/TECHNICAL.md
 
-REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite serializable stats fdw fdw_errors
-REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT) \
-	--temp-instance=$(REGRESS_OUTPUT)/tmp_check --temp-config=regress/regress.conf
-ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries negative_commit_order serializable_write_skew serializable_read_only serializable_gap
-ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT) \
-	--temp-instance=$(ISOLATION_OUTPUT)/tmp_check --temp-config=regress/regress.conf
+REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite prepared_xacts serializable stats fdw fdw_errors
+REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT)
+ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries negative_commit_order \
+	serializable_write_skew serializable_read_only serializable_gap
+ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT)
 # TAP tests (PostgreSQL::Test::Cluster) run when asked: make installcheck TAP_TESTS=1
 PROVE_TESTS = regress/t/*.pl
 REGRESS_OUTPUT ?= regress/output
@@ -83,6 +86,34 @@ override with_llvm = no
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The docs in a folder of their own: every extension's README.md would meet in extension/.
+docmoduledir := extension/local_cache
+
+# `make check`: the suites on temporary instances that pg_regress starts from the installed
+# PostgreSQL and extension (`make install` first), with regress/regress.conf. PGXS has no `check`
+# for extensions, only a message: this recipe replaces it (make warns that it does).
+check:
+ifdef REGRESS
+	$(pg_regress_installcheck) $(REGRESS_OPTS) --temp-instance=$(REGRESS_OUTPUT)/tmp_check \
+		--temp-config=regress/regress.conf $(REGRESS)
+endif
+ifdef ISOLATION
+	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) --temp-instance=$(ISOLATION_OUTPUT)/tmp_check \
+		--temp-config=regress/regress.conf $(ISOLATION)
+endif
+
+# `make installcheck` of the SQL suites first asks the server whether it preloads the library:
+# without it every test would fail on the same error, which one line says better.
+ifneq ($(REGRESS)$(ISOLATION),)
+installcheck: installcheck-preloaded
+endif
+.PHONY: installcheck-preloaded
+installcheck-preloaded:
+	@libs=$$('$(bindir)/psql' -X -At -d postgres -c 'SHOW shared_preload_libraries') || { \
+		echo "make installcheck: cannot query the server named by PGHOST/PGPORT ($${PGHOST:-default socket}:$${PGPORT:-default port}$$([ "$$(id -u)" = 0 ] && [ -z "$${PGUSER:-}" ] && echo '; as root, set PGUSER')); make check runs a temporary instance instead" >&2; exit 1; }; \
+	case ",$$(echo "$$libs" | tr -d '" ')," in *,local_cache,*) ;; *) \
+		echo "make installcheck: the server at $${PGHOST:-default socket}:$${PGPORT:-default port} does not preload local_cache (shared_preload_libraries = '$$libs'): add it and restart, or run make check for a temporary instance" >&2; exit 1;; esac
 
 # Rebuild objects when a header they include changes.
 override CPPFLAGS += -MMD -MP

@@ -65,6 +65,20 @@ void resp_init(void)
 	init_worker(&launcher, "local_cache RESP launcher", "local_cache_resp_launcher_main");
 	launcher.bgw_restart_time = 5;
 	RegisterBackgroundWorker(&launcher);
+
+	/* The launcher and the workers take background-worker slots that parallel query draws on
+	 * too: with too few left, parallel queries launch fewer workers than planned and nothing
+	 * says why, so say it here, once, at server start. */
+	int resp_slots = resp_worker_count() + 1;
+	int left = max_worker_processes - resp_slots;
+	if (left < max_parallel_workers)
+		ereport(WARNING,
+				(errmsg("local_cache RESP: the launcher and %d workers take %d of max_worker_processes = %d "
+						"background worker slots, leaving %d for max_parallel_workers = %d",
+						resp_slots - 1, resp_slots, max_worker_processes, left < 0 ? 0 : left,
+						max_parallel_workers),
+				 errhint("Raise max_worker_processes to %d, or lower local_cache.resp_workers.",
+						 resp_slots + max_parallel_workers)));
 }
 
 namespace resp {

@@ -30,6 +30,13 @@ PACKAGES=(
     util-linux                 # runuser (run servers as the postgres user)
     coreutils                  # timeout, mktemp
     tar
+    # the Debian package (tools/package_test.sh: dpkg-buildpackage, pg_buildext, lintian)
+    build-essential
+    dpkg-dev
+    debhelper
+    postgresql-server-dev-all
+    postgresql-all             # pg_virtualenv's servers for the build-time installcheck
+    lintian
 )
 
 missing=()

@@ -4,10 +4,18 @@
 #   tools/test.sh                      as root, or as a normal user (sudo for apt/install)
 #   STRESS_SECONDS=60 tools/test.sh    longer stress run (default 30)
 #
-# Steps: deps (tools/deps.sh), build (make -j2), install (make install), then the suites:
+# Steps: deps (tools/deps.sh), build (make -j2), package, install (make install), then the suites:
+#   package    tools/package_test.sh: the Debian package built from a clean copy, lintian, its
+#              files, loaded, created and served by a throwaway cluster; as root from a real
+#              install (dpkg -i, then dpkg -P) before `make install`, so that make install's
+#              files are the ones tested after it; each check counts as one
 #   unittest   `make unittest`; each Boost.Test case counts as one test
-#   regress    pg_regress part of `make installcheck`; each test counts as one
-#   isolation  pg_isolation_regress part of `make installcheck`; each spec counts as one
+#   regress    pg_regress part of `make check` (temporary instances); each test counts as one
+#   isolation  pg_isolation_regress part of `make check`; each spec counts as one
+#   ic-regress, ic-isolation  the same suites through `make installcheck` against a running
+#              throwaway cluster with other settings than `make check`'s (PostgreSQL's default
+#              max_prepared_transactions = 0, another local_cache.memory), run as the invoking
+#              user (root too); each test counts as one
 #   fuzz       the libFuzzer targets of the RESP parser, the command layer and the key text,
 #              FUZZ_SECONDS in all
 #              (default 30, half each); each target counts as one
@@ -22,7 +30,8 @@
 # refuse root), from a copy of the tree in a temporary directory that user can read. A
 # failed step counts as one failure, and so does every suite it kept from running.
 # The last line is always `N passed, N failed`; the exit status is 0 only if nothing failed.
-# The whole run is capped at TEST_BUDGET seconds (default 1080 = 18 minutes).
+# The whole run is capped at TEST_BUDGET seconds (default 1440 = 24 minutes: the package and
+# installcheck steps take about 5 of them on 2 cores).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,7 +39,7 @@ cd "$ROOT"
 
 STRESS_SECONDS=${STRESS_SECONDS:-30}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
-TEST_BUDGET=${TEST_BUDGET:-1080}
+TEST_BUDGET=${TEST_BUDGET:-1440}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 export BOOST_TEST_COLOR_OUTPUT=no
 START_TIME=$SECONDS
@@ -117,11 +126,15 @@ WORK=$(mktemp -d "$( ((IS_ROOT)) && echo /tmp || echo "${TMPDIR:-/tmp}")/local_c
 LOGS=$WORK/logs
 mkdir -p "$LOGS"
 STRESS_DIR=$WORK/stress_cluster
+IC_DIR=$WORK/ic_cluster
 
 cleanup() {
-    if [[ -d "$STRESS_DIR" ]]; then
-        "$ROOT/tools/cluster.sh" destroy "$STRESS_DIR" >/dev/null 2>&1 || true
-    fi
+    local dir
+    for dir in "$STRESS_DIR" "$IC_DIR"; do
+        if [[ -d "$dir" ]]; then
+            PG_CONFIG=$PG_CONFIG "$ROOT/tools/cluster.sh" destroy "$dir" >/dev/null 2>&1 || true
+        fi
+    done
     if ((FAILED == 0)) && [[ "${KEEP_TMP:-0}" != 1 ]]; then
         rm -rf "$WORK"
     elif ((!SUMMARY_DONE)); then
@@ -262,14 +275,18 @@ prepare_tree() {
     TREE_READY=0
 }
 
-# pg_suite NAME OUTPUT_VAR OTHER_LIST_VAR: runs one half of `make installcheck`.
+# pg_suite NAME OUTPUT_VAR OTHER_LIST_VAR [TARGET [MAKE_ARGS...]]: runs one half of `make check`
+# (as postgres when we are root), or of `make TARGET MAKE_ARGS...` (installcheck: as ourselves).
 pg_suite() {
-    local name=$1 outvar=$2 othervar=$3 out rc=0 line p=0 f=0 ign=0 summary=""
+    local name=$1 outvar=$2 othervar=$3 target=${4:-check} out rc=0 line p=0 f=0 ign=0 summary=""
+    local as=("${AS_PG[@]}") as_name=$RUN_AS
+    shift $(($# < 4 ? $# : 4))
+    if [[ $target != check ]]; then as=(); as_name=$(id -un); fi
     if [[ ${STATUS[install]:-} != ok ]]; then
         record "$name" "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
         return
     fi
-    banner "$name: make installcheck ($outvar=..., $othervar=) as $RUN_AS"
+    banner "$name: make $target ($outvar=..., $othervar=${*:+ $*}) as $as_name"
     if ! prepare_tree; then
         record "$name" "NOT RUN" 0 1 "could not copy the tree to $WORK/tree"
         return
@@ -278,9 +295,9 @@ pg_suite() {
     mkdir -p "$out"
     if ((IS_ROOT)); then chown postgres: "$out"; fi
     # cd / first: the postgres user may not be able to read the current directory
-    run_logged "$LOGS/$name.log" "$(step_timeout 420)" "${AS_PG[@]}" env -C / \
-        make -C "$WORK/tree" installcheck PG_CONFIG="$PG_CONFIG" \
-        "$othervar=" "$outvar=$out" || rc=$?
+    run_logged "$LOGS/$name.log" "$(step_timeout 420)" ${as[@]+"${as[@]}"} env -C / \
+        make -C "$WORK/tree" "$target" PG_CONFIG="$PG_CONFIG" \
+        "$othervar=" "$outvar=$out" "$@" || rc=$?
     # pg_regress summary lines (PostgreSQL 15):
     #  " All N tests passed. "            " F of T tests failed. "
     #  " P of T tests passed, I failed test(s) ignored. "
@@ -314,6 +331,75 @@ pg_suite() {
         record "$name" FAILED "$p" "$f" "$p passed, $f failed$summary (diffs above; outputs in $out)"
     else
         record "$name" PASSED "$p" 0 "$p passed$summary"
+    fi
+}
+
+# `make installcheck` against a running throwaway cluster whose legitimate settings differ from
+# make check's regress/regress.conf: PostgreSQL's default max_prepared_transactions (0), another
+# local_cache.memory, and the RESP server on (its launcher and worker are sessions of their own,
+# so the suites' sessions get other backend numbers, and temporary schema names, than on an idle
+# server). The suites' expected output must not depend on them.
+step_installcheck() {
+    local port resp_port
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record ic-regress "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        record ic-isolation "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    resp_port=$("$ROOT/tools/cluster.sh" freeport)
+    if ! prepare_tree || ! run_logged "$LOGS/ic_cluster.log" "$(step_timeout 120)" env PG_CONFIG="$PG_CONFIG" \
+        "$ROOT/tools/cluster.sh" start "$IC_DIR" auto "local_cache.memory = 48MB" \
+            "local_cache.resp_port = $resp_port"; then
+        record ic-regress "NOT RUN" 0 1 "the throwaway cluster did not start (log above)"
+        record ic-isolation "NOT RUN" 0 1 "the throwaway cluster did not start (log above)"
+        return
+    fi
+    port=$(PG_CONFIG=$PG_CONFIG "$ROOT/tools/cluster.sh" port "$IC_DIR")
+    local conn=(PGHOST="$IC_DIR/sock" PGPORT="$port" PGUSER="$(stat -c %U "$IC_DIR/data")") dbs
+    pg_suite ic-regress REGRESS_OUTPUT ISOLATION installcheck "${conn[@]}"
+    pg_suite ic-isolation ISOLATION_OUTPUT REGRESS installcheck "${conn[@]}"
+    # The suites ran on this server (their databases are left there), not on an instance of
+    # their own; and a server that does not preload the library is refused in one line.
+    dbs=$(PG_CONFIG=$PG_CONFIG "$ROOT/tools/cluster.sh" psql "$IC_DIR" -At -c \
+        "SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database WHERE datname LIKE '%_regression'")
+    if [[ "$dbs" != contrib_regression,isolation_regression ]]; then
+        record ic-server FAILED 0 1 "make installcheck did not run on the server named by PGHOST/PGPORT (databases there: ${dbs:-none})"
+    elif ! PG_CONFIG=$PG_CONFIG "$ROOT/tools/cluster.sh" psql "$IC_DIR" -qAt \
+            -c "ALTER SYSTEM SET shared_preload_libraries = 'plpgsql'" >/dev/null ||
+        ! "${AS_PG[@]}" env -C / "$("$PG_CONFIG" --bindir)/pg_ctl" -D "$IC_DIR/data" -w -l "$IC_DIR/server.log" \
+            restart >"$LOGS/ic_restart.log" 2>&1; then
+        record ic-server FAILED 0 1 "could not restart the cluster without the library ($LOGS/ic_restart.log)"
+    elif env -C "$WORK/tree" make -s installcheck-preloaded PG_CONFIG="$PG_CONFIG" "${conn[@]}" \
+            >"$LOGS/ic_preload.log" 2>&1 ||
+        ! grep -q "does not preload local_cache" "$LOGS/ic_preload.log"; then
+        cat "$LOGS/ic_preload.log"
+        record ic-server FAILED 1 1 "make installcheck did not refuse a server without the library in one line"
+    else
+        cat "$LOGS/ic_preload.log"
+        record ic-server PASSED 2 0 "the suites ran on the named server; one that does not preload the library is refused"
+    fi
+    PG_CONFIG=$PG_CONFIG "$ROOT/tools/cluster.sh" destroy "$IC_DIR" || true
+}
+
+# tools/package_test.sh prints `N passed, N failed` last. A real install (dpkg -i, then dpkg -P)
+# only as root: CI's machine is throwaway; `make install` runs after it.
+step_package() {
+    local rc=0 line install=0
+    ((IS_ROOT)) && install=1
+    # nocheck: the build-time installcheck (pg_buildext on a pg_virtualenv server) is what the
+    # ic-regress step runs too, on a server with PostgreSQL's defaults; skipping it here keeps
+    # this step to the build (about 2 minutes on 2 cores).
+    banner "package: PACKAGE_TEST_INSTALL=$install DEB_BUILD_OPTIONS='parallel=2 nocheck' tools/package_test.sh"
+    run_logged "$LOGS/package.log" "$(step_timeout 420)" env PACKAGE_TEST_INSTALL=$install \
+        DEB_BUILD_OPTIONS="parallel=2 nocheck" "$ROOT/tools/package_test.sh" || rc=$?
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGS/package.log" | tail -n 1 || true)
+    if [[ ! "$line" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        record package "NOT RUN" 0 1 "no summary line from tools/package_test.sh (exit $rc$(timed_out "$rc"))"
+    elif ((BASH_REMATCH[2] > 0 || rc != 0)); then
+        record package FAILED "${BASH_REMATCH[1]}" "$((BASH_REMATCH[2] > 0 ? BASH_REMATCH[2] : 1))" \
+            "${BASH_REMATCH[1]} passed, ${BASH_REMATCH[2]} failed (FAIL lines above)"
+    else
+        record package PASSED "${BASH_REMATCH[1]}" 0 "${BASH_REMATCH[1]} passed$( ((install)) || echo ' (no real install: not root)')"
     fi
 }
 
@@ -457,19 +543,33 @@ step_stress() {
 # client runs its correctness check), every path compared with prepared SQL first; then a short
 # soak (every path at once, stale probes on the primary and on a hot standby, a point every
 # second); no timing assertions. Fails on any check mismatch and on any stale, wrong or never
-# visible probe observation.
+# visible probe observation. Both take their ports from the BENCH_*_PORT variables, and the step
+# checks that they did.
 step_bench() {
     local rc=0 out=$WORK/bench_smoke.json soak=$WORK/bench_soak.json summary
     if [[ ${STATUS[install]:-} != ok ]]; then
         record bench-smoke "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
         return
     fi
-    banner "bench-smoke: bench/run all (tiny matrix, native and go clients) and bench/report"
+    # The runs take their ports from BENCH_*_PORT (five distinct free ones), as bench/README.md says.
+    local ports=() p
+    while ((${#ports[@]} < 5)); do
+        p=$("$ROOT/tools/cluster.sh" freeport)
+        [[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
+    done
+    banner "bench-smoke: bench/run all (tiny matrix, native and go clients; ports ${ports[*]:0:3}) and bench/report"
     run_logged "$LOGS/bench.log" "$(step_timeout 300)" env CLIENTS=native,go BENCH_CHECK_CLIENTS=native,node,go \
         CONNECTIONS=4 BATCHES=1,16,64 REPEATS=1 DURATION_SECONDS=0.5 PG_CONFIG="$PG_CONFIG" \
+        BENCH_PG_PORT="${ports[0]}" BENCH_RESP_PORT="${ports[1]}" BENCH_REDIS_PORT="${ports[2]}" \
         bash -c '"$0" all >"$1"' "$ROOT/bench/run" "$out" || rc=$?
     if ((rc != 0)); then
         record bench-smoke FAILED 0 1 "bench/run exit $rc$(timed_out "$rc") (mismatch or error above)"
+        return
+    fi
+    if ! grep -q "started .* on 127.0.0.1:${ports[0]} " "$LOGS/bench.log" ||
+        ! grep -q "(RESP port ${ports[1]})" "$LOGS/bench.log" ||
+        ! grep -q "starting redis-server on 127.0.0.1:${ports[2]}$" "$LOGS/bench.log"; then
+        record bench-smoke FAILED 0 1 "bench/run did not use BENCH_PG_PORT=${ports[0]}, BENCH_RESP_PORT=${ports[1]}, BENCH_REDIS_PORT=${ports[2]}"
         return
     fi
     if ! python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if {"native", "go"} <= {s["client"] for s in d["samples"]} else 1)' "$out"; then
@@ -492,9 +592,14 @@ step_bench() {
     fi
     banner "bench-smoke: bench/run soak (15 s, stale probes on the primary and a hot standby) and bench/report"
     run_logged "$LOGS/bench_soak.log" "$(step_timeout 150)" env DURATION_SECONDS=15 SOAK_INTERVAL_SECONDS=1 \
-        PG_CONFIG="$PG_CONFIG" BENCH_NO_INSTALL=1 bash -c '"$0" soak >"$1"' "$ROOT/bench/run" "$soak" || rc=$?
+        PG_CONFIG="$PG_CONFIG" BENCH_NO_INSTALL=1 BENCH_STANDBY_PORT="${ports[3]}" BENCH_STANDBY_RESP_PORT="${ports[4]}" \
+        bash -c '"$0" soak >"$1"' "$ROOT/bench/run" "$soak" || rc=$?
     if ((rc != 0)); then
         record bench-smoke FAILED 0 1 "bench/run soak exit $rc$(timed_out "$rc") (stale probe, mismatch or error above)"
+        return
+    fi
+    if ! grep -q "(port ${ports[3]}, RESP port ${ports[4]})" "$LOGS/bench_soak.log"; then
+        record bench-smoke FAILED 0 1 "bench/run soak did not use BENCH_STANDBY_PORT=${ports[3]}, BENCH_STANDBY_RESP_PORT=${ports[4]}"
         return
     fi
     # bench/run soak already fails on them; this says what the document holds
@@ -531,11 +636,13 @@ PY
 echo "test.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), running as $(id -un), work dir $WORK"
 step_deps || true
 step_build || true
+step_package || true
 step_install || true
 step_unittest || true
 step_fuzz || true
 pg_suite regress REGRESS_OUTPUT ISOLATION || true
 pg_suite isolation ISOLATION_OUTPUT REGRESS || true
+step_installcheck || true
 step_tap || true
 step_resp || true
 step_stress || true

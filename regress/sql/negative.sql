@@ -1,6 +1,6 @@
 --
 -- negative: a key without a row is answered from the cache too (a negative entry), exactly:
--- INSERT of the key, a key moved onto it, a prepared INSERT, and its own transaction's writes
+-- INSERT of the key, a key moved onto it and its own transaction's writes
 -- all see the row; counters count negative hits.
 --
 \set SHOW_CONTEXT never
@@ -42,17 +42,7 @@ SELECT local_cache.mget_json('ng', '{1}');
 SELECT local_cache.mget_json('ng', '{1}');
 CREATE FOREIGN TABLE ng_fdw (id bigint, v text) SERVER local_cache OPTIONS (table 'ng');
 SELECT * FROM ng_fdw WHERE id IN (1, 2, 3, 4) ORDER BY id;
--- A prepared INSERT: absent while prepared (and no negative entry filled for it), present
--- after COMMIT PREPARED.
-BEGIN;
-INSERT INTO ng VALUES (4, 'four');
-PREPARE TRANSACTION 'regress_lc_negative';
-SELECT local_cache.reset_stats();
-SELECT local_cache.mget_json('ng', '{4}');
-SELECT local_cache.mget_json('ng', '{4}');
-SELECT negative_hits, fills FROM ng_counts();
-COMMIT PREPARED 'regress_lc_negative';
-SELECT local_cache.mget_json('ng', '{4}');
+-- A prepared INSERT: prepared_xacts.sql.
 -- TRUNCATE: every key absent.
 TRUNCATE ng;
 SELECT local_cache.mget_json('ng', '{2,3,4}');

@@ -171,7 +171,7 @@ SELECT local_cache.reset_stats();
 SELECT local_cache.flush();
 -- Statistics and the registry can be read.
 SELECT count(*) > 0 AS has_rows FROM local_cache.tables;
-SELECT memory_budget FROM local_cache.stats_global;
+SELECT memory_budget > 0 AS has_budget FROM local_cache.stats_global;
 SELECT count(*) > 0 AS has_rows FROM local_cache.stats;
 -- local_cache.max_row_size is for superusers; local_cache.enabled for everyone.
 SET local_cache.max_row_size = 100;

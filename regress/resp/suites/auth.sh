@@ -6,8 +6,8 @@
 #               the limits on unauthenticated requests, roles losing LOGIN or changing password
 #   secrecy     no password ever appears in the server log; the launcher warns about exposure
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh auth). Puts back
-# local_cache.resp_role and regress_resp_reader's grants; leaves regress_resp_user with the
-# password ${PW_USER}-new and regress_resp_noperm with SELECT on items (id) and on typed.
+# local_cache.resp_role, regress_resp_reader's grants and regress_resp_user's password (the
+# later suites log in with it); leaves regress_resp_noperm with SELECT on items (id) and on typed.
 
 section "NOPERM: privileges checked on every request"
 raw_case "role without SELECT: NOPERM on MGET, GET, HGET, HGETALL, EXISTS" \
@@ -184,5 +184,6 @@ set_setting local_cache.resp_role DEFAULT
 authed() { [[ "$(raw 'send:EXISTS items:1\r\n' read:1)" == ':1\r\n' ]]; }
 for i in 1 2 3 4 5 6; do wait_for "resp_role reset" 10 authed || break; done
 raw_case "resp_role back: unauthenticated clients act as it" ':1\r\n' 'send:EXISTS items:1\r\n' read:1
+sql "ALTER ROLE regress_resp_user PASSWORD '$PW_USER'" >/dev/null
 
 check "no password appears in the server log" "" "$(passwords_leaked)"

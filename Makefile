@@ -10,51 +10,13 @@
 # tools/test.sh runs all of this (and the stress check) the way CI does.
 
 MODULE_big = local_cache
-OBJS = \
-	local_cache.o \
-	extension/boundary.o \
-	extension/core.o \
-	extension/settings.o \
-	extension/shard.o \
-	extension/store.o \
-	extension/registry.o \
-	extension/relinfo.o \
-	extension/invalidation.o \
-	extension/keys.o \
-	extension/key_bytes.o \
-	extension/fetch.o \
-	extension/planner.o \
-	extension/sql_functions.o \
-	extension/utility.o \
-	extension/wal.o \
-	fdw/options.o \
-	fdw/planning.o \
-	fdw/scan.o \
-	resp_server/protocol.o \
-	resp_server/reply.o \
-	resp_server/commands.o \
-	resp_server/monitor.o \
-	resp_server/cmd_strings.o \
-	resp_server/cmd_hashes.o \
-	resp_server/cmd_connection.o \
-	resp_server/cmd_server.o \
-	resp_server/cmd_keyspace.o \
-	resp_server/scan_cursor.o \
-	resp_server/cmd_transactions.o \
-	resp_server/glob.o \
-	resp_server/password_check.o \
-	resp_server/pg_tables.o \
-	resp_server/pg_hits.o \
-	resp_server/pg_data_source.o \
-	resp_server/pg_writes.o \
-	resp_server/hba.o \
-	resp_server/auth.o \
-	resp_server/settings.o \
-	resp_server/shared_state.o \
-	resp_server/launcher.o \
-	resp_server/listener.o \
-	resp_server/connection.o \
-	resp_server/worker.o
+# Sources by folder: every .cpp of a component's folders is part of the library (their unit
+# tests and fuzz targets live in tests/ folders). resp_server/'s layers are its sub-folders
+# (resp_server/README.md); tools/check_tree.py keeps their include rules.
+project_root := $(patsubst %/,%,$(dir $(firstword $(MAKEFILE_LIST))))
+SOURCE_DIRS = extension fdw resp_server resp_server/protocol resp_server/commands resp_server/net \
+	resp_server/pg resp_server/auth
+OBJS = local_cache.o $(sort $(patsubst $(project_root)/%.cpp,%.o,$(foreach d,$(SOURCE_DIRS),$(wildcard $(project_root)/$(d)/*.cpp))))
 
 EXTENSION = local_cache
 DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1.1--1.2.sql \
@@ -76,8 +38,9 @@ ISOLATION_OUTPUT ?= regress/output_isolation
 PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -O2 -fno-semantic-interposition -Wall -Wno-register -Wno-missing-field-initializers
 # The extension's version, from the control file (INFO reports it).
-LOCAL_CACHE_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))local_cache.control)
-PG_CPPFLAGS = -DLOCAL_CACHE_VERSION='"$(LOCAL_CACHE_VERSION)"'
+LOCAL_CACHE_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(project_root)/local_cache.control)
+# One include root: every project header is named from the top of the tree ("extension/fetch.h").
+PG_CPPFLAGS = -I$(project_root) -DLOCAL_CACHE_VERSION='"$(LOCAL_CACHE_VERSION)"'
 SHLIB_LINK = -luv -lcrypto -lstdc++ -Wl,-Bsymbolic-functions
 
 # The server-dev package turns on LLVM bitcode, which would compile our C++ with clang
@@ -119,42 +82,30 @@ installcheck-preloaded:
 override CPPFLAGS += -MMD -MP
 -include $(OBJS:.o=.d)
 
-# Boost.Test unit tests: the parts written without PostgreSQL headers.
+# Boost.Test unit tests: the parts written without PostgreSQL headers. Each component's tests
+# are the .cpp files of its tests/ folder (test_main.cpp and *_test.cpp; fuzz_*.cpp are the
+# libFuzzer targets below), built with the PostgreSQL-free sources they test.
+UNITTEST_CXXFLAGS = -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -I.
 UNITTEST_BIN = extension/tests/unit_tests
-UNITTEST_SRCS = extension/tests/test_main.cpp extension/tests/shard_lookup_test.cpp \
-	extension/tests/shard_invalidation_test.cpp extension/tests/shard_eviction_test.cpp \
-	extension/tests/shard_ring_test.cpp extension/tests/shard_model_test.cpp extension/shard.cpp \
-	extension/tests/key_bytes_test.cpp extension/key_bytes.cpp
-UNITTEST_HEADERS = extension/shard.h extension/key_bytes.h extension/tests/shard_harness.h
+UNITTEST_SRCS = $(wildcard extension/tests/test_main.cpp extension/tests/*_test.cpp) \
+	extension/shard.cpp extension/key_bytes.cpp
+UNITTEST_HEADERS = $(wildcard extension/tests/*.h) extension/shard.h extension/key_bytes.h
 
 $(UNITTEST_BIN): $(UNITTEST_SRCS) $(UNITTEST_HEADERS)
-	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iextension -o $@ $(UNITTEST_SRCS) \
-		-lboost_unit_test_framework
+	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(UNITTEST_SRCS) -lboost_unit_test_framework
 
-# The RESP protocol layer (resp_server/: parser, replies, command table) is its own module.
+# The RESP server's PostgreSQL-free and libuv-free layers (protocol/, commands/) and the
+# password checks of auth/ are tested alone, over a fake DataSource.
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
-RESP_SRCS = extension/key_bytes.cpp resp_server/protocol.cpp resp_server/reply.cpp resp_server/commands.cpp \
-	resp_server/monitor.cpp \
-	resp_server/cmd_strings.cpp resp_server/cmd_hashes.cpp resp_server/cmd_connection.cpp \
-	resp_server/cmd_server.cpp resp_server/cmd_keyspace.cpp resp_server/scan_cursor.cpp resp_server/cmd_transactions.cpp resp_server/glob.cpp resp_server/password_check.cpp
-RESP_HEADERS = extension/key_bytes.h extension/shard.h resp_server/protocol.h resp_server/reply.h resp_server/commands.h \
-	resp_server/monitor.h \
-	resp_server/command_context.h resp_server/data_source.h resp_server/buffers.h \
-	resp_server/password_check.h resp_server/batching.h resp_server/disconnect_log.h resp_server/scan_cursor.h
-RESP_UNITTEST_SRCS = resp_server/tests/test_main.cpp resp_server/tests/parser_test.cpp \
-	resp_server/tests/reply_test.cpp resp_server/tests/commands_dispatch_test.cpp \
-	resp_server/tests/cmd_strings_test.cpp resp_server/tests/cmd_hashes_test.cpp \
-	resp_server/tests/cmd_connection_test.cpp resp_server/tests/cmd_server_test.cpp \
-	resp_server/tests/glob_test.cpp resp_server/tests/password_check_test.cpp \
-	resp_server/tests/cmd_keyspace_test.cpp resp_server/tests/cmd_transactions_test.cpp resp_server/tests/cmd_writes_test.cpp \
-	resp_server/tests/batching_test.cpp resp_server/tests/monitor_test.cpp resp_server/tests/disconnect_log_test.cpp \
-	resp_server/tests/scan_cursor_test.cpp
-RESP_TEST_HEADERS = resp_server/tests/parse_harness.h resp_server/tests/resp_reader.h \
-	resp_server/tests/fake_data_source.h resp_server/tests/command_harness.h
+RESP_SRCS = extension/key_bytes.cpp $(wildcard resp_server/protocol/*.cpp resp_server/commands/*.cpp) \
+	resp_server/auth/password_check.cpp
+RESP_HEADERS = extension/key_bytes.h extension/shard.h $(wildcard resp_server/protocol/*.h resp_server/commands/*.h) \
+	resp_server/auth/password_check.h resp_server/net/batching.h resp_server/net/disconnect_log.h
+RESP_UNITTEST_SRCS = $(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)
+RESP_TEST_HEADERS = $(wildcard resp_server/tests/*.h)
 
 $(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
-	$(CXX) -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -Iresp_server -Iresp_server/tests -o $@ \
-		$(RESP_UNITTEST_SRCS) $(RESP_SRCS) -lboost_unit_test_framework -lcrypto -pthread
+	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(RESP_UNITTEST_SRCS) $(RESP_SRCS) -lboost_unit_test_framework -lcrypto -pthread
 
 .PHONY: unittest
 unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
@@ -167,20 +118,19 @@ unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
 # for a third of FUZZ_SECONDS (`make fuzz-parser`, `fuzz-commands`, `fuzz-keys`: one of them,
 # for the same third); crash inputs are written under FUZZ_ARTIFACTS, named after the target.
 FUZZ_CXX ?= clang++
-FUZZ_CXXFLAGS = -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Iresp_server -Iresp_server/tests
+FUZZ_CXXFLAGS = -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
 FUZZ_BIN = resp_server/tests/fuzz_parser
 FUZZ_COMMANDS_BIN = resp_server/tests/fuzz_commands
 FUZZ_KEYS_BIN = extension/tests/fuzz_keys
 FUZZ_SECONDS ?= 30
 FUZZ_ARTIFACTS ?= /tmp/local_cache_fuzz
 
-$(FUZZ_BIN): resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp resp_server/protocol.h resp_server/buffers.h \
+$(FUZZ_BIN): resp_server/tests/fuzz_parser.cpp resp_server/protocol/request_parser.cpp resp_server/protocol/request_parser.h resp_server/protocol/buffers.h \
 		resp_server/tests/parse_harness.h extension/key_bytes.cpp extension/key_bytes.h
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_parser.cpp resp_server/protocol.cpp extension/key_bytes.cpp
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_parser.cpp resp_server/protocol/request_parser.cpp extension/key_bytes.cpp
 
 $(FUZZ_KEYS_BIN): extension/tests/fuzz_keys.cpp extension/key_bytes.cpp extension/key_bytes.h extension/shard.h
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -Iextension -o $@ extension/tests/fuzz_keys.cpp extension/key_bytes.cpp
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ extension/tests/fuzz_keys.cpp extension/key_bytes.cpp
 
 $(FUZZ_COMMANDS_BIN): resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) $(RESP_HEADERS) \
 		resp_server/tests/fake_data_source.h

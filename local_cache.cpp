@@ -14,7 +14,7 @@
 #include "extension/pg.h"
 
 #include "extension/core.h"
-#include "resp_server/resp.h"
+#include "resp_server/shared_state.h"
 
 extern "C" {
 #include "miscadmin.h"

@@ -2,7 +2,7 @@
  * boundary.cpp — the PostgreSQL side of cxx_boundary (boundary.h): the error a C++
  * exception becomes, raised after the handler that caught it has finished.
  */
-#include "boundary.h"
+#include "extension/boundary.h"
 
 void local_cache::report_cxx_exception(const char *what)
 {

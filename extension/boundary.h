@@ -10,7 +10,7 @@
  */
 #pragma once
 
-#include "pg.h"
+#include "extension/pg.h"
 
 extern "C" {
 #include "access/xact.h"

@@ -3,16 +3,16 @@
  * manager, the session caches' invalidation callbacks, the transaction callback that
  * invalidates written keys, the planner and utility hooks, and the shared segment.
  */
-#include "pg.h"
+#include "extension/pg.h"
 
-#include "core.h"
-#include "invalidation.h"
-#include "planner.h"
-#include "relinfo.h"
-#include "settings.h"
-#include "store.h"
-#include "utility.h"
-#include "wal.h"
+#include "extension/core.h"
+#include "extension/invalidation.h"
+#include "extension/planner.h"
+#include "extension/cached_table.h"
+#include "extension/settings.h"
+#include "extension/store.h"
+#include "extension/utility.h"
+#include "extension/wal.h"
 
 namespace local_cache {
 

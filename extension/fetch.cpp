@@ -18,12 +18,12 @@
  * table and the others wait, up to local_cache.fill_wait, to look it up again (store.h's
  * fill claims); they are counted as coalesced misses.
  */
-#include "fetch.h"
+#include "extension/fetch.h"
 
-#include "invalidation.h"
-#include "settings.h"
-#include "store.h"
-#include "wal.h"
+#include "extension/invalidation.h"
+#include "extension/settings.h"
+#include "extension/store.h"
+#include "extension/wal.h"
 
 extern "C" {
 #include "access/genam.h"

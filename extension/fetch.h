@@ -6,13 +6,13 @@
  */
 #pragma once
 
-#include "pg.h"
+#include "extension/pg.h"
 
 extern "C" {
 #include "lib/stringinfo.h"
 #include "utils/snapshot.h"
 }
-#include "relinfo.h"
+#include "extension/cached_table.h"
 
 namespace local_cache {
 
@@ -35,7 +35,7 @@ using RowCallback = void (*)(void *context, int position, const FetchedRow &row)
 struct FetchRequest {
 	RelInfo *info;
 	Snapshot snapshot;
-	const KeyBytes *keys; /* canonical key bytes (keys.h) */
+	const KeyBytes *keys; /* canonical key bytes (primary_key.h) */
 	const bool *key_is_null;
 	int nkeys;
 

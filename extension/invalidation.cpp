@@ -10,12 +10,12 @@
  * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole.
  * Why that is enough, with the fill rules in fetch.cpp: docs/TECHNICAL.md.
  */
-#include "invalidation.h"
+#include "extension/invalidation.h"
 
-#include "boundary.h"
-#include "keys.h"
-#include "store.h"
-#include "wal.h"
+#include "extension/boundary.h"
+#include "extension/primary_key.h"
+#include "extension/store.h"
+#include "extension/wal.h"
 
 extern "C" {
 #include "access/htup_details.h"

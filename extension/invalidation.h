@@ -3,7 +3,7 @@
  */
 #pragma once
 
-#include "pg.h"
+#include "extension/pg.h"
 
 namespace local_cache {
 

@@ -1,7 +1,7 @@
 /*
  * key_bytes.cpp — canonical key bytes and their text form (key_bytes.h).
  */
-#include "key_bytes.h"
+#include "extension/key_bytes.h"
 
 #include <cstring>
 #include <limits>

@@ -5,7 +5,7 @@
  *
  *   smallint, integer, bigint  the value as an int64: 8 bytes in host order (so ALTER TYPE
  *                              between them renames no row)
- *   text, varchar              the string's bytes (deterministic collations only: keys.cpp)
+ *   text, varchar              the string's bytes (deterministic collations only: primary_key.cpp)
  *   character(n)               the string's bytes without trailing blanks, which its equality
  *                              ignores
  *   uuid                       its 16 bytes
@@ -21,7 +21,7 @@
  */
 #pragma once
 
-#include "shard.h"
+#include "extension/shard.h"
 
 #include <cstdint>
 #include <string>

@@ -7,9 +7,9 @@
  * where a 64-key array_to_json(mget(...)) spends most of its time. EXPLAIN VERBOSE shows
  * the rewritten call.
  */
-#include "planner.h"
+#include "extension/planner.h"
 
-#include "boundary.h"
+#include "extension/boundary.h"
 
 extern "C" {
 #include "catalog/namespace.h"

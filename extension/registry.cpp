@@ -3,7 +3,7 @@
  * scan (the whole registry), with the catalog snapshot, the way the relcache reads catalogs:
  * no SPI, no parsing, usable from hooks and callbacks that run inside a transaction.
  */
-#include "registry.h"
+#include "extension/registry.h"
 
 extern "C" {
 #include "access/genam.h"

@@ -2,9 +2,9 @@
  * settings.cpp — defines the core's settings. Sizes are fixed at server start
  * (PGC_POSTMASTER), so they can only be defined while shared_preload_libraries is processed.
  */
-#include "pg.h"
+#include "extension/pg.h"
 
-#include "settings.h"
+#include "extension/settings.h"
 
 extern "C" {
 #include "utils/guc.h"

@@ -2,7 +2,7 @@
  * shard.cpp — the bucket index, ring allocation and CLOCK eviction of one cache shard.
  * Locking is the caller's (see shard.h); nothing here blocks, allocates or throws.
  */
-#include "shard.h"
+#include "extension/shard.h"
 
 #include <cstring>
 #include <new>

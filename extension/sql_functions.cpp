@@ -1,14 +1,14 @@
 /*
  * sql_functions.cpp — the SQL-callable functions: mget, mget_json, flush, statistics.
  */
-#include "pg.h"
+#include "extension/pg.h"
 
-#include "boundary.h"
-#include "fetch.h"
-#include "invalidation.h"
-#include "keys.h"
-#include "relinfo.h"
-#include "store.h"
+#include "extension/boundary.h"
+#include "extension/fetch.h"
+#include "extension/invalidation.h"
+#include "extension/primary_key.h"
+#include "extension/cached_table.h"
+#include "extension/store.h"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -286,7 +286,7 @@ extern "C" Datum local_cache_check_preloaded(PG_FUNCTION_ARGS)
 	});
 }
 
-/* enable(): the table's primary key is one the cache can key rows by (keys.cpp decides). */
+/* enable(): the table's primary key is one the cache can key rows by (primary_key.cpp decides). */
 extern "C" Datum local_cache_check_primary_key(PG_FUNCTION_ARGS)
 {
 	return cxx_boundary([&]() -> Datum {

@@ -18,10 +18,10 @@
  *   - each shard's fills in flight (FillClaims) have a spinlock of their own, never held
  *     while taking another lock.
  */
-#include "store.h"
+#include "extension/store.h"
 
-#include "boundary.h"
-#include "settings.h"
+#include "extension/boundary.h"
+#include "extension/settings.h"
 
 extern "C" {
 #include "miscadmin.h"

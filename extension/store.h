@@ -6,13 +6,13 @@
  */
 #pragma once
 
-#include "pg.h"
+#include "extension/pg.h"
 
 extern "C" {
 #include "datatype/timestamp.h"
 #include "storage/lwlock.h"
 }
-#include "shard.h"
+#include "extension/shard.h"
 
 namespace local_cache {
 
@@ -131,7 +131,7 @@ bool store_serializable_writers(Oid dbid, Oid relid);
  * change catalogs: GRANT, REVOKE, ALTER, DROP, enable()'s triggers ...) commits, before its
  * COMMIT returns. What a process learned from the catalogs while the epoch was E still holds
  * while it is E, without processing invalidation messages: the RESP workers serve cache hits
- * on that ground without a transaction (resp_server/pg_data_source.cpp).
+ * on that ground without a transaction (resp_server/pg/pg_data_source.cpp).
  */
 uint64 store_catalog_epoch(void);
 void store_advance_catalog_epoch(void);

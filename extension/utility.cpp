@@ -7,7 +7,7 @@
  *   table altered (invalidation_table_altered): flushed at pre-commit with a capture change,
  *   logged for standbys. This runs for every such statement however it is issued (SPI, inside
  *   functions) and cannot be disabled like an event trigger; the ALTER TABLE event trigger and
- *   the shape signature (relinfo.cpp) notice the same changes on their own.
+ *   the shape signature (cached_table.cpp) notice the same changes on their own.
  * - DDL that would put a cached table into an inheritance tree or a partitioned table
  *   (CREATE TABLE ... INHERITS, ALTER TABLE ... INHERIT, ALTER TABLE ... ATTACH PARTITION) is
  *   refused: statement triggers fire only on the table a statement names, so writes through
@@ -17,13 +17,13 @@
  *   (store.h) when it commits, after its invalidation messages are sent and before its COMMIT
  *   returns; COMMIT PREPARED always does.
  */
-#include "utility.h"
+#include "extension/utility.h"
 
-#include "boundary.h"
-#include "invalidation.h"
-#include "registry.h"
-#include "store.h"
-#include "wal.h"
+#include "extension/boundary.h"
+#include "extension/invalidation.h"
+#include "extension/registry.h"
+#include "extension/store.h"
+#include "extension/wal.h"
 
 extern "C" {
 #include "access/xact.h"

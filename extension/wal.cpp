@@ -27,11 +27,11 @@
  *     the rows an unlogged writer that prepared but has not committed touched are not settled,
  *     so they are not filled.
  */
-#include "wal.h"
+#include "extension/wal.h"
 
-#include "key_bytes.h"
-#include "settings.h"
-#include "store.h"
+#include "extension/key_bytes.h"
+#include "extension/settings.h"
+#include "extension/store.h"
 
 extern "C" {
 #include "access/transam.h"

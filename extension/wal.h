@@ -4,9 +4,9 @@
  */
 #pragma once
 
-#include "pg.h"
+#include "extension/pg.h"
 
-#include "shard.h"
+#include "extension/shard.h"
 
 namespace local_cache {
 

@@ -7,8 +7,8 @@
  */
 #pragma once
 
-#include "../extension/pg.h"
-#include "../extension/relinfo.h"
+#include "extension/pg.h"
+#include "extension/cached_table.h"
 
 extern "C" {
 #include "foreign/fdwapi.h"

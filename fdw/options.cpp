@@ -10,10 +10,10 @@
  * so a missing, altered or dropped source makes queries fail with a clear error, never read
  * wrong columns.
  */
-#include "fdw.h"
+#include "fdw/fdw.h"
 
-#include "../extension/boundary.h"
-#include "../extension/registry.h"
+#include "extension/boundary.h"
+#include "extension/registry.h"
 
 extern "C" {
 #include "access/relation.h"

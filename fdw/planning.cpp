@@ -13,7 +13,7 @@
  * source table under the query's snapshot (no cache fill), costed like its sequential scan
  * so the planner avoids it where it has a choice.
  */
-#include "fdw.h"
+#include "fdw/fdw.h"
 
 extern "C" {
 #include "access/relation.h"

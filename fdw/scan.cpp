@@ -8,11 +8,11 @@
  * without filling the cache. Rows come back as virtual tuples of the foreign table's
  * shape, with only the columns the query reads filled in.
  */
-#include "fdw.h"
+#include "fdw/fdw.h"
 
-#include "../extension/boundary.h"
-#include "../extension/fetch.h"
-#include "../extension/keys.h"
+#include "extension/boundary.h"
+#include "extension/fetch.h"
+#include "extension/primary_key.h"
 
 extern "C" {
 #include "access/relation.h"
@@ -73,7 +73,7 @@ void collect(void *context, int position, const FetchedRow &row)
 	state->rows[position] = copy;
 }
 
-/* The kinds the key expressions' values are read as (keys.h: value_kind_for). */
+/* The kinds the key expressions' values are read as (primary_key.h: value_kind_for). */
 KeyShape value_kinds(LookupScanState *state)
 {
 	KeyShape kinds;

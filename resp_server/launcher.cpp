@@ -11,11 +11,10 @@
  * which the postmaster sets when one of its workers starts or stops (bgw_notify_pid), and
  * processes interrupts at every turn, so it answers barriers and SIGTERM at once.
  */
-#include "../extension/pg.h"
+#include "extension/pg.h"
 
-#include "resp.h"
-#include "settings.h"
-#include "shared_state.h"
+#include "resp_server/pg/settings.h"
+#include "resp_server/shared_state.h"
 
 #include <string>
 

@@ -6,11 +6,10 @@
  * a worker restarts; a worker's exit callback zeroes its connected clients, whose connections
  * ended with it. The SCAN cursor secret: written once, at shared memory creation, then only read.
  */
-#include "../extension/pg.h"
+#include "extension/pg.h"
 
-#include "resp.h"
-#include "settings.h"
-#include "shared_state.h"
+#include "resp_server/pg/settings.h"
+#include "resp_server/shared_state.h"
 
 extern "C" {
 #include "miscadmin.h"

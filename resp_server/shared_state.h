@@ -1,17 +1,28 @@
 /*
- * shared_state.h — what the RESP processes share: each worker's counters (INFO reports their
+ * shared_state.h — the RESP server's entry points, called by the module entry (local_cache.cpp)
+ * while shared_preload_libraries is processed, and what the RESP processes share: each worker's counters (INFO reports their
  * sums, and local_cache.resp_max_clients limits their connections together), which workers
  * run (for the launcher), and the secret SCAN cursors are signed with.
  */
 #pragma once
 
-#include "../extension/pg.h"
+#include "extension/pg.h"
 
-#include "data_source.h"
+#include "resp_server/commands/data_source.h"
 
 extern "C" {
 #include "port/atomics.h"
 }
+
+namespace local_cache {
+
+/* Defines the settings; registers the launcher when local_cache.resp_port is set (launcher.cpp). */
+void resp_init(void);
+/* The RESP server's own shared state (shared_state.cpp). */
+void resp_shmem_request(void);
+void resp_shmem_startup(void);
+
+} // namespace local_cache
 
 namespace local_cache::resp {
 

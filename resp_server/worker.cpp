@@ -19,13 +19,13 @@
  * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
  * usable until it is closed; a late signal never reaches a closed handle.
  */
-#include "../extension/pg.h"
+#include "extension/pg.h"
 
-#include "../extension/boundary.h"
+#include "extension/boundary.h"
 
-#include "server.h"
-#include "settings.h"
-#include "shared_state.h"
+#include "resp_server/net/server.h"
+#include "resp_server/pg/settings.h"
+#include "resp_server/shared_state.h"
 
 extern "C" {
 #include "pgstat.h"

@@ -9,6 +9,8 @@
 #              files, loaded, created and served by a throwaway cluster; as root from a real
 #              install (dpkg -i, then dpkg -P) before `make install`, so that make install's
 #              files are the ones tested after it; each check counts as one
+#   tree-check, tree-self-test  tools/check_tree.py: include root, layers, folder READMEs, file
+#              sizes; its self-test breaks each rule in a copy and must see it fail; each counts as one
 #   unittest   `make unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one
@@ -259,6 +261,30 @@ step_fuzz() {
     if ((rc != 0 && !failed)); then
         record fuzz FAILED 0 1 "every target finished, but make fuzz exited $rc"
     fi
+}
+
+# The tree's rules (tools/check_tree.py): each rule counts as one, and so does each case of its
+# self-test, which breaks the rule in a copy of the tree and must see the check fail.
+step_tree() {
+    local mode rc log p f
+    for mode in check self-test; do
+        banner "tree-$mode: tools/check_tree.py$([[ $mode == self-test ]] && echo " --self-test")"
+        log="$LOGS/tree_$mode.log"
+        rc=0
+        if [[ $mode == check ]]; then
+            run_logged "$log" "$(step_timeout 120)" python3 "$ROOT/tools/check_tree.py" || rc=$?
+        else
+            run_logged "$log" "$(step_timeout 300)" python3 "$ROOT/tools/check_tree.py" --self-test || rc=$?
+        fi
+        read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1)
+        if [[ -z "${p:-}" ]]; then
+            record "tree-$mode" "NOT RUN" 0 1 "no summary (exit $rc$(timed_out "$rc"))"
+        elif ((f > 0 || rc != 0)); then
+            record "tree-$mode" FAILED "$p" "$((f > 0 ? f : 1))" "$p passed, $f failed (see above)"
+        else
+            record "tree-$mode" PASSED "$p" 0 "$p passed"
+        fi
+    done
 }
 
 TREE_READY=""
@@ -635,6 +661,7 @@ PY
 
 echo "test.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), running as $(id -un), work dir $WORK"
 step_deps || true
+step_tree || true
 step_build || true
 step_package || true
 step_install || true

@@ -12,7 +12,7 @@
  *     read back as themselves, unless a character column ends with blanks (which no canonical
  *     key has).
  */
-#include "key_bytes.h"
+#include "extension/key_bytes.h"
 
 #include <cstdint>
 #include <cstdio>

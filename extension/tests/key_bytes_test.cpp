@@ -5,7 +5,7 @@
  */
 #include <boost/test/unit_test.hpp>
 
-#include "key_bytes.h"
+#include "extension/key_bytes.h"
 
 #include <cstring>
 #include <optional>

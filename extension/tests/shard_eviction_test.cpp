@@ -3,7 +3,7 @@
  * eviction of the oldest entries when the ring is full, and CLOCK's second chance, which copies
  * a referenced entry to the ring's head with its bit cleared instead of evicting it.
  */
-#include "shard_harness.h"
+#include "extension/tests/shard_harness.h"
 
 #include <algorithm>
 #include <optional>

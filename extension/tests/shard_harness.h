@@ -12,7 +12,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "shard.h"
+#include "extension/shard.h"
 
 #include <algorithm>
 #include <cstring>

@@ -3,7 +3,7 @@
  * removing a key and the sequence number that makes a concurrent fill's insert stale, and
  * removing a whole table, a database or everything, with the live counters after it.
  */
-#include "shard_harness.h"
+#include "extension/tests/shard_harness.h"
 
 #include <optional>
 #include <vector>

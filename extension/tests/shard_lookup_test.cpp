@@ -2,7 +2,7 @@
  * shard_lookup_test.cpp — Boost.Test cases of local_cache::Shard (extension/shard.cpp): insert
  * and lookup, replacing an entry of the same key, and the key hash that picks shard and bucket.
  */
-#include "shard_harness.h"
+#include "extension/tests/shard_harness.h"
 
 #include <set>
 #include <string>

@@ -3,7 +3,7 @@
  * random inserts, lookups, removes and table removals against a model of what each key may
  * hold, checking every answer and that the live counters balance with the removal log.
  */
-#include "shard_harness.h"
+#include "extension/tests/shard_harness.h"
 
 #include <optional>
 #include <random>

@@ -3,7 +3,7 @@
  * formatting a block as a shard and the sizes that follow (ring, largest entry, entry size),
  * entries too big for the ring, and wrap-around of the ring with entries of varied sizes.
  */
-#include "shard_harness.h"
+#include "extension/tests/shard_harness.h"
 
 #include <algorithm>
 #include <optional>

@@ -1,11 +1,11 @@
 /*
- * batching_test.cpp — Boost.Test cases of BatchPolicy (resp_server/batching.h): a busy worker
+ * batching_test.cpp — Boost.Test cases of BatchPolicy (resp_server/net/batching.h): a busy worker
  * pauses under the load of many clients, and never when the pause would hold up the requests
  * of few clients, a lone client, a light load, or right after an idle spell.
  */
 #include <boost/test/unit_test.hpp>
 
-#include "batching.h"
+#include "resp_server/net/batching.h"
 
 #include <vector>
 

@@ -8,9 +8,9 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "commands.h"
-#include "fake_data_source.h"
-#include "resp_reader.h"
+#include "resp_server/commands/command_table.h"
+#include "resp_server/tests/fake_data_source.h"
+#include "resp_server/tests/resp_reader.h"
 
 #include <string>
 #include <string_view>

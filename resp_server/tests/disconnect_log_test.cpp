@@ -1,11 +1,11 @@
 /*
- * disconnect_log_test.cpp — Boost.Test cases of DisconnectLog (resp_server/disconnect_log.h):
+ * disconnect_log_test.cpp — Boost.Test cases of DisconnectLog (resp_server/net/disconnect_log.h):
  * one line a second per reason then a count, reasons kept after the caller's text is gone,
  * and a full table that still logs every disconnect.
  */
 #include <boost/test/unit_test.hpp>
 
-#include "disconnect_log.h"
+#include "resp_server/net/disconnect_log.h"
 
 #include <memory>
 #include <string>

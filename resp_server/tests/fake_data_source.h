@@ -5,8 +5,8 @@
  */
 #pragma once
 
-#include "data_source.h"
-#include "reply.h"
+#include "resp_server/commands/data_source.h"
+#include "resp_server/protocol/reply.h"
 
 #include <cstring>
 #include <functional>

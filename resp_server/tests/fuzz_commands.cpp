@@ -1,5 +1,5 @@
 /*
- * fuzz_commands.cpp — libFuzzer target for the command layer (commands.cpp, cmd_*.cpp,
+ * fuzz_commands.cpp — libFuzzer target for the command layer (command_table.cpp, cmd_*.cpp,
  * glob.cpp): the bytes of one connection go through the request parser, the way
  * connection.cpp's process_input drives it, and every request is run by a CommandProcessor over
  * a FakeDataSource. Beyond "no crash, no sanitizer report" (every argument is handed to the
@@ -25,10 +25,10 @@
  * FUZZ_COMMANDS_TRACE=1 ./resp_server/tests/fuzz_commands INPUT prints the replies, for a look
  * at what a seed or a crash input does.
  */
-#include "commands.h"
-#include "fake_data_source.h"
-#include "protocol.h"
-#include "reply.h"
+#include "resp_server/commands/command_table.h"
+#include "resp_server/tests/fake_data_source.h"
+#include "resp_server/protocol/request_parser.h"
+#include "resp_server/protocol/reply.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,5 +1,5 @@
 /*
- * fuzz_parser.cpp — libFuzzer target for the RESP request parser (protocol.cpp).
+ * fuzz_parser.cpp — libFuzzer target for the RESP request parser (request_parser.cpp).
  *
  * Build and run with `make fuzz` (clang, -fsanitize=fuzzer,address,undefined). For each input
  * it checks, beyond "no crash, no out-of-bounds read" (every parse() sees an exact-size heap
@@ -13,8 +13,8 @@
  * The first input byte picks options (authenticated or not, tiny limits so that limit paths
  * are reached with short inputs), the second seeds the piece sizes; the rest is the stream.
  */
-#include "parse_harness.h"
-#include "protocol.h"
+#include "resp_server/tests/parse_harness.h"
+#include "resp_server/protocol/request_parser.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,11 +1,11 @@
 /*
- * glob_test.cpp — Boost.Test cases of Redis's glob (resp_server/glob.cpp), which CONFIG GET
+ * glob_test.cpp — Boost.Test cases of Redis's glob (resp_server/commands/glob.cpp), which CONFIG GET
  * matches parameter names with: every element, case folding, and linear time on hostile
  * patterns.
  */
 #include <boost/test/unit_test.hpp>
 
-#include "commands.h"
+#include "resp_server/commands/command_table.h"
 
 #include <chrono>
 #include <string>

@@ -1,12 +1,12 @@
 /*
  * monitor_test.cpp — Boost.Test cases of the slow log and the latency histograms
- * (resp_server/monitor.cpp): which requests enter the slow log, how their arguments are cut
+ * (resp_server/commands/monitor.cpp): which requests enter the slow log, how their arguments are cut
  * (as Redis cuts them), that passwords never do, its length, and the histogram's buckets.
  */
 #include <boost/test/unit_test.hpp>
 
-#include "commands.h"
-#include "monitor.h"
+#include "resp_server/commands/command_table.h"
+#include "resp_server/commands/monitor.h"
 
 #include <string>
 #include <string_view>

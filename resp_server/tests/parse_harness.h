@@ -5,7 +5,7 @@
  */
 #pragma once
 
-#include "protocol.h"
+#include "resp_server/protocol/request_parser.h"
 
 #include <algorithm>
 #include <cstring>

@@ -3,7 +3,7 @@
  * (CREATE ROLE ... PASSWORD 'pencil' with password_encryption scram-sha-256 and md5), and the
  * checker's thread.
  */
-#include "password_check.h"
+#include "resp_server/auth/password_check.h"
 
 #include <boost/test/unit_test.hpp>
 

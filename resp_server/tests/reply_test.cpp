@@ -1,11 +1,11 @@
 /*
- * reply_test.cpp — Boost.Test cases of the reply encodings (resp_server/reply.cpp), byte for
+ * reply_test.cpp — Boost.Test cases of the reply encodings (resp_server/protocol/reply.cpp), byte for
  * byte in RESP2 and RESP3, and of the output buffer the server writes once per batch.
  */
 #include <boost/test/unit_test.hpp>
 
-#include "reply.h"
-#include "resp_reader.h"
+#include "resp_server/protocol/reply.h"
+#include "resp_server/tests/resp_reader.h"
 
 #include <cmath>
 #include <limits>

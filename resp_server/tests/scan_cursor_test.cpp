@@ -1,11 +1,11 @@
 /*
- * scan_cursor_test.cpp — Boost.Test cases of the SCAN cursor format (resp_server/scan_cursor.h):
+ * scan_cursor_test.cpp — Boost.Test cases of the SCAN cursor format (resp_server/commands/scan_cursor.h):
  * every position comes back from its cursor exactly, the text is digits every client keeps,
  * and a cursor is refused under another secret, role or database, or with any byte changed.
  */
 #include <boost/test/unit_test.hpp>
 
-#include "scan_cursor.h"
+#include "resp_server/commands/scan_cursor.h"
 
 #include <string>
 

@@ -57,7 +57,7 @@ check "a committed DELETE is not" "" "$(cli --raw --scan --pattern 'items:777')"
 raw_case "NOPERM roles: tables without SELECT are skipped, not refused" '*2\r\n$1\r\n0\r\n*0\r\n' \
     "send:AUTH regress_resp_noperm $PW_NOPERM\\r\\n" skip:1 'send:SCAN 0 MATCH items:* COUNT 1000\r\n' read:1
 
-# Cursors carry their position, signed (resp_server/scan_cursor.h), as Redis's do: nothing another
+# Cursors carry their position, signed (resp_server/commands/scan_cursor.h), as Redis's do: nothing another
 # role does makes one invalid, a changed cursor is refused, and no role goes on with another's walk.
 first=$(cli --raw SCAN 0 COUNT 3)
 cursor=$(printf '%s\n' "$first" | head -n 1)

@@ -398,7 +398,7 @@ for (const { name, connect } of CLIENTS) {
         assert.ok(Array.isArray(reply) && reply.length === 2, `SCAN answered ${JSON.stringify(reply)}`);
         cursor = String(reply[0]);
         assert.match(cursor, /^(0|[1-9][0-9]*)$/, `cursor ${cursor}`);
-        // the position and its signature (resp_server/scan_cursor.h): longer than 64 bits,
+        // the position and its signature (resp_server/commands/scan_cursor.h): longer than 64 bits,
         // below the 4300 digits Python's int() takes
         assert.ok(cursor === '0' || (cursor.length >= 66 && cursor.length <= 666), `cursor of ${cursor.length} digits`);
         assert.ok(reply[1].length <= 5, `${reply[1].length} keys with COUNT 5`);

@@ -1,0 +1,77 @@
+/*
+ * logins.h — RESP logins as strict as a PostgreSQL login to the RESP database from the same
+ * address: the pg_hba.conf line that applies (reject, trust, password, md5, scram-sha-256;
+ * other methods are refused with a clear error), the role's LOGIN and VALID UNTIL, and its
+ * CONNECTION LIMIT, counting PostgreSQL backends and RESP sessions of the role together.
+ *
+ * Password checks run on a thread of their own (password_check.h), so the event loop keeps
+ * serving other connections; they cost the same whether the role exists or not. After a
+ * failure, the next attempt of that connection waits (50 ms, doubling to 5 s), and a client
+ * address with more than 20 failures in 10 s waits 50 ms more for each further one (up to 5 s).
+ * Successful checks are remembered (as keyed digests, never the password) until the role's
+ * stored password changes. Failed logins are logged as PostgreSQL logs them (with the address
+ * and the pg_hba.conf line), those of an address past the back-off's 20 failures not; with
+ * log_connections, successful ones too.
+ */
+#pragma once
+
+#include "extension/pg.h"
+
+#include "resp_server/commands/data_source.h"
+#include "resp_server/auth/hba.h"
+#include "resp_server/auth/password_check.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace local_cache::resp {
+
+class Authenticator {
+public:
+	Authenticator();
+	~Authenticator();
+
+	/* Reads pg_hba.conf again (at start and on SIGHUP). */
+	void load_rules();
+
+	/* AUTH <user> <password> of a connection. Pending: ask again later with the same
+	 * credentials (the connection's request waits, the loop goes on). */
+	AuthResult login(const Session &session, std::string_view user, std::string_view password);
+
+	/* The role an unauthenticated connection acts as (local_cache.resp_role): granted unless
+	 * pg_hba.conf rejects it from the client's address or its connection limit is reached. */
+	AuthResult default_login(const Session &session, const char *role_name);
+
+	/* The connection closed: its check is dropped and its session no longer counts. */
+	void session_ended(const Session &session);
+
+private:
+	struct Pending;
+	struct Failures {
+		uint32_t count = 0;
+		int64_t last_ms = 0;
+		uint32_t unlogged = 0; /* failures of a source past kSourceFailuresAllowed, not logged */
+	};
+
+	AuthResult finish(const Session &session, Pending &pending, bool password_ok);
+	AuthResult grant(const Session &session, const Pending &pending);
+	/* Counts a failed login for the back-off; whether to log it (false past the per-address
+	 * limit, where the log says once that the next ones are not logged). */
+	bool note_failure(const Session &session);
+	int64_t backoff_until(const Session &session) const;
+	std::string digest(std::string_view a, std::string_view b, std::string_view c) const;
+
+	HbaRules rules_;
+	PasswordChecker checker_;
+	std::unordered_map<uint64_t, std::unique_ptr<Pending>> pending_;
+	std::unordered_map<uint64_t, Failures> session_failures_;
+	std::unordered_map<std::string, Failures> source_failures_;
+	std::unordered_set<std::string> verified_;
+	uint64_t next_ticket_ = 1;
+	unsigned char key_[32];
+};
+
+} // namespace local_cache::resp

@@ -1,0 +1,125 @@
+/*
+ * command_table.h — the command table (one row per command, Redis module style: name, arity,
+ * flags, key positions, docs, handler) and the CommandProcessor that runs one parsed request
+ * against it. No PostgreSQL header: data comes through DataSource (data_source.h).
+ *
+ * CommandProcessor::execute checks, in Redis's order: unknown command or subcommand, arity,
+ * authentication (NOAUTH unless the row is flagged no_auth), then inside MULTI queues the
+ * request (refusing unsupported writes at once, which makes EXEC fail as Redis does), else
+ * runs the row's handler, timed for SLOWLOG and LATENCY (monitor.h). Each request
+ * appends exactly one reply to the output buffer, except one that finds a table locked while
+ * it may still wait (Session::retry_later): it appends nothing and is run again later.
+ */
+#pragma once
+
+#include "resp_server/commands/data_source.h"
+#include "resp_server/commands/monitor.h"
+#include "resp_server/protocol/request_parser.h"
+#include "resp_server/protocol/reply.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace local_cache::resp {
+
+/* The version HELLO and INFO report: the Redis release whose protocol and commands we follow. */
+constexpr std::string_view kRedisCompatibleVersion = "7.2.0";
+
+/* Why the write commands that have no meaning for rows (INCR, EXPIRE, LPUSH ...) fail. */
+constexpr std::string_view kUnsupportedWriteError =
+	"not supported by local_cache: write rows with SET, MSET, DEL, HSET, HDEL, HINCRBY or SQL";
+
+enum CommandFlag : uint32_t {
+	CMD_WRITE = 1u << 0,    /* modifies data */
+	CMD_READONLY = 1u << 1, /* reads keys */
+	CMD_FAST = 1u << 2,     /* O(1) or O(log N) */
+	CMD_NO_AUTH = 1u << 3,  /* allowed before authentication */
+	CMD_LOADING = 1u << 4,  /* allowed while loading (always true for us; reported for clients) */
+	CMD_STALE = 1u << 5,    /* allowed on a stale replica (likewise) */
+	CMD_ADMIN = 1u << 6,    /* administrative */
+	CMD_NOT_QUEUED = 1u << 7, /* runs at once inside MULTI too (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET) */
+	CMD_UNSUPPORTED = 1u << 8, /* a Redis write with no meaning for rows: always refused */
+};
+
+struct CommandContext;
+using CommandHandler = void (*)(CommandContext &context);
+
+struct CommandSpec {
+	/* Lowercase; "container|sub" for a subcommand, as Redis's fullname. */
+	std::string_view full_name;
+	/* Redis convention, counting the command name (and the subcommand's): n > 0 exactly n
+	 * arguments, n < 0 at least -n. */
+	int arity;
+	uint32_t flags;
+	/* Key positions for COMMAND INFO and cluster-aware clients: last_key -1 = the last
+	 * argument; all zero when the command takes no key. */
+	int first_key;
+	int last_key;
+	int key_step;
+	/* COMMAND DOCS */
+	std::string_view group;
+	std::string_view since;
+	std::string_view summary;
+	std::string_view complexity;
+	/* Runs the command; for a container (CLIENT, CONFIG, COMMAND), runs it without a
+	 * subcommand, or is nullptr when arity forbids that. */
+	CommandHandler handler;
+	const CommandSpec *subcommands;
+	size_t subcommand_count;
+
+	/* The name without the container's: "setname" for "client|setname". */
+	std::string_view name() const
+	{
+		size_t bar = full_name.find('|');
+		return bar == std::string_view::npos ? full_name : full_name.substr(bar + 1);
+	}
+	bool is_container() const { return subcommand_count > 0; }
+};
+
+/* Every top-level row, in table order. */
+struct CommandTable {
+	const CommandSpec *rows;
+	size_t count;
+	const CommandSpec *begin() const { return rows; }
+	const CommandSpec *end() const { return rows + count; }
+};
+CommandTable command_table();
+
+/* Case-insensitive lookups without allocation; nullptr when unknown. */
+const CommandSpec *find_command(std::string_view name);
+const CommandSpec *find_subcommand(const CommandSpec &container, std::string_view name);
+
+/* Redis's glob (stringmatchlen): * ? [abc] [^a-z] and \ escapes; linear time, no recursion. */
+bool glob_match(std::string_view pattern, std::string_view text, bool ignore_case);
+
+/* Runs requests for the connections of one worker (one loop thread): holds the DataSource and
+ * scratch buffers reused from request to request, so the hit path does not allocate. */
+class CommandProcessor {
+public:
+	explicit CommandProcessor(DataSource &data);
+	~CommandProcessor();
+	CommandProcessor(const CommandProcessor &) = delete;
+	CommandProcessor &operator=(const CommandProcessor &) = delete;
+
+	/* Appends the reply to `request` to `out`, in session.protocol (which HELLO may change).
+	 * May set session.close_after_reply (QUIT). */
+	void execute(const Request &request, Session &session, ReplyBuffer &out);
+
+	/* The worker's connections, for CLIENT LIST and KILL; without it they see only the caller. */
+	void set_client_directory(ClientDirectory *clients) { clients_ = clients; }
+
+	/* SLOWLOG's threshold and length (the worker passes its settings at start and reload). */
+	void configure_slowlog(const SlowlogSettings &settings) { monitor_.configure(settings); }
+
+	struct Scratch;
+
+private:
+	DataSource &data_;
+	ClientDirectory *clients_ = nullptr;
+	CommandMonitor monitor_;
+	std::unique_ptr<Scratch> scratch_;
+};
+
+} // namespace local_cache::resp

@@ -1,0 +1,98 @@
+/*
+ * monitor.h — what SLOWLOG and LATENCY report about the requests one worker ran: the slow log
+ * (the newest local_cache.resp_slowlog_max_len requests that took at least
+ * local_cache.resp_slowlog_log_slower_than microseconds, arguments cut as Redis cuts them), the
+ * latency monitor's "command" event (the latest and the longest of those requests) and a latency
+ * histogram per command. CommandProcessor::execute feeds it; the SLOWLOG and LATENCY handlers
+ * (server_commands.cpp) read it. Each worker keeps its own, as each keeps its own connections. No
+ * PostgreSQL header.
+ */
+#pragma once
+
+#include "resp_server/commands/data_source.h"
+#include "resp_server/protocol/request_parser.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace local_cache::resp {
+
+struct CommandSpec;
+
+struct SlowlogSettings {
+	int64_t log_slower_than_us = 10000; /* < 0: log nothing; 0: every request */
+	size_t max_length = 128;
+};
+
+/* One slow request, as SLOWLOG GET reports it. */
+struct SlowlogEntry {
+	uint64_t id = 0;
+	int64_t timestamp_seconds = 0; /* when it started, Unix time */
+	int64_t duration_us = 0;
+	std::vector<std::string> arguments; /* cut: see CommandMonitor::kMaxArguments */
+	std::string peer_address;
+	std::string client_name;
+	/* The role it ran as; none before authentication. Other roles' entries are shown only to
+	 * those who may read every role's statistics (DataSource::reads_all_stats). */
+	std::optional<uint64_t> role_id;
+};
+
+/* Histogram bucket i counts requests of at most 2^i microseconds (the last: all longer). */
+constexpr size_t kLatencyBuckets = 36;
+
+struct CommandHistogram {
+	uint64_t calls = 0;
+	std::array<uint64_t, kLatencyBuckets> counts{};
+};
+
+/* LATENCY LATEST's row for the event "command". */
+struct LatencyEvent {
+	int64_t latest_seconds = 0;
+	int64_t latest_ms = 0;
+	int64_t max_ms = 0;
+};
+
+class CommandMonitor {
+public:
+	/* Redis's limits on what an entry keeps (SLOWLOG_ENTRY_MAX_ARGC, SLOWLOG_ENTRY_MAX_STRING):
+	 * past 32 arguments the 32nd says how many more there were; past 128 bytes an argument ends
+	 * with how many more bytes it had. */
+	static constexpr size_t kMaxArguments = 32;
+	static constexpr size_t kMaxArgumentBytes = 128;
+	static constexpr size_t kBuckets = kLatencyBuckets;
+	using Histogram = CommandHistogram;
+
+	void configure(const SlowlogSettings &settings);
+	const SlowlogSettings &settings() const { return settings_; } /* CONFIG GET slowlog-* */
+
+	/* A request ran `command` (not queued, not to be run again): it started at `started_us`
+	 * (Unix time) and took `duration_us`. The arguments of AUTH and HELLO are never kept. */
+	void record(const CommandSpec &command, const Request &request, const Session &session,
+				int64_t started_us, int64_t duration_us);
+
+	const std::deque<SlowlogEntry> &slowlog() const { return slowlog_; } /* newest first */
+	void reset_slowlog() { slowlog_.clear(); }
+
+	/* nullptr: the command never ran here. */
+	const Histogram *histogram(const CommandSpec &command) const;
+	const std::optional<LatencyEvent> &command_event() const { return command_event_; }
+	void reset_latency() { command_event_.reset(); }
+
+private:
+	void log_slow(const CommandSpec &command, const Request &request, const Session &session,
+				  int64_t started_us, int64_t duration_us);
+
+	SlowlogSettings settings_;
+	std::deque<SlowlogEntry> slowlog_;
+	uint64_t next_id_ = 0;
+	std::unordered_map<const CommandSpec *, Histogram> histograms_;
+	std::optional<LatencyEvent> command_event_;
+};
+
+} // namespace local_cache::resp

@@ -1,0 +1,425 @@
+/*
+ * connection.cpp — one RESP connection: reading into its input buffer, running every complete
+ * request in order, writing the replies, and closing.
+ *
+ * The replies of one read go out in one write (a pipeline gets one write per batch), tried at
+ * once and handed to uv_write only for what the socket did not take; replies produced while
+ * such a write is in flight wait in a second buffer. A request whose table
+ * another transaction has locked is not answered yet: the connection stops there and the
+ * request runs again from the worker's retry timer, until it gets the lock or has waited
+ * local_cache.resp_lock_timeout (then -BUSY). Meanwhile the worker serves its other
+ * connections, and this one keeps its replies in request order.
+ */
+#include "extension/pg.h"
+
+#include "resp_server/protocol/buffers.h"
+#include "resp_server/net/server.h"
+#include "resp_server/pg/settings.h"
+#include "resp_server/shared_state.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <new>
+#include <string>
+
+namespace local_cache::resp {
+
+namespace {
+
+constexpr size_t READ_CHUNK = 16 * 1024;
+/* How often a request waiting for a locked table tries again. */
+constexpr uint64_t LOCK_RETRY_MS = 5;
+
+void on_closed(uv_handle_t *handle) noexcept
+{
+	delete static_cast<Connection *>(handle->data);
+}
+
+void flush(Connection *c);
+
+/* Keeps Server::client_memory the sum of every connection's buffer capacity. */
+void account(Connection *c)
+{
+	size_t now = c->input.capacity() + c->pending.capacity() + c->writing.capacity() + c->session.kept_memory();
+	c->server->client_memory = c->server->client_memory - c->accounted_memory + now;
+	c->accounted_memory = now;
+}
+
+size_t client_memory_limit()
+{
+	return size_t(local_cache_resp_client_memory) * 1024;
+}
+
+/*
+ * Redis's client eviction (maxmemory-clients): while the worker's connections together would
+ * hold more than local_cache.resp_client_memory once c grows by `growth` bytes, the biggest
+ * connection is closed, again and again; c only when it is itself the biggest. So a client
+ * holding much (a long MULTI queue, unread replies) is what goes, never another client's
+ * ordinary request that happens to cross the line. False: c was closed.
+ */
+bool make_room(Connection *c, size_t growth)
+{
+	Server *server = c->server;
+	while (server->client_memory + growth > client_memory_limit()) {
+		Connection *biggest = c;
+		size_t biggest_memory = c->accounted_memory + growth;
+		for (Connection *other = server->connections; other != nullptr; other = other->next) {
+			if (other->accounted_memory > biggest_memory) {
+				biggest = other;
+				biggest_memory = other->accounted_memory;
+			}
+		}
+		if (biggest == c) {
+			disconnect(c, "client buffers exceed local_cache.resp_client_memory");
+			return false;
+		}
+		disconnect(biggest, "evicted, the biggest client while client buffers exceed local_cache.resp_client_memory");
+	}
+	return true;
+}
+
+void on_written(uv_write_t *request, int status) noexcept
+{
+	Connection *c = static_cast<Connection *>(request->data);
+	guarded(c, [&] {
+		c->write_in_flight = false;
+		c->writing.clear();
+		if (c->writing.capacity() > kKeptBufferBytes) {
+			c->writing.release();
+			account(c);
+		}
+		if (c->closing)
+			return;
+		if (status < 0) {
+			close_connection(c);
+			return;
+		}
+		flush(c);
+	});
+}
+
+/*
+ * Sends the pending replies in one write; closes when the client asked to. The write is tried
+ * here first: the replies of a read nearly always fit the socket buffer, and a uv_write that
+ * completes at once still costs an epoll_ctl per reply (libuv re-arms the watcher when it
+ * reports the completion). Only what the socket does not take now goes to uv_write.
+ */
+void flush(Connection *c)
+{
+	if (c->closing || c->write_in_flight)
+		return;
+	if (!c->pending.empty()) {
+		uv_stream_t *stream = reinterpret_cast<uv_stream_t *>(&c->handle);
+		uv_buf_t buffer = uv_buf_init(const_cast<char *>(c->pending.data()), unsigned(c->pending.size()));
+		int written = uv_try_write(stream, &buffer, 1);
+		if (written < 0 && written != UV_EAGAIN) {
+			close_connection(c);
+			return;
+		}
+		size_t done = written > 0 ? size_t(written) : 0;
+		if (done < c->pending.size()) {
+			c->writing.swap(c->pending);
+			buffer = uv_buf_init(const_cast<char *>(c->writing.data()) + done, unsigned(c->writing.size() - done));
+			c->write_request.data = c;
+			if (uv_write(&c->write_request, stream, &buffer, 1, on_written) < 0) {
+				close_connection(c);
+				return;
+			}
+			c->write_in_flight = true;
+			return;
+		}
+		c->pending.clear();
+		if (c->pending.capacity() > kKeptBufferBytes) {
+			c->pending.release();
+			account(c);
+		}
+	}
+	if (c->session.close_after_reply)
+		close_connection(c);
+}
+
+/*
+ * Room for the next read. The buffer grows with the bytes that have arrived, never with what a
+ * request declares: for a large bulk argument it at most doubles what the connection has sent
+ * so far, so a client that announces 64 MB and sends 25 bytes costs 16 kB. All connections of
+ * the worker together stay within local_cache.resp_client_memory.
+ */
+void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer) noexcept
+{
+	Connection *c = static_cast<Connection *>(handle->data);
+	*buffer = uv_buf_init(nullptr, 0); /* libuv answers UV_ENOBUFS to on_read: the client is closed */
+	guarded(c, [&] {
+		if (c->input_start == c->input_end) {
+			c->input_start = c->input_end = 0;
+		} else if (c->input_start > 0 && c->input.size() - c->input_end < READ_CHUNK) {
+			memmove(c->input.data(), c->input.data() + c->input_start, c->input_end - c->input_start);
+			c->input_end -= c->input_start;
+			c->input_start = 0;
+		}
+		if (c->input.size() - c->input_end < READ_CHUNK) {
+			size_t wanted = c->input_end + READ_CHUNK;
+			size_t needed = c->parser.bytes_needed();
+			if (needed > READ_CHUNK)
+				wanted = c->input_end + std::min(needed, std::max(READ_CHUNK, c->input_end));
+			if (!make_room(c, wanted - c->input.size()))
+				return;
+			c->input.resize(wanted);
+			account(c);
+		}
+		*buffer = uv_buf_init(c->input.data() + c->input_end, unsigned(c->input.size() - c->input_end));
+	});
+}
+
+/* The connection's next request waits for a lock: retry it from the server's timer. */
+void block(Connection *c)
+{
+	Server *server = c->server;
+	if (c->blocked_since_ms == 0) {
+		c->blocked_since_ms = now_ms();
+		server->blocked.push_back(c);
+	}
+	if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&server->retry_timer)))
+		uv_timer_start(&server->retry_timer, [](uv_timer_t *timer) noexcept {
+			guarded(nullptr, [&] { retry_blocked(static_cast<Server *>(timer->data)); });
+		}, LOCK_RETRY_MS, LOCK_RETRY_MS);
+}
+
+void unblock(Connection *c)
+{
+	std::vector<Connection *> &blocked = c->server->blocked;
+	blocked.erase(std::remove(blocked.begin(), blocked.end(), c), blocked.end());
+	c->blocked_since_ms = 0;
+}
+
+bool lock_wait_expired(const Connection *c)
+{
+	return local_cache_resp_lock_timeout == 0 ||
+		(c->blocked_since_ms != 0 && now_ms() - c->blocked_since_ms >= local_cache_resp_lock_timeout);
+}
+
+/* Parses and executes every complete request read so far, then writes the replies. */
+void process_input(Connection *c)
+{
+	Server *server = c->server;
+	while (!c->closing && !c->session.close_after_reply) {
+		c->parser.set_authenticated(c->session.authenticated());
+		ParseResult result = c->parser.parse(c->input.data() + c->input_start, c->input_end - c->input_start);
+		if (result.status == ParseStatus::Request) {
+			c->session.last_request_at_ms = c->last_active_ms;
+			c->session.lock_wait_expired = lock_wait_expired(c);
+			server->processor->execute(result.request, c->session, c->pending);
+			if (c->session.retry_later) {
+				block(c);
+				break;
+			}
+			/* Queued requests are input not run yet: bounded as the unprocessed input is. */
+			if (c->session.multi.queued_bytes() > size_t(local_cache_resp_max_request_size)) {
+				disconnect(c, "queued MULTI requests exceed local_cache.resp_max_request_size");
+				return;
+			}
+			if (c->blocked_since_ms != 0)
+				unblock(c);
+			count(&server->counters->total_commands_processed, 1);
+			c->input_start += result.consumed;
+			/* After every reply, not once per read: a pipeline read in one go must not pile up
+			 * replies far beyond the limit before the check below closes the connection. */
+			if (c->pending.size() + c->writing.size() > size_t(local_cache_resp_output_buffer_limit))
+				break;
+		} else if (result.status == ParseStatus::NeedMore) {
+			c->input_start += result.consumed;
+			if (c->parser.query_buffer_exceeded(c->input_end - c->input_start)) {
+				disconnect(c, "query buffer limit exceeded");
+				return;
+			}
+			break;
+		} else {
+			ReplyWriter(c->pending, c->session.protocol).error(c->parser.error());
+			c->session.close_after_reply = true;
+		}
+	}
+	if (c->pending.size() + c->writing.size() > size_t(local_cache_resp_output_buffer_limit)) {
+		disconnect(c, "output buffer limit exceeded");
+		return;
+	}
+	if (c->input_start == c->input_end && c->input.capacity() > kKeptBufferBytes) {
+		std::vector<char>().swap(c->input);
+		c->input_start = c->input_end = 0;
+	}
+	account(c);
+	if (!make_room(c, 0))
+		return;
+	if (c->session.close_after_reply)
+		uv_read_stop(reinterpret_cast<uv_stream_t *>(&c->handle));
+	flush(c);
+}
+
+void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *) noexcept
+{
+	Connection *c = static_cast<Connection *>(stream->data);
+	guarded(c, [&] {
+		if (nread < 0) {
+			close_connection(c);
+			return;
+		}
+		if (nread == 0)
+			return;
+		c->input_end += size_t(nread);
+		c->last_active_ms = now_ms();
+		c->server->batching.count_read(uv_now(&c->server->loop), &c->read_in_ms);
+		process_input(c);
+	});
+}
+
+std::string address_text(const sockaddr_storage &address)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+	if (address.ss_family == AF_INET) {
+		const sockaddr_in *in = reinterpret_cast<const sockaddr_in *>(&address);
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+	} else if (address.ss_family == AF_INET6) {
+		const sockaddr_in6 *in = reinterpret_cast<const sockaddr_in6 *>(&address);
+		inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof(host));
+		port = ntohs(in->sin6_port);
+	}
+	return std::string(host) + ":" + std::to_string(port);
+}
+
+/* Identity of the accepted connection, for CLIENT INFO / LIST and log lines. */
+void describe_session(Connection *c)
+{
+	Server *server = c->server;
+	c->last_active_ms = now_ms();
+	c->session.id = (uint64_t(server->worker_number) << 40) | ++server->next_client_number;
+	c->session.connected_at_ms = c->last_active_ms;
+	sockaddr_storage address;
+	int length = sizeof(address);
+	if (uv_tcp_getpeername(&c->handle, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+		c->session.peer_address = address_text(address);
+	length = sizeof(address);
+	if (uv_tcp_getsockname(&c->handle, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+		c->session.local_address = address_text(address);
+	uv_fileno(reinterpret_cast<uv_handle_t *>(&c->handle), &c->session.fd);
+	/* After the address: pg_hba.conf decides by it. */
+	c->session.role = server->data->default_role(c->session);
+}
+
+} // namespace
+
+void log_callback_failure(Connection *c, const char *what) noexcept
+{
+	if (c == nullptr) {
+		ereport(LOG, (errmsg("local_cache RESP: %s", what)));
+		return;
+	}
+	disconnect(c, what);
+}
+
+void disconnect(Connection *c, const char *reason) noexcept
+{
+	DisconnectLog::Decision decision = c->server->disconnect_log.note(reason, now_ms());
+	if (decision.log && decision.left_out > 0)
+		ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s (and %llu more in the last second)",
+							 c->session.peer_address.c_str(), reason, (unsigned long long) decision.left_out)));
+	else if (decision.log)
+		ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s", c->session.peer_address.c_str(), reason)));
+	close_connection(c);
+}
+
+void log_left_out_disconnects(Server *server)
+{
+	server->disconnect_log.flush(now_ms(), [](const char *reason, uint64_t left_out) {
+		ereport(LOG, (errmsg("local_cache RESP: closed %llu more clients in the last second: %s",
+							 (unsigned long long) left_out, reason)));
+	});
+}
+
+void accept_connection(Server *server, uv_stream_t *listener)
+{
+	ParserLimits limits;
+	limits.max_bulk_length = local_cache_resp_max_request_size;
+	limits.max_query_buffer = size_t(local_cache_resp_max_request_size);
+	Connection *c = new (std::nothrow) Connection(server, limits);
+	if (c == nullptr) {
+		refuse(server, listener);
+		return;
+	}
+	uv_tcp_init(&server->loop, &c->handle);
+	c->handle.data = c;
+	c->next = server->connections;
+	if (c->next != nullptr)
+		c->next->prev = c;
+	server->connections = c;
+	server->connections_here++;
+	count(&server->counters->connected_clients, 1);
+	count(&server->counters->total_connections_received, 1);
+	if (uv_accept(listener, reinterpret_cast<uv_stream_t *>(&c->handle)) != 0) {
+		close_connection(c);
+		return;
+	}
+	uv_tcp_nodelay(&c->handle, 1);
+	guarded(c, [&] {
+		describe_session(c);
+		uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), on_alloc, on_read);
+	});
+}
+
+void close_connection(Connection *c)
+{
+	if (c->closing)
+		return;
+	c->closing = true;
+	Server *server = c->server;
+	if (c->prev != nullptr)
+		c->prev->next = c->next;
+	else
+		server->connections = c->next;
+	if (c->next != nullptr)
+		c->next->prev = c->prev;
+	if (c->blocked_since_ms != 0)
+		unblock(c);
+	server->connections_here--;
+	count(&server->counters->connected_clients, -1);
+	server->data->session_ended(c->session);
+	server->client_memory -= c->accounted_memory;
+	c->accounted_memory = 0;
+	uv_close(reinterpret_cast<uv_handle_t *>(&c->handle), on_closed);
+}
+
+void retry_blocked(Server *server)
+{
+	std::vector<Connection *> waiting;
+	waiting.swap(server->blocked);
+	for (Connection *c : waiting)
+		if (!c->closing)
+			guarded(c, [&] { process_input(c); });
+	/* Connections closed meanwhile are still allocated: they go in their close callback. A
+	 * connection that ran a request and blocked on the next one is listed already. */
+	for (Connection *c : waiting)
+		if (!c->closing && c->blocked_since_ms != 0 &&
+			std::find(server->blocked.begin(), server->blocked.end(), c) == server->blocked.end())
+			server->blocked.push_back(c);
+	if (server->blocked.empty())
+		uv_timer_stop(&server->retry_timer);
+}
+
+void WorkerClients::each_session(const std::function<void(const Session &)> &visit)
+{
+	for (Connection *c = server_->connections; c != nullptr; c = c->next)
+		visit(c->session);
+}
+
+void WorkerClients::close_session(uint64_t id)
+{
+	for (Connection *c = server_->connections; c != nullptr; c = c->next) {
+		if (c->session.id == id) {
+			close_connection(c);
+			return;
+		}
+	}
+}
+
+} // namespace local_cache::resp

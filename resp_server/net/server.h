@@ -1,0 +1,132 @@
+/*
+ * server.h — one RESP worker's event layer, shared by its three files:
+ *
+ *   worker.cpp      the worker's main: signals, interrupts, the loop and its timers
+ *   listener.cpp    the listening sockets; accepting and refusing connections
+ *   connection.cpp  one connection: reading, running requests, writing, closing
+ *
+ * Everything runs on the worker's one thread, inside one libuv loop; PostgreSQL is only called
+ * from there. A Connection is owned by its libuv handle: created when the connection is
+ * accepted, deleted only in the handle's close callback (libuv may use the handle until then),
+ * and reachable meanwhile from the server's list. Every libuv callback is noexcept and runs its
+ * body through guarded(), so no C++ exception crosses libuv's C frames.
+ */
+#pragma once
+
+#include "resp_server/net/batching.h"
+#include "resp_server/commands/command_table.h"
+#include "resp_server/net/disconnect_log.h"
+#include "resp_server/pg/pg_data_source.h"
+#include "resp_server/protocol/request_parser.h"
+#include "resp_server/protocol/reply.h"
+#include "resp_server/shared_state.h"
+
+#include <uv.h>
+
+#include <cstdint>
+#include <exception>
+#include <vector>
+
+namespace local_cache::resp {
+
+struct Server;
+
+struct Connection {
+	uv_tcp_t handle; /* handle.data points back here */
+	Server *server;
+	Session session;
+	RequestParser parser;
+	std::vector<char> input;
+	size_t input_start = 0; /* first byte not yet consumed */
+	size_t input_end = 0;   /* end of the bytes read */
+	ReplyBuffer pending;    /* replies not yet handed to libuv */
+	ReplyBuffer writing;    /* replies being written; kept until the write completes */
+	uv_write_t write_request;
+	bool write_in_flight = false;
+	bool closing = false;
+	int64_t last_active_ms = 0;
+	/* Capacity of input, pending, writing and what MULTI/WATCH keep, as last added to
+	 * Server::client_memory. */
+	size_t accounted_memory = 0;
+	/* When the request at input_start first found its table locked; 0: it did not. */
+	int64_t blocked_since_ms = 0;
+	uint64_t read_in_ms = BatchPolicy::kNever; /* for Server::batching */
+	Connection *prev = nullptr;
+	Connection *next = nullptr;
+
+	Connection(Server *owner, const ParserLimits &limits) : server(owner), parser(limits) {}
+};
+
+struct Server {
+	int worker_number;
+	uv_loop_t loop;
+	std::vector<uv_tcp_t *> listeners;
+	uv_timer_t timer;        /* housekeeping, every second */
+	uv_timer_t retry_timer;  /* runs while a request waits for a locked table */
+	uv_prepare_t interrupts; /* before the loop blocks: interrupts, barriers, reloads */
+	uv_check_t batch_pause;  /* after each loop turn: local_cache.resp_batch_delay */
+	BatchPolicy batching;
+	uv_poll_t postmaster_watch;
+	Connection *connections = nullptr;
+	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */
+	WorkerCounters *counters = nullptr; /* this worker's, in shared memory (shared_state.h) */
+	size_t connections_here = 0;
+	/* The most connections this worker can hold: its open files limit less PostgreSQL's files. */
+	size_t max_connections_here = 0;
+	/* Sum of every connection's buffer capacity, bounded by local_cache.resp_client_memory. */
+	size_t client_memory = 0;
+	DisconnectLog disconnect_log; /* rate-limits the "closing client" lines */
+	PgDataSource *data = nullptr;
+	CommandProcessor *processor = nullptr;
+	uint64_t next_client_number = 0;
+	int64_t next_bind_attempt_ms = 0;
+	bool shutting_down = false;
+};
+
+int64_t now_ms();
+
+/* Runs a libuv callback's body; a C++ exception is logged and closes the connection it
+ * concerns (nullptr: none), never escapes. */
+void log_callback_failure(Connection *c, const char *what) noexcept;
+template <typename Body> void guarded(Connection *c, Body &&body) noexcept
+{
+	try {
+		body();
+	} catch (const std::exception &e) {
+		log_callback_failure(c, e.what());
+	} catch (...) {
+		log_callback_failure(c, "unknown C++ exception");
+	}
+}
+
+/* listener.cpp */
+void start_listening(Server *server);
+void stop_listening(Server *server);
+/* Accepts the offered connection only to answer -ERR max number of clients reached. */
+void refuse(Server *server, uv_stream_t *listener);
+
+/* Closes a connection for a reason worth a log line; the lines are rate-limited. `reason` is
+ * only read during the call. */
+void disconnect(Connection *c, const char *reason) noexcept;
+/* From the worker's timer: the disconnects the rate limit left out, as one line per reason. */
+void log_left_out_disconnects(Server *server);
+
+/* connection.cpp */
+/* Accepts the offered connection; the caller has counted it in clients_add(). */
+void accept_connection(Server *server, uv_stream_t *listener);
+void close_connection(Connection *c);
+/* Runs the requests of blocked connections again (retry_timer). */
+void retry_blocked(Server *server);
+
+/* The worker's connections as CLIENT LIST and CLIENT KILL see them. */
+class WorkerClients final : public ClientDirectory {
+public:
+	explicit WorkerClients(Server *server) : server_(server) {}
+	void each_session(const std::function<void(const Session &)> &visit) override;
+	void close_session(uint64_t id) override;
+
+private:
+	Server *server_;
+};
+
+} // namespace local_cache::resp

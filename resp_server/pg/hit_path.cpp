@@ -1,0 +1,274 @@
+/*
+ * hit_path.cpp — cache hits without a transaction (hit_path.h): what earlier transactions
+ * learned, trusted while the catalog epoch they learned it at is current.
+ */
+#include "resp_server/pg/hit_path.h"
+
+#include "extension/settings.h"
+#include "resp_server/pg/settings.h"
+#include "resp_server/pg/transaction.h"
+
+extern "C" {
+#include "access/xlog.h"
+#include "miscadmin.h"
+}
+
+#include <cstdlib>
+#include <optional>
+
+namespace local_cache::resp {
+
+namespace {
+
+/* The catalog epoch at which the last transaction confirmed the prefix map and `readers`. */
+uint64 learned_epoch = 0;
+
+/* Tables a role was found to be allowed to read (relinfo_open passed) at learned_epoch. */
+struct Reader {
+	Oid relid;
+	Oid role;
+};
+constexpr int kMaxReaders = 256;
+Reader readers[kMaxReaders];
+int nreaders = 0;
+int next_reader = 0; /* the slot a new reader replaces when all are taken */
+
+bool known_reader(Oid relid, Oid role)
+{
+	for (int r = 0; r < nreaders; r++)
+		if (readers[r].relid == relid && readers[r].role == role)
+			return true;
+	return false;
+}
+
+/* Where hits are copied: memcpy only under the shard lock, so nothing there can fail. Grown
+ * between attempts; given back when it grew past a megabyte. */
+char *hit_bytes = nullptr;
+size_t hit_capacity = 0;
+
+/* Where a key's bytes are made from its text (key_from_text), before its lookup. */
+char *key_buffer = nullptr;
+size_t key_buffer_capacity = 0;
+
+/* The key's bytes in the table, made in key_buffer; false when `id` names no key of it. */
+bool key_bytes_for(const RelInfo *info, std::string_view id, KeyBytes *out, bool *out_of_memory)
+{
+	size_t needed = key_bytes_bound(id.size());
+	if (needed > key_buffer_capacity) {
+		char *grown = static_cast<char *>(realloc(key_buffer, needed));
+		if (grown == nullptr) {
+			*out_of_memory = true;
+			return false;
+		}
+		key_buffer = grown;
+		key_buffer_capacity = needed;
+	}
+	return key_from_text(info->key.shape, id, key_buffer, out);
+}
+
+} // namespace
+
+/* After a transaction begun at catalog epoch `epoch` read relids[0..count) as `role`. */
+void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count)
+{
+	if (epoch != learned_epoch) {
+		nreaders = 0;
+		learned_epoch = epoch;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (!OidIsValid(relids[i]))
+			continue;
+		bool known = false;
+		for (int r = 0; r < nreaders && !known; r++)
+			known = readers[r].relid == relids[i] && readers[r].role == role;
+		if (known)
+			continue;
+		if (nreaders < kMaxReaders) {
+			readers[nreaders++] = {relids[i], role};
+		} else {
+			readers[next_reader] = {relids[i], role};
+			next_reader = (next_reader + 1) % kMaxReaders;
+		}
+	}
+}
+
+namespace {
+
+enum class HitsOutcome { AllHits, ShortOfRoom, NotAllHits };
+
+/*
+ * What both hit paths share: the checks that let a key be answered without a transaction, and
+ * the lookups. key_at(i) gives key i (nullopt: it does not parse, a nil); out.row(i, json) and
+ * out.nil(i) receive the answers in key order — row() under the shard lock, where it may only
+ * copy into room it already has, returning false when it has not (ShortOfRoom: the caller makes
+ * room and runs it again). tables[i] receives the key's table, negative[i] whether it is a
+ * negative hit, for count_hits.
+ */
+template <typename KeyAt, typename Out>
+HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, TableSlotRef *tables, bool *negative)
+{
+	if (batch.active || !local_cache_enabled || RecoveryInProgress() || !prefixes_valid ||
+		learned_epoch != store_catalog_epoch())
+		return HitsOutcome::NotAllHits;
+	if (key_buffer_capacity > (size_t(1) << 20)) {
+		free(key_buffer);
+		key_buffer = nullptr;
+		key_buffer_capacity = 0;
+	}
+	TableSlotRef table{};
+	bool short_of_room = false;
+	/* Keys of one table usually come together: look the table up once for them. */
+	std::string_view last_prefix;
+	Oid relid = InvalidOid;
+	RelInfo *info = nullptr;
+	bool first = true;
+	for (size_t i = 0; i < count; i++) {
+		tables[i].slot = -1;
+		negative[i] = false;
+		std::optional<RowKey> key = key_at(i);
+		if (key && (first || key->prefix != last_prefix)) {
+			first = false;
+			last_prefix = key->prefix;
+			relid = relid_for_prefix(key->prefix);
+			if (OidIsValid(relid)) {
+				if (!known_reader(relid, role))
+					return HitsOutcome::NotAllHits;
+				info = relinfo_peek(relid);
+				if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
+					!store_capture_unchanged(info->table))
+					return HitsOutcome::NotAllHits;
+				table = info->table;
+			}
+		}
+		KeyBytes bytes;
+		bool out_of_memory = false;
+		if (!key || !OidIsValid(relid) || !key_bytes_for(info, key->id, &bytes, &out_of_memory)) {
+			if (out_of_memory)
+				return HitsOutcome::NotAllHits;
+			short_of_room |= !out.nil(i); /* no such key or table: a missing key */
+			continue;
+		}
+		tables[i] = table;
+		bool hit = store_lookup(store_key(MyDatabaseId, relid, bytes), [&](const EntryView &view) {
+			if (view.tuple_len == 0) {
+				/* a negative entry: no row (its deleter committed: see fetch.cpp) */
+				negative[i] = true;
+				short_of_room |= !out.nil(i);
+				return true;
+			}
+			if (view.json == nullptr)
+				return false;
+			short_of_room |= !out.row(i, view.json, view.json_len);
+			return true;
+		});
+		if (!hit)
+			return HitsOutcome::NotAllHits;
+	}
+	return short_of_room ? HitsOutcome::ShortOfRoom : HitsOutcome::AllHits;
+}
+
+/* Hits copied into hit_bytes, found[i] pointing there (serve_hits). */
+struct CopiedHits {
+	Found *found;
+	size_t used = 0;
+
+	bool nil(size_t i)
+	{
+		found[i] = {nullptr, 0, false};
+		return true;
+	}
+	bool row(size_t i, const char *json, uint32 length)
+	{
+		bool room = used + length <= hit_capacity;
+		if (room)
+			memcpy(hit_bytes + used, json, length);
+		found[i] = {hit_bytes + used, length, false};
+		used += length;
+		return room;
+	}
+};
+
+/* Hits encoded into the reply (reply_hits); `needed` bounds what the values take. */
+struct RepliedHits {
+	ReplyWriter &reply;
+	size_t needed = 0;
+
+	bool nil(size_t)
+	{
+		needed += ReplyWriter::in_room_size(0);
+		return reply.null_in_room();
+	}
+	bool row(size_t, const char *json, uint32 length)
+	{
+		needed += ReplyWriter::in_room_size(length);
+		return reply.bulk_in_room(std::string_view(json, length));
+	}
+};
+
+} // namespace
+
+bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables, bool *negative)
+{
+	if (hit_capacity > (size_t(1) << 20)) {
+		free(hit_bytes);
+		hit_bytes = nullptr;
+		hit_capacity = 0;
+	}
+	auto key_at = [keys](size_t i) { return std::optional<RowKey>(keys[i]); };
+	for (int attempt = 0; attempt < 2; attempt++) {
+		CopiedHits copied{found};
+		HitsOutcome outcome = look_up_hits(role, count, key_at, copied, tables, negative);
+		if (outcome != HitsOutcome::ShortOfRoom)
+			return outcome == HitsOutcome::AllHits;
+		if (copied.used > size_t(local_cache_resp_output_buffer_limit))
+			return false; /* the slow path answers the error */
+		char *grown = static_cast<char *>(realloc(hit_bytes, copied.used));
+		if (grown == nullptr)
+			return false;
+		hit_bytes = grown;
+		hit_capacity = copied.used;
+	}
+	return false;
+}
+
+bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply, TableSlotRef *tables,
+				bool *negative)
+{
+	ReplyBuffer &buffer = reply.buffer();
+	size_t start = buffer.size();
+	auto key_at = [keys](size_t i) { return parse_row_key(keys[i]); };
+	for (int attempt = 0; attempt < 2; attempt++) {
+		RepliedHits replied{reply};
+		HitsOutcome outcome = look_up_hits(role, count, key_at, replied, tables, negative);
+		if (outcome == HitsOutcome::AllHits)
+			return true;
+		buffer.truncate(start);
+		if (outcome == HitsOutcome::NotAllHits || replied.needed > size_t(local_cache_resp_output_buffer_limit))
+			return false; /* the slow path answers (and the error for too large a reply) */
+		buffer.reserve(replied.needed); /* outside any lock: growing may allocate */
+	}
+	return false;
+}
+
+/* Counts the hits serve_hits or reply_hits found, one addition per run of keys of the same
+ * table; keys without a row (negative entries) count as negative hits too. */
+void count_hits(const TableSlotRef *tables, const bool *negative_hit, size_t count)
+{
+	uint64 hits = 0, negative = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (tables[i].slot < 0)
+			continue;
+		hits++;
+		negative += negative_hit[i] ? 1 : 0;
+		size_t next = i + 1;
+		while (next < count && tables[next].slot < 0)
+			next++;
+		if (next == count || tables[next].slot != tables[i].slot) {
+			store_count(tables[i], COUNTER_HITS, hits);
+			store_count(tables[i], COUNTER_NEGATIVE_HITS, negative);
+			hits = negative = 0;
+		}
+	}
+}
+
+} // namespace local_cache::resp

@@ -1,0 +1,37 @@
+/*
+ * hit_path.h — GET, MGET and EXISTS answered from cache hits without a transaction (see
+ * docs/TECHNICAL.md, "Cache hits without a transaction").
+ */
+#pragma once
+
+#include "resp_server/pg/session_runtime.h"
+
+#include "extension/store.h"
+#include "resp_server/protocol/reply.h"
+
+namespace local_cache::resp {
+
+/* After a transaction begun at catalog epoch `epoch` read relids[0..count) as `role`. */
+void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count);
+
+/*
+ * Serves every key from the cache, without a transaction; false (nothing served) when a key
+ * is not a hit or needs something only a transaction can check. found[i] points into memory
+ * of its own, valid until the next call; tables[i] receives the key's table, negative[i]
+ * whether the key's hit says it has no row.
+ */
+bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables, bool *negative);
+
+/*
+ * The same for GET and MGET, encoding each value into the reply straight from the shard (the
+ * one copy, under the shard lock, into room reserved before); keys are parsed here, and keys
+ * that do not parse answer nil. False, with nothing written, as for serve_hits.
+ */
+bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply, TableSlotRef *tables,
+				bool *negative);
+
+/* Counts the hits either found (negative ones too), one addition per run of keys of the same
+ * table. */
+void count_hits(const TableSlotRef *tables, const bool *negative, size_t count);
+
+} // namespace local_cache::resp

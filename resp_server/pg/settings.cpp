@@ -1,0 +1,102 @@
+/*
+ * settings.cpp — defines the RESP server's settings. The listening socket and the workers
+ * are fixed at server start (PGC_POSTMASTER); the rest take effect at reload.
+ */
+#include "extension/pg.h"
+
+#include "resp_server/pg/settings.h"
+
+#include <algorithm>
+#include <unistd.h>
+
+#include <climits>
+
+extern "C" {
+#include "utils/guc.h"
+}
+
+int local_cache_resp_port = 0;
+int local_cache_resp_workers = 0;
+char *local_cache_resp_listen_addresses = nullptr;
+char *local_cache_resp_database = nullptr;
+char *local_cache_resp_role = nullptr;
+int local_cache_resp_max_clients = 10000;
+int local_cache_resp_timeout = 0;
+int local_cache_resp_max_request_size = 64 * 1024 * 1024;
+int local_cache_resp_output_buffer_limit = 64 * 1024 * 1024;
+int local_cache_resp_lock_timeout = 1000;
+int local_cache_resp_client_memory = 256 * 1024;
+int local_cache_resp_batch_delay = 50;
+int local_cache_resp_slowlog_log_slower_than = 10000;
+int local_cache_resp_slowlog_max_len = 128;
+
+namespace local_cache {
+
+int resp_worker_count(void)
+{
+	if (local_cache_resp_workers > 0)
+		return local_cache_resp_workers;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return int(std::clamp<long>(cores / 4, 1, RESP_MAX_WORKERS));
+}
+
+void resp_define_settings(void)
+{
+	DefineCustomIntVariable("local_cache.resp_port", "TCP port of the RESP (Redis protocol) server.",
+							"0 turns the server off.", &local_cache_resp_port, 0, 0, 65535,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_workers", "Number of RESP server workers.",
+							"Each runs its own event loop on the shared port; 0: one per four CPU cores, at least one.",
+							&local_cache_resp_workers, 0, 0, RESP_MAX_WORKERS, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_listen_addresses",
+							   "Comma-separated addresses the RESP server listens on.", NULL,
+							   &local_cache_resp_listen_addresses, "127.0.0.1", PGC_POSTMASTER, 0,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_database", "Database the RESP server serves.", NULL,
+							   &local_cache_resp_database, "postgres", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_role",
+							   "Role unauthenticated RESP clients act as; empty: AUTH is required.", NULL,
+							   &local_cache_resp_role, "", PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_max_clients", "Maximum number of RESP connections.", NULL,
+							&local_cache_resp_max_clients, 10000, 1, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_timeout", "Close RESP connections idle this long.",
+							"0 never closes idle connections.", &local_cache_resp_timeout, 0, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_max_request_size",
+							"Largest RESP request argument, unprocessed input and queued MULTI requests of one connection.",
+							"Larger requests are protocol errors, as with Redis's proto-max-bulk-len.",
+							&local_cache_resp_max_request_size, 64 * 1024 * 1024, 1024, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_output_buffer_limit",
+							"Replies a RESP client may leave unread before it is disconnected.", NULL,
+							&local_cache_resp_output_buffer_limit, 64 * 1024 * 1024, 1024, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_client_memory",
+							"Buffer memory all connections of one RESP worker may hold together.",
+							"Input, queued MULTI requests and unwritten replies; past it the biggest connections are "
+							"closed first, as with Redis's maxmemory-clients.",
+							&local_cache_resp_client_memory, 256 * 1024, 1024, INT_MAX / 1024,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_lock_timeout",
+							"How long a RESP command waits for a table another transaction has locked.",
+							"Afterwards it answers -BUSY; the worker serves its other connections meanwhile.",
+							&local_cache_resp_lock_timeout, 1000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	/* in microseconds, like commit_delay (GUC units stop at milliseconds) */
+	DefineCustomIntVariable("local_cache.resp_batch_delay",
+							"Microseconds a busy RESP worker pauses before it waits for the next requests.",
+							"Only under the load of many clients; their requests arriving meanwhile are read "
+							"together instead of each waking the worker. 0: never pause.",
+							&local_cache_resp_batch_delay, 50, 0, 1000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/* Redis's slowlog-log-slower-than and slowlog-max-len, kept by each worker (SLOWLOG, LATENCY) */
+	DefineCustomIntVariable("local_cache.resp_slowlog_log_slower_than",
+							"Microseconds from which a RESP request enters its worker's slow log.",
+							"As Redis's slowlog-log-slower-than: -1 logs nothing, 0 every request.",
+							&local_cache_resp_slowlog_log_slower_than, 10000, -1, INT_MAX, PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_slowlog_max_len",
+							"How many entries each RESP worker's slow log keeps.", NULL,
+							&local_cache_resp_slowlog_max_len, 128, 0, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+}
+
+} // namespace local_cache

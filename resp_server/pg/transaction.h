@@ -1,0 +1,69 @@
+/*
+ * transaction.h — how the RESP workers call PostgreSQL: a short transaction of their own with
+ * a fresh snapshot (so a reply never shows a row older than a COMMIT acknowledged before the
+ * request arrived), inside run_or_abort_transaction: a PostgreSQL error aborts it and comes
+ * back as a PgError, never a worker exit. The body is noexcept and holds only trivially
+ * destructible objects (an error unwinds it with longjmp); it hands its results out through
+ * plain data.
+ */
+#pragma once
+
+#include "extension/pg.h"
+
+#include "extension/boundary.h"
+
+extern "C" {
+#include "access/xact.h"
+#include "utils/snapmgr.h"
+}
+
+namespace local_cache::resp {
+
+/*
+ * EXEC's batch (DataSource::begin_batch): while it is active, the bodies share one REPEATABLE
+ * READ transaction, so they read from one snapshot and their writes commit together; the
+ * first body starts it, end_batch() commits or rolls it back. Each body runs in a subtransaction of it: an error (NOPERM on one table) fails
+ * that command only, and the later ones still read from the same snapshot.
+ */
+struct Batch {
+	bool active;
+	bool started;
+};
+extern Batch batch;
+
+template <typename Body> bool in_transaction(Body &&body, PgError *error)
+{
+	static_assert(noexcept(body()), "the body of in_transaction must be noexcept");
+	if (!batch.active)
+		return run_or_abort_transaction([&]() noexcept {
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			body();
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}, error);
+	if (!batch.started) {
+		if (!run_or_abort_transaction([]() noexcept {
+				SetCurrentStatementStartTimestamp();
+				StartTransactionCommand();
+				XactIsoLevel = XACT_REPEATABLE_READ;
+				PushActiveSnapshot(GetTransactionSnapshot());
+			}, error))
+			return false;
+		batch.started = true;
+	}
+	return run_in_subtransaction([&]() noexcept {
+		/* Earlier commands' writes are visible to this one, as to the next statement of a
+		 * SQL transaction. */
+		CommandCounterIncrement();
+		UpdateActiveSnapshotCommandId();
+		body();
+	}, error);
+}
+
+/* Ends the batch: commits its transaction (false and the error if the commit failed), or
+ * with !commit rolls it back. */
+bool end_batch(bool commit, PgError *error);
+
+} // namespace local_cache::resp

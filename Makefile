@@ -25,7 +25,7 @@ PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 # Installed under $(docdir)/extension/local_cache/ (set after the PGXS include below).
 DOCS = README.md CHANGELOG.md SECURITY.md LICENSE docs/TECHNICAL.md
 
-REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite prepared_xacts serializable stats fdw fdw_errors
+REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite prepared_xacts serializable stats fdw fdw_keys fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT)
 ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries negative_commit_order \
 	serializable_write_skew serializable_read_only serializable_gap

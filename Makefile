@@ -41,7 +41,7 @@ PG_CXXFLAGS = -std=c++17 -O2 -fno-semantic-interposition -Wall -Wno-register -Wn
 LOCAL_CACHE_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(project_root)/local_cache.control)
 # One include root: every project header is named from the top of the tree ("extension/fetch.h").
 PG_CPPFLAGS = -I$(project_root) -DLOCAL_CACHE_VERSION='"$(LOCAL_CACHE_VERSION)"'
-SHLIB_LINK = -luv -lcrypto -lstdc++ -Wl,-Bsymbolic-functions
+SHLIB_LINK = -luv -lssl -lcrypto -lstdc++ -Wl,-Bsymbolic-functions
 
 # The server-dev package turns on LLVM bitcode, which would compile our C++ with clang
 # without PG_CXXFLAGS; JIT inlining of this code buys nothing, so skip it.
@@ -98,14 +98,15 @@ $(UNITTEST_BIN): $(UNITTEST_SRCS) $(UNITTEST_HEADERS)
 # password checks of auth/ are tested alone, over a fake DataSource.
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_SRCS = extension/key_bytes.cpp $(wildcard resp_server/protocol/*.cpp resp_server/commands/*.cpp) \
-	resp_server/auth/password_check.cpp
+	resp_server/auth/password_check.cpp resp_server/net/tls_session.cpp
 RESP_HEADERS = extension/key_bytes.h extension/shard.h $(wildcard resp_server/protocol/*.h resp_server/commands/*.h) \
-	resp_server/auth/password_check.h resp_server/net/batching.h resp_server/net/disconnect_log.h
+	resp_server/auth/password_check.h resp_server/net/batching.h resp_server/net/disconnect_log.h \
+	resp_server/net/tls_session.h
 RESP_UNITTEST_SRCS = $(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)
 RESP_TEST_HEADERS = $(wildcard resp_server/tests/*.h)
 
 $(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
-	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(RESP_UNITTEST_SRCS) $(RESP_SRCS) -lboost_unit_test_framework -lcrypto -pthread
+	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(RESP_UNITTEST_SRCS) $(RESP_SRCS) -lboost_unit_test_framework -lssl -lcrypto -pthread
 
 .PHONY: unittest
 unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
@@ -134,7 +135,7 @@ $(FUZZ_KEYS_BIN): extension/tests/fuzz_keys.cpp extension/key_bytes.cpp extensio
 
 $(FUZZ_COMMANDS_BIN): resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) $(RESP_HEADERS) \
 		resp_server/tests/fake_data_source.h
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) -lcrypto -pthread
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) -lssl -lcrypto -pthread
 
 # fuzz_run BINARY DICTIONARY SEEDS: runs one target, new inputs in a throwaway directory so the
 # checked-in seeds stay as they are. The "fuzz target:" line tells tools/test.sh whose output

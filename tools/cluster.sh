@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# tools/cluster.sh: owns throwaway PostgreSQL 15 clusters for the demo and the stress test.
+# tools/cluster.sh: owns throwaway PostgreSQL 15 clusters: the one way the shell tools, the RESP
+# suites (regress/resp), the benchmark (bench/run), the demo and the stress test start a server.
+# (TAP tests, regress/t/*.pl, use PostgreSQL::Test::Cluster; pg_regress its own instance.)
 #
 #   tools/cluster.sh start DIR PORT|auto [extra postgresql.conf lines...]
+#   tools/cluster.sh standby PRIMARY_DIR DIR PORT|auto [extra postgresql.conf lines...]
+#                                      a streaming hot standby of the running cluster in PRIMARY_DIR
 #   tools/cluster.sh stop DIR          fast shutdown (no error if not running)
-#   tools/cluster.sh destroy DIR       stop, then remove DIR (only a DIR made by `start`)
+#   tools/cluster.sh destroy DIR       stop, then remove DIR (only a DIR made by `start` or `standby`)
 #   tools/cluster.sh psql DIR [psql args...]
 #   tools/cluster.sh status DIR        exit 0 if running
 #   tools/cluster.sh port DIR          print the port
@@ -15,6 +19,9 @@
 # The cluster listens on 127.0.0.1 and DIR/sock only, with trust authentication (it is
 # throwaway), fsync off, and shared_preload_libraries = 'local_cache'. Extra lines are
 # appended to postgresql.conf, so a later `shared_preload_libraries = ''` overrides it.
+# A standby is laid out the same way: pg_basebackup -R of the primary (so its postgresql.conf,
+# the library preloaded, is the primary's, then its own port, socket directory, hot_standby = on
+# and the extra lines); `standby` returns once it streams from the primary.
 # When run as root, the cluster belongs to the `postgres` OS user (servers refuse root):
 # DIR and its parents must then be reachable by that user (e.g. under /tmp).
 set -euo pipefail
@@ -26,7 +33,7 @@ MARKER=.local_cache_cluster
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '6,17p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -82,15 +89,9 @@ is_running() {
     as_server "$PGBIN/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
 }
 
-cmd_start() {
-    [[ $# -ge 2 ]] || usage
-    local dir port auto=0 line user
-    dir=$(abspath "$1"); port=$2; shift 2
-    if [[ "$port" == auto ]]; then
-        auto=1
-        port=$(freeport)
-    fi
-    [[ "$port" =~ ^[0-9]+$ ]] || die "bad port '$port'"
+# new_dir DIR: checks DIR can hold a new cluster and creates DIR/sock, DIR/server.log, the marker
+new_dir() {
+    local dir=$1 user
     if [[ -e "$dir" ]] && [[ -n "$(ls -A "$dir" 2>/dev/null)" ]]; then
         die "$dir exists and is not empty (use: $0 destroy $dir)"
     fi
@@ -113,6 +114,46 @@ cmd_start() {
             die "the postgres user cannot write $dir (a parent directory is not accessible); use a DIR under /tmp"
         fi
     fi
+}
+
+# run_server DIR PORT AUTO: starts the server of DIR on PORT; with AUTO, another free port when
+# somebody took PORT meanwhile. Prints the port it listens on.
+run_server() {
+    local dir=$1 port=$2 auto=$3 attempt
+    for attempt in 1 2 3 4 5; do
+        echo "$port" >"$dir/port"
+        if as_server "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+                >"$dir/pg_ctl.log" 2>&1; then
+            echo "$port"
+            return 0
+        fi
+        if (( auto && attempt < 5 )) && grep -q "could not bind\|could not create any TCP/IP sockets" "$dir/server.log"; then
+            # somebody took the port meanwhile: pick another one (the last `port` line wins)
+            port=$(freeport)
+            echo "port = $port" >>"$dir/data/postgresql.conf"
+            continue
+        fi
+        cat "$dir/pg_ctl.log" >&2
+        show_log "$dir"
+        die "server in $dir did not start"
+    done
+}
+
+# port_arg PORT|auto: the port to start on (a free one for auto)
+port_arg() {
+    local port=$1
+    [[ "$port" != auto ]] || port=$(freeport)
+    [[ "$port" =~ ^[0-9]+$ ]] || die "bad port '$port'"
+    echo "$port"
+}
+
+cmd_start() {
+    [[ $# -ge 2 ]] || usage
+    local dir port auto=0 line
+    dir=$(abspath "$1"); port=$2; shift 2
+    [[ "$port" != auto ]] || auto=1
+    port=$(port_arg "$port")
+    new_dir "$dir"
 
     if ! as_server "$PGBIN/initdb" -D "$dir/data" --no-sync --locale=C --encoding=UTF8 \
             --auth-local=trust --auth-host=trust >"$dir/initdb.log" 2>&1; then
@@ -135,24 +176,42 @@ cmd_start() {
         echo "log_line_prefix = '%m [%p] '"
         for line in "$@"; do echo "$line"; done
     } >>"$dir/data/postgresql.conf"
-    local attempt
-    for attempt in 1 2 3 4 5; do
-        echo "$port" >"$dir/port"
-        if as_server "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-                >"$dir/pg_ctl.log" 2>&1; then
-            break
-        fi
-        if (( auto && attempt < 5 )) && grep -q "could not bind\|could not create any TCP/IP sockets" "$dir/server.log"; then
-            # somebody took the port meanwhile: pick another one (the last `port` line wins)
-            port=$(freeport)
-            echo "port = $port" >>"$dir/data/postgresql.conf"
-            continue
-        fi
-        cat "$dir/pg_ctl.log" >&2
-        show_log "$dir"
-        die "server in $dir did not start"
+    port=$(run_server "$dir" "$port" "$auto")
+    echo "cluster.sh: started $dir on 127.0.0.1:$port (socket dir $dir/sock, owner $(server_user))"
+    if (( auto )); then echo "port=$port"; fi
+}
+
+# A streaming replica: pg_basebackup over the primary's trusted loopback replication connection
+# (initdb's pg_hba.conf has it; `hba` replaces it), -R for primary_conninfo and standby.signal.
+cmd_standby() {
+    [[ $# -ge 3 ]] || usage
+    local primary dir port auto=0 line i
+    primary=$(abspath "$1"); dir=$(abspath "$2"); port=$3; shift 3
+    [[ -f "$primary/$MARKER" ]] && is_running "$primary" || die "no running cluster in $primary"
+    [[ "$port" != auto ]] || auto=1
+    port=$(port_arg "$port")
+    new_dir "$dir"
+
+    if ! as_server "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$(cmd_port "$primary")" -U "$(stat -c %U "$primary/data")" \
+            -D "$dir/data" -R -X stream -c fast --no-sync >"$dir/basebackup.log" 2>&1; then
+        cat "$dir/basebackup.log" >&2
+        die "pg_basebackup of $primary failed"
+    fi
+    {
+        echo
+        echo "# ---- tools/cluster.sh standby ----"
+        echo "port = $port"
+        echo "unix_socket_directories = '$dir/sock'"
+        echo "hot_standby = on"
+        for line in "$@"; do echo "$line"; done
+    } | as_server tee -a "$dir/data/postgresql.conf" >/dev/null
+    port=$(run_server "$dir" "$port" "$auto")
+    for i in $(seq 1 300); do
+        [[ $(cmd_psql "$dir" -qAt -c "SELECT status FROM pg_stat_wal_receiver" 2>/dev/null) == streaming ]] && break
+        ((i < 300)) || { show_log "$dir"; die "the standby in $dir does not stream from $primary"; }
+        sleep 0.1
     done
-    echo "cluster.sh: started $dir on 127.0.0.1:$port (socket dir $dir/sock, owner $user)"
+    echo "cluster.sh: started standby $dir of $primary on 127.0.0.1:$port (socket dir $dir/sock, owner $(server_user))"
     if (( auto )); then echo "port=$port"; fi
 }
 
@@ -176,7 +235,7 @@ cmd_destroy() {
     local dir; dir=$(abspath "$1")
     [[ -e "$dir" ]] || return 0
     if [[ -d "$dir" && -z "$(ls -A "$dir")" ]]; then rmdir -- "$dir"; return 0; fi
-    [[ -f "$dir/$MARKER" ]] || die "$dir was not created by $0 start; not removing it"
+    [[ -f "$dir/$MARKER" ]] || die "$dir was not created by $0 start or standby; not removing it"
     cmd_stop "$dir"
     rm -rf -- "$dir"
     echo "cluster.sh: removed $dir"
@@ -220,6 +279,7 @@ cmd_conninfo() {
 cmd=$1; shift
 case "$cmd" in
     start)    cmd_start "$@" ;;
+    standby)  cmd_standby "$@" ;;
     stop)     cmd_stop "$@" ;;
     destroy)  cmd_destroy "$@" ;;
     psql)     cmd_psql "$@" ;;

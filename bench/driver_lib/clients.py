@@ -1,0 +1,118 @@
+"""bench/driver_lib/clients.py: the clients with the READY/GO protocol (bench/loadgen, bench/node,
+bench/go): their check, and one sample of one of them; the table's state each sample needs."""
+import json
+import os
+import subprocess
+import sys
+
+from driver_lib.env import (CLK, CONNINFO, DURATION, GO_CLIENT, LOADGEN, NODE_DIR, REDIS_PORT, RESP_PORT,
+                            RESP_WRITER, RESP_WRITER_PASSWORD, log, psql)
+from driver_lib.measure import PeakMemory, cpu_ticks, delta, server_pids, stats_global
+
+
+def client_cmd(client, sub, args):
+    if client == "redis-benchmark":
+        raise SystemExit("redis-benchmark has no check/run subcommands (see run_rb_sample)")
+    if client == "native":
+        return [LOADGEN, sub] + args
+    if client == "node":
+        return ["node", os.path.join(NODE_DIR, "client.js"), sub] + args
+    if client == "go":
+        return [GO_CLIENT, sub] + args
+    raise SystemExit(f"unknown client {client}")
+
+
+def common_args():
+    return ["--pg", CONNINFO, "--resp-port", str(RESP_PORT), "--redis-port", str(REDIS_PORT),
+            "--resp-user", RESP_WRITER, "--resp-password", RESP_WRITER_PASSWORD]
+
+
+def run_check(client):
+    """The client's correctness check (its `check` subcommand): its result line."""
+    log(f"correctness check, {client} client: every read path against prepared SQL, then RESP SET, "
+        "SQL UPDATE and redis-server SET")
+    p = subprocess.run(client_cmd(client, "check", common_args()), capture_output=True, text=True)
+    sys.stderr.write(p.stderr)
+    if p.returncode != 0:
+        raise RuntimeError(f"correctness check of the {client} client failed (exit {p.returncode}): the mismatches are listed above")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def prepare_table(spec):
+    # Only the write mode's cache_disabled samples run without the cache; every other sample,
+    # whatever the rotated order put before it, runs with the table enabled.
+    if spec["mode"] == "write" and spec["variant"] == "cache_disabled":
+        psql("SELECT local_cache.disable('public.items') WHERE EXISTS "
+             "(SELECT FROM local_cache.tables WHERE relid = 'public.items'::regclass)")
+    else:
+        psql("SELECT local_cache.enable('public.items') WHERE NOT EXISTS "
+             "(SELECT FROM local_cache.tables WHERE relid = 'public.items'::regclass)")
+    if spec["mode"] == "cold":
+        psql("SELECT local_cache.flush()")
+
+
+def absent_per_request(spec):
+    """Keys without a row per request (the miss mode), on average."""
+    if spec["mode"] != "miss":
+        return 0
+    if spec["batch"] == 1:  # loadgen and node alternate; redis-benchmark asks the absent key
+        return 1.0 if spec["client"] == "redis-benchmark" else 0.5
+    return spec["batch"] // 2
+
+
+def run_sample(spec):
+    """One sample of the client spec names: READY, counters, GO, its result, counters again."""
+    mode, client, path, conns, batch = spec["mode"], spec["client"], spec["path"], spec["connections"], spec["batch"]
+    lg_mode = {"warm": "warm", "miss": "miss", "mixed": "mixed", "cold": "cold", "write": "write",
+               "serializable": "serializable"}[mode]
+    args = common_args() + ["--path", path, "--conns", str(conns), "--batch", str(batch),
+                            "--seconds", str(DURATION), "--mode", lg_mode]
+    if spec["keys"] != "int":  # the native client's other key types (other clients: int only)
+        args += ["--keys", spec["keys"]]
+    if spec.get("params", "text") != "text":  # the key types' samples: binary key arrays
+        args += ["--params", spec["params"]]
+    prepare_table(spec)
+    proc = subprocess.Popen(client_cmd(client, "run", args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=sys.stderr, text=True, bufsize=1)
+    try:
+        line = proc.stdout.readline().strip()
+        if line != "READY":
+            raise RuntimeError(f"{client} client did not get ready ({line!r}, exit {proc.wait()})")
+        if mode == "cold":  # the warm-up of the connections filled some entries: flush again
+            psql("SELECT local_cache.flush()")
+        s0 = stats_global()
+        pids = server_pids(path)
+        c0 = cpu_ticks(pids)
+        peak_memory = PeakMemory(pids)
+        proc.stdin.write("GO\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline().strip()
+        c1 = cpu_ticks(pids)
+        peak = peak_memory.stop()
+        if not line.startswith("{"):
+            raise RuntimeError(f"{client} client failed during the sample (exit {proc.wait()})")
+        res = json.loads(line)
+        s1 = stats_global()
+        proc.stdin.write("CLOSE\n")
+        proc.stdin.flush()
+        rc = proc.wait(timeout=120)
+        if rc != 0:
+            raise RuntimeError(f"{client} client exited {rc}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    server_cpu = sum(t - c0.get(p, 0) for p, t in c1.items()) / CLK
+    n = max(res["requests"], 1)
+    sample = dict(spec)
+    sample.update({
+        "requests": res["requests"], "reads": res["reads"], "updates": res["updates"],
+        "elapsed_s": res["elapsed_s"], "rps": res["requests"] / res["elapsed_s"],
+        "latency_us": res["latency_us"], "client_threads": res["threads"],
+        "absent_keys_per_request": absent_per_request(spec),
+        "client_cpu_s": res["client_cpu_s"], "client_cpu_us_per_req": res["client_cpu_s"] * 1e6 / n,
+        "server_cpu_s": server_cpu, "server_cpu_us_per_req": server_cpu * 1e6 / n,
+        "server_processes": len(pids), "server_rss_peak_bytes": peak[0], "server_pss_peak_bytes": peak[1],
+        "cache_stats_before": s0, "cache_stats_after": s1, "cache_stats_delta": delta(s0, s1),
+    })
+    return sample

@@ -1,0 +1,79 @@
+"""bench/driver_lib/matrix.py: which samples a run takes, in which order (the modes, clients,
+paths, connections, batches and key types; repetitions rotated)."""
+from driver_lib.env import (BATCHES, CACHE_PATHS, CLIENTS, CONNECTIONS, KEY_CLIENT, KEY_CONNECTIONS, KEY_PARAMS,
+                            KEY_PATHS, KEY_SQL_PATHS, KEY_TYPES, MISS_PATHS, MODE, PIPELINES, RB_MODES, RB_PATHS,
+                            READ_PATHS, REPEATS, SERIALIZABLE_PATHS, WRITE_PATHS)
+
+
+def rotated(lst, r):
+    if not lst or REPEATS <= 1:
+        return lst
+    k = (r * len(lst)) // REPEATS
+    return lst[k:] + lst[:k]
+
+
+def key_specs():
+    """The warm reads of the key types (native client) and their int baseline, the SQL paths with
+    binary key arrays: in the keys mode every path of int, in the warm mode int's SQL paths (the
+    matrix has int's RESP samples, and its SQL ones with text key arrays). With redis-benchmark
+    among the clients also its unpipelined MGET of every key type on both RESP servers (int's in
+    the keys mode; the warm mode's matrix has them): RESP's cost per key without a client of ours."""
+    if not KEY_TYPES:
+        return []
+    specs = []
+    for keys in ["int"] + KEY_TYPES:
+        paths = []
+        if KEY_CLIENT in CLIENTS:
+            paths += [(KEY_CLIENT, p) for p in (KEY_PATHS if keys != "int" or MODE == "keys" else KEY_SQL_PATHS)]
+        if "redis-benchmark" in CLIENTS and (keys != "int" or MODE == "keys"):
+            paths += [("redis-benchmark", p) for p in RB_PATHS]
+        for client, path in paths:
+            for conns in KEY_CONNECTIONS:
+                for batch in BATCHES:
+                    spec = {"mode": "warm", "client": client, "path": path, "connections": conns, "batch": batch,
+                            "variant": None, "pipeline": 1, "keys": keys}
+                    if path in KEY_SQL_PATHS:
+                        spec["params"] = KEY_PARAMS
+                    specs.append(spec)
+    return specs
+
+
+def matrix():
+    modes = {"all": ["warm", "miss", "mixed", "cold", "write", "serializable"], "keys": ["warm"]}.get(MODE, [MODE])
+    specs_by_rep = []
+    for r in range(REPEATS):
+        specs = []
+        for mode in modes:
+            group = []
+            if mode == "write":
+                for client in [c for c in CLIENTS if c != "redis-benchmark"]:
+                    for conns in CONNECTIONS:
+                        for path, variant in WRITE_PATHS:
+                            group.append({"mode": mode, "client": client, "path": path, "connections": conns,
+                                          "batch": 1, "variant": variant, "pipeline": 1, "keys": "int"})
+            elif MODE == "keys":
+                group = key_specs()
+            else:
+                paths = {"warm": READ_PATHS, "miss": MISS_PATHS, "serializable": SERIALIZABLE_PATHS}.get(mode, CACHE_PATHS)
+                for client in CLIENTS:
+                    rb = client == "redis-benchmark"
+                    if rb and mode not in RB_MODES:
+                        continue
+                    if mode == "serializable" and client != "native":  # bench/loadgen's --mode only
+                        continue
+                    for path in paths:
+                        if rb and path not in RB_PATHS:
+                            continue
+                        for conns in CONNECTIONS:
+                            for batch in BATCHES:
+                                for pipeline in (PIPELINES if rb else [1]):
+                                    group.append({"mode": mode, "client": client, "path": path,
+                                                  "connections": conns, "batch": batch, "variant": None,
+                                                  "pipeline": pipeline, "keys": "int"})
+                if mode == "warm":
+                    group += key_specs()
+            for s in group:
+                s["repeat"] = r + 1
+            specs += rotated(group, r)
+        specs_by_rep.append(specs)
+    return [s for rep in specs_by_rep for s in rep]

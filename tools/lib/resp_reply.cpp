@@ -50,6 +50,22 @@ struct Parser {
         return ParseStatus::Complete;
     }
 
+    // A null value: _, and the RESP2 lengths -1 of $ and *.
+    ParseStatus null(Reply *out) {
+        if (out) out->is_null = true;
+        if (nils) ++*nils;
+        return ParseStatus::Complete;
+    }
+
+    // The length of a bulk string or an aggregate: *n = -1 for RESP2's null ($-1, *-1).
+    ParseStatus length(std::string_view l, char type, int64_t *n) {
+        ParseStatus st = number(l, n);
+        if (st != ParseStatus::Complete) return st;
+        if (*n == -1 && (type == '$' || type == '*')) return st;
+        if (*n < 0) return malformed(std::string("bad length of a '") + type + "' reply");
+        return st;
+    }
+
     ParseStatus value(Reply *out, ReplyShape *shape, int depth) {
         if (depth > kMaxDepth) return malformed("reply nested too deeply");
         if (pos >= bytes.size()) return ParseStatus::Incomplete;
@@ -80,19 +96,12 @@ struct Parser {
         }
         case '_':
             if (!l.empty()) return malformed("bad null");
-            if (out) out->is_null = true;
-            if (nils) ++*nils;
-            return ParseStatus::Complete;
+            return null(out);
         case '$':
         case '=': {
             int64_t n;
-            if ((st = number(l, &n)) != ParseStatus::Complete) return st;
-            if (n == -1 && type == '$') {
-                if (out) out->is_null = true;
-                if (nils) ++*nils;
-                return ParseStatus::Complete;
-            }
-            if (n < 0) return malformed("bad bulk length");
+            if ((st = length(l, type, &n)) != ParseStatus::Complete) return st;
+            if (n == -1) return null(out);
             if (static_cast<uint64_t>(n) + 2 > bytes.size() - pos) return ParseStatus::Incomplete;
             if (bytes.compare(pos + static_cast<size_t>(n), 2, "\r\n") != 0)
                 return malformed("bulk string not followed by CRLF");
@@ -112,13 +121,8 @@ struct Parser {
         case '~':
         case '%': {
             int64_t n;
-            if ((st = number(l, &n)) != ParseStatus::Complete) return st;
-            if (n == -1 && type == '*') {
-                if (out) out->is_null = true;
-                if (nils) ++*nils;
-                return ParseStatus::Complete;
-            }
-            if (n < 0) return malformed("bad aggregate length");
+            if ((st = length(l, type, &n)) != ParseStatus::Complete) return st;
+            if (n == -1) return null(out);
             const uint64_t count = static_cast<uint64_t>(n) * (type == '%' ? 2 : 1);
             // every element takes at least 3 bytes: a longer count cannot be complete yet
             if (count > (bytes.size() - pos) / 3) {

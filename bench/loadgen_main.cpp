@@ -43,7 +43,7 @@
 //       every path at once for S seconds (readers: mget, fdw, resp, redis, N connections each;
 //       writers: update, resp_set, redis_set, W/s each), one JSON line per interval I, then a
 //       final line with the stale probes' results; exit 1 on a stale, wrong or never visible probe
-//       observation (see "soak mode" in loadgen_soak.h)
+//       observation (see loadgen_soak.h)
 //
 // `run` connects, prepares and warms every connection, prints "READY" and waits for a line on
 // stdin; then it runs for S seconds (one outstanding request per connection, closed loop),

@@ -533,8 +533,8 @@ step_stress() {
     fi
     banner "stress: tools/stress for ${secs}s on a throwaway cluster"
     if ! run_logged "$LOGS/stress_build.log" "$(step_timeout 300)" \
-        g++ -std=c++17 -O2 -pthread -I"$("$PG_CONFIG" --includedir)" tools/stress_check/*.cpp \
-            -o tools/stress -lpq; then
+        g++ -std=c++17 -O2 -pthread -I. -I"$("$PG_CONFIG" --includedir)" tools/stress_check/*.cpp tools/lib/*.cpp \
+            extension/key_bytes.cpp -o tools/stress -lpq; then
         record stress "NOT RUN" 0 1 "tools/stress_check/ did not compile"
         return
     fi

@@ -1,24 +1,18 @@
 // tools/stress_check/common.cpp: owns the shared pieces declared in common.h (but the tables,
 // tables.cpp): the run's state and failure recording, the libpq wrapper Conn, the SQL that
 // compares local_cache (mget, mget_json, the foreign table) with plain SQL in one snapshot and
-// the failure reports it prints, the RESP2 client, plain SQL reads of keys, the comparison of
+// the failure reports it prints, the RESP connections, plain SQL reads of keys, the comparison of
 // RESP replies with plain SQL and its race-freedom argument, and the key pickers.
 
 #include "common.h"
 
 #include <algorithm>
-#include <arpa/inet.h>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdexcept>
-#include <sys/socket.h>
 #include <thread>
-#include <unistd.h>
 
 namespace stress {
 
@@ -65,12 +59,10 @@ void fail(const std::string &msg) {
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 Conn::Conn(const std::string &name) : name_(name) {
-    conn_ = PQconnectdb(opt.conninfo.c_str());
-    if (PQstatus(conn_) != CONNECTION_OK) {
-        std::string m = PQerrorMessage(conn_);
-        PQfinish(conn_);
-        conn_ = nullptr;
-        throw std::runtime_error(name + ": connection failed: " + m);
+    try {
+        conn_ = tooling::pg_connect(opt.conninfo);
+    } catch (const std::exception &e) {
+        throw std::runtime_error(name + ": " + e.what());
     }
     Res r(PQexec(conn_, "SET application_name = 'local_cache_stress'; "
                         "SET statement_timeout = '30s'; SET lock_timeout = '10s'; "
@@ -84,20 +76,7 @@ Conn::~Conn() {
 }
 
 Conn::Outcome Conn::run(const char *sql, std::vector<const char *> params) {
-    Outcome o;
-    o.res.reset(PQexecParams(conn_, sql, (int)params.size(), nullptr,
-                             params.empty() ? nullptr : params.data(), nullptr, nullptr, 0));
-    ExecStatusType st = o.res ? PQresultStatus(o.res.get()) : PGRES_FATAL_ERROR;
-    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-        o.ok = true;
-        return o;
-    }
-    const char *ss = o.res ? PQresultErrorField(o.res.get(), PG_DIAG_SQLSTATE) : nullptr;
-    o.sqlstate = ss ? ss : "";
-    o.error = o.res ? PQresultErrorMessage(o.res.get()) : PQerrorMessage(conn_);
-    if (o.error.empty()) o.error = PQerrorMessage(conn_);
-    while (!o.error.empty() && o.error.back() == '\n') o.error.pop_back();
-    return o;
+    return tooling::pg_run(conn_, sql, params);
 }
 
 Res Conn::must(const char *sql, std::vector<const char *> params) {
@@ -109,24 +88,10 @@ Res Conn::must(const char *sql, std::vector<const char *> params) {
     return std::move(o.res);
 }
 
-std::string get(const Res &r, int row, int col) {
-    if (!r || row >= PQntuples(r.get()) || PQgetisnull(r.get(), row, col)) return "<NULL>";
-    return PQgetvalue(r.get(), row, col);
-}
-
 bool expected_conflict(const std::string &sqlstate) {
     return sqlstate == "23505"      // unique_violation (moves racing with inserts)
            || sqlstate == "40P01"   // deadlock_detected
            || sqlstate == "40001";  // serialization_failure
-}
-
-std::string json_string(const std::string &s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "\"";
 }
 
 namespace {
@@ -312,164 +277,7 @@ bool compare_fdw(Conn &c, Table &t, const std::vector<long long> &ids, const std
 
 // ---------------------------------------------------------------------------- RESP
 
-std::string RespReply::describe() const {
-    switch (type) {
-    case '$':
-        return nil ? "nil" : "\"" + clip(str, 3000) + "\"";
-    case '*': {
-        if (nil) return "nil array";
-        std::string s = "[";
-        for (size_t i = 0; i < elems.size(); i++) s += (i ? ", " : "") + elems[i].describe();
-        return s + "]";
-    }
-    case '-':
-        return "-" + str;
-    case ':':
-        return ":" + str;
-    case '+':
-        return "+" + str;
-    default:
-        return "<no reply>";
-    }
-}
-
-RespClient::~RespClient() { close_now(); }
-
-void RespClient::close_now() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-    buf_.clear();
-    pos_ = 0;
-}
-
-void RespClient::connect_now() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd_ < 0) throw std::runtime_error(std::string("RESP: socket: ") + strerror(errno));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port_);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd_, (sockaddr *)&a, sizeof a) != 0) {
-        std::string m = strerror(errno);
-        close_now();
-        throw std::runtime_error("RESP: connect to 127.0.0.1:" + std::to_string(port_) + ": " + m);
-    }
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    // A blocked write must not hang the run either (a request is tiny, so it never should).
-    timeval tv{kRespTimeoutMs / 1000, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
-void RespClient::fill(Clock::time_point deadline) {
-    if (pos_ > 0 && pos_ == buf_.size()) {
-        buf_.clear();
-        pos_ = 0;
-    }
-    for (;;) {
-        long left = (long)std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-        if (left <= 0)
-            throw std::runtime_error("RESP: no complete reply within " +
-                                     std::to_string(kRespTimeoutMs) + " ms (got so far: " +
-                                     clip(buf_.substr(pos_), 200) + ")");
-        pollfd p{fd_, POLLIN, 0};
-        int n = poll(&p, 1, (int)left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw std::runtime_error(std::string("RESP: poll: ") + strerror(errno));
-        if (n == 0) continue;  // the deadline check above throws
-        char tmp[16384];
-        ssize_t got = recv(fd_, tmp, sizeof tmp, 0);
-        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (got < 0) throw std::runtime_error(std::string("RESP: recv: ") + strerror(errno));
-        if (got == 0) throw std::runtime_error("RESP: the server closed the connection");
-        buf_.append(tmp, (size_t)got);
-        return;
-    }
-}
-
-std::string RespClient::line(Clock::time_point deadline) {
-    for (;;) {
-        size_t e = buf_.find("\r\n", pos_);
-        if (e != std::string::npos) {
-            std::string l = buf_.substr(pos_, e - pos_);
-            pos_ = e + 2;
-            return l;
-        }
-        fill(deadline);
-    }
-}
-
-RespReply RespClient::parse(Clock::time_point deadline, int depth) {
-    if (depth > 4) throw std::runtime_error("RESP: reply nested too deeply");
-    std::string l = line(deadline);
-    if (l.empty()) throw std::runtime_error("RESP: empty reply line");
-    RespReply r;
-    r.type = l[0];
-    std::string rest = l.substr(1);
-    auto number = [&](const std::string &t) {
-        char *end = nullptr;
-        errno = 0;
-        long long v = strtoll(t.c_str(), &end, 10);
-        if (t.empty() || errno || *end) throw std::runtime_error("RESP: bad length in reply line '" + clip(l, 100) + "'");
-        return v;
-    };
-    switch (r.type) {
-    case '+':
-    case '-':
-    case ':':
-        r.str = rest;
-        return r;
-    case '$': {
-        long long n = number(rest);
-        if (n == -1) {
-            r.nil = true;
-            return r;
-        }
-        if (n < 0 || n > (64LL << 20)) throw std::runtime_error("RESP: bad bulk length " + rest);
-        while (buf_.size() - pos_ < (size_t)n + 2) fill(deadline);
-        if (buf_.compare(pos_ + (size_t)n, 2, "\r\n") != 0)
-            throw std::runtime_error("RESP: bulk string not followed by CRLF");
-        r.str = buf_.substr(pos_, (size_t)n);
-        pos_ += (size_t)n + 2;
-        return r;
-    }
-    case '*': {
-        long long n = number(rest);
-        if (n == -1) {
-            r.nil = true;
-            return r;
-        }
-        if (n < 0 || n > 100000) throw std::runtime_error("RESP: bad array length " + rest);
-        for (long long i = 0; i < n; i++) r.elems.push_back(parse(deadline, depth + 1));
-        return r;
-    }
-    default:
-        throw std::runtime_error("RESP: unexpected reply line '" + clip(l, 100) + "' (not RESP2)");
-    }
-}
-
-RespReply RespClient::call(const std::vector<std::string> &args) {
-    try {
-        if (fd_ < 0) connect_now();
-        std::string req = "*" + std::to_string(args.size()) + "\r\n";
-        for (const std::string &a : args) req += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-        size_t off = 0;
-        while (off < req.size()) {
-            ssize_t w = send(fd_, req.data() + off, req.size() - off, MSG_NOSIGNAL);
-            if (w < 0 && errno == EINTR) continue;
-            if (w < 0) throw std::runtime_error(std::string("RESP: send: ") + strerror(errno));
-            off += (size_t)w;
-        }
-        RespReply r = parse(Clock::now() + std::chrono::milliseconds(kRespTimeoutMs), 0);
-        if (pos_ != buf_.size())
-            throw std::runtime_error("RESP: " + std::to_string(buf_.size() - pos_) +
-                                     " unexpected bytes after the reply: " + clip(buf_.substr(pos_), 200));
-        return r;
-    } catch (...) {
-        close_now();  // the stream is out of step; a later call starts afresh
-        throw;
-    }
-}
+RespClient resp_client() { return RespClient::tcp("127.0.0.1", opt.resp_port, kRespTimeoutMs); }
 
 namespace {
 
@@ -579,7 +387,7 @@ bool compare_resp(Conn &c, RespClient &resp, Table &t, const std::vector<long lo
     try {
         for (;;) {
             rep = resp.call(args);
-            if (rep.type == '-' && starts_with(rep.str, "BUSY") && busy < 5) {
+            if (rep.type == '-' && starts_with(rep.text, "BUSY") && busy < 5) {
                 busy++;
                 n_resp_busy_retries++;
                 sleep_ms(20);
@@ -593,10 +401,10 @@ bool compare_resp(Conn &c, RespClient &resp, Table &t, const std::vector<long lo
     }
     auto t2 = Clock::now();
     if (rep.type == '-') {
-        if (starts_with(rep.str, "ERR") || starts_with(rep.str, "BUSY")) {
+        if (starts_with(rep.text, "ERR") || starts_with(rep.text, "BUSY")) {
             // Not a mismatch (nothing was answered), but counted and shown.
             uint64_t n = ++n_resp_errors;
-            if (n <= 5) say("stress: RESP error reply (%s): %s -> -%s", where.c_str(), request.c_str(), rep.str.c_str());
+            if (n <= 5) say("stress: RESP error reply (%s): %s -> -%s", where.c_str(), request.c_str(), rep.text.c_str());
             return true;
         }
         fail("RESP: unexpected error reply (" + where + ")\n  request: " + request + "\n  reply: " +
@@ -605,8 +413,8 @@ bool compare_resp(Conn &c, RespClient &resp, Table &t, const std::vector<long lo
     }
     std::vector<const RespReply *> got;
     if (use_get && rep.type == '$') got.push_back(&rep);
-    if (!use_get && rep.type == '*' && !rep.nil && rep.elems.size() == ids.size()) {
-        for (const RespReply &e : rep.elems)
+    if (!use_get && rep.type == '*' && !rep.is_null && rep.elements.size() == ids.size()) {
+        for (const RespReply &e : rep.elements)
             if (e.type == '$') got.push_back(&e);
     }
     if (got.size() != ids.size()) {
@@ -630,7 +438,7 @@ bool compare_resp(Conn &c, RespClient &resp, Table &t, const std::vector<long lo
         if (stayed_absent) n_resp_absent_checks++;
         if (known && known->own) n_resp_own_checks++;
         const RespReply &g = *got[i];
-        bool ok = same_version ? (!g.nil && g.str == b.json) : g.nil;
+        bool ok = same_version ? (!g.is_null && g.text == b.json) : g.is_null;
         if (ok) continue;
         report += "   key " + args[i + 1] + " (position " + std::to_string(i + 1) + "):\n" +
                   "    " + before_name + describe_sql_row(b) + "\n" +

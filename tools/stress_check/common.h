@@ -1,12 +1,17 @@
 // tools/stress_check/common.h: owns what every part of the stress check shares (see main.cpp
 // for what the check does): the options, the run's stop flag, first failure and counters, the
 // libpq wrapper Conn/Res, the stressed tables and their keys (tables.cpp), the comparisons of
-// local_cache with plain SQL, the tiny RESP2 client, plain SQL reads of keys with their version
-// identity and departure count, and the race-free comparison of RESP replies with plain SQL,
+// local_cache with plain SQL, the RESP connections (tools/lib's client), plain SQL reads of keys
+// with their version identity and departure count, and the race-free comparison of RESP replies with plain SQL,
 // the random number source Rng and the key pickers, and the entry points of the three kinds of
 // session (writer.cpp, reader.cpp, toggler.cpp).
 
 #pragma once
+
+#include "tools/lib/key_text.h"
+#include "tools/lib/pg.h"
+#include "tools/lib/pg_text.h"
+#include "tools/lib/resp_client.h"
 
 #include <libpq-fe.h>
 
@@ -84,13 +89,11 @@ void fail(const std::string &msg);
 
 void sleep_ms(int ms);
 
-struct ResDel {
-    void operator()(PGresult *r) const { PQclear(r); }
-};
-using Res = std::unique_ptr<PGresult, ResDel>;
+using Res = tooling::PgResult;
 
-// One libpq connection. Every statement goes through run(); errors come back as
-// (ok=false, sqlstate, message) so callers can decide what is expected.
+// One libpq connection, named for reports, with the check's session settings. Every statement
+// goes through run(); errors come back as (ok=false, sqlstate, message) so callers can decide
+// what is expected.
 class Conn {
   public:
     explicit Conn(const std::string &name);
@@ -98,12 +101,7 @@ class Conn {
     Conn(const Conn &) = delete;
     Conn &operator=(const Conn &) = delete;
 
-    struct Outcome {
-        bool ok = false;
-        Res res;
-        std::string sqlstate;
-        std::string error;
-    };
+    using Outcome = tooling::PgOutcome;
 
     Outcome run(const char *sql, std::vector<const char *> params = {});
 
@@ -118,14 +116,13 @@ class Conn {
 };
 
 // The value at (row, col), or "<NULL>" for SQL NULL, a missing row or no result.
-std::string get(const Res &r, int row, int col);
+inline std::string get(const Res &r, int row, int col) { return tooling::pg_value(r.get(), row, col); }
 
 // True for the errors concurrent writers may run into (the transaction is then rolled back).
 bool expected_conflict(const std::string &sqlstate);
 
-// The text of `s` as a JSON string, as row_to_json writes it (the values here have no control
-// characters, so only '"' and '\\' are escaped).
-std::string json_string(const std::string &s);
+// The text of `s` as a JSON string, as row_to_json writes it (tools/lib/pg_text.h).
+using tooling::json_string;
 
 // One column of a table's primary key: its name, SQL type, and whether row_to_json writes its
 // values as JSON numbers (else as strings).
@@ -141,21 +138,20 @@ struct KeyColumn {
 // from the key's description here, so every check runs on every table alike.
 struct Table {
     Table(const char *name, const char *foreign, std::vector<KeyColumn> key, const char *array_type,
-          std::vector<std::string> (*key_of)(long long id))
-        : name(name), foreign(foreign), key(std::move(key)), array_type(array_type), key_of(key_of) {}
+          std::vector<std::string> (*key_of)(long long id));
 
     const char *name;
     const char *foreign;                 // its foreign table (local_cache_fdw)
     std::vector<KeyColumn> key;          // in key order; the table's first columns
     const char *array_type;              // the type of mget's keys argument (2-D if composite)
     std::vector<std::string> (*key_of)(long long id);   // the key's columns as text
+    local_cache::KeyShape shape;         // the key columns' kinds (tools/lib/key_text.h)
     std::string resp_prefix;             // read from local_cache.tables by setup
     std::atomic<uint64_t> checks{0};     // comparisons of this table (any kind)
 
     bool composite() const { return key.size() > 1; }
-    // The key's canonical text, which names it in RESP after "prefix:" (the extension's
-    // key_bytes.h: a composite key's columns joined by ':', a ':' or '\' inside a column
-    // preceded by '\'); "NULL" for kNullKey and kHalfNullKey.
+    // The key's canonical text, which names it in RESP after "prefix:" (tools/lib/key_text.h:
+    // the extension's key_bytes.h itself); "NULL" for kNullKey and kHalfNullKey.
     std::string text(long long id) const;
     std::string resp_key(long long id) const { return resp_prefix + ":" + text(id); }
     // mget's keys argument for a key list (kNullKey, kHalfNullKey allowed), to be cast to
@@ -225,41 +221,13 @@ bool compare(Conn &c, Table &t, const std::vector<long long> &ids, const std::st
 // false (after fail()) on a difference or an error.
 bool compare_fdw(Conn &c, Table &t, const std::vector<long long> &ids, const std::string &where);
 
-// One RESP2 reply: '+' simple string, '-' error, ':' integer, '$' bulk string, '*' array;
-// `nil` for $-1 and *-1.
-struct RespReply {
-    char type = 0;
-    bool nil = false;
-    std::string str;                // simple string, error text, integer digits, bulk bytes
-    std::vector<RespReply> elems;   // array elements
-    std::string describe() const;   // for reports: nil, "json...", -ERR ..., [..]
-};
-
-// A tiny blocking RESP2 client on 127.0.0.1:port: one request, one reply. Connects on first
-// use. Throws std::runtime_error on a connection error, a malformed reply, or when a reply
-// does not arrive completely within kRespTimeoutMs.
-class RespClient {
-  public:
-    static constexpr int kRespTimeoutMs = 5000;
-    explicit RespClient(int port) : port_(port) {}
-    ~RespClient();
-    RespClient(const RespClient &) = delete;
-    RespClient &operator=(const RespClient &) = delete;
-
-    RespReply call(const std::vector<std::string> &args);
-
-  private:
-    void connect_now();
-    void close_now();
-    void fill(Clock::time_point deadline);   // reads more bytes into buf_
-    std::string line(Clock::time_point deadline);
-    RespReply parse(Clock::time_point deadline, int depth);
-
-    int port_;
-    int fd_ = -1;
-    std::string buf_;
-    size_t pos_ = 0;
-};
+// RESP replies and connections: tools/lib (resp_reply.h, resp_client.h).
+using tooling::RespClient;
+using RespReply = tooling::Reply;
+constexpr int kRespTimeoutMs = 5000;
+// A connection to the RESP server on 127.0.0.1:--resp-port; connects on first use, and a reply
+// that does not arrive completely within kRespTimeoutMs throws.
+RespClient resp_client();
 
 // One key as plain SQL sees it: absent, or the visible version's row_to_json text (what RESP
 // must answer, byte for byte), identity "xmin ctid" and columns; and in either case the key's

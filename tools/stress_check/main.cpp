@@ -45,8 +45,9 @@
 // Exits 1 too if the cache served no hit on some table or some table was never compared, or
 // (with --resp-port) no RESP write was acknowledged (the run would prove nothing).
 //
-// Build (tools/test.sh does it):
-//   g++ -std=c++17 -O2 -pthread -I$(pg_config --includedir) tools/stress_check/*.cpp -o tools/stress -lpq
+// Build (tools/test.sh does it; from the repository's root, the one include root):
+//   g++ -std=c++17 -O2 -pthread -I. -I$(pg_config --includedir) tools/stress_check/*.cpp tools/lib/*.cpp \
+//       extension/key_bytes.cpp -o tools/stress -lpq
 // Usage: tools/stress CONNINFO [--seconds N] [--writers N] [--long-writers N] [--readers N] [--keys N]
 //                             [--bank-sessions N]
 //                             [--toggle-seconds N]   (0: no toggler)
@@ -131,16 +132,16 @@ bool wait_for_resp() {
     std::string last;
     for (;;) {
         try {
-            RespClient r(opt.resp_port);
+            RespClient r = resp_client();
             RespReply pong = r.call({"PING"});
-            if (pong.type == '+' && pong.str == "PONG") {
+            if (pong.type == '+' && pong.text == "PONG") {
                 Conn c("setup");
                 for (const Table *t : tables()) {
                     std::vector<SqlRow> row;
                     if (!read_sql_rows(c, *t, {1}, &row)) return false;
                     std::string key = t->resp_key(1);
                     RespReply got = r.call({"GET", key});
-                    if (got.type != '$' || got.nil || got.str != row[0].json) {
+                    if (got.type != '$' || got.is_null || got.text != row[0].json) {
                         fail("setup: RESP GET " + key + " answered " + got.describe() + ", SQL shows " +
                              describe_sql_row(row[0]) + " (check local_cache.resp_role and resp_database)");
                         return false;

@@ -22,7 +22,7 @@ class Reader {
     explicit Reader(int id)
         : id_(id), rng_(0xfeed0000ULL + id * 104729ULL + (uint64_t)getpid()),
           c_("reader " + std::to_string(id)) {
-        if (opt.resp_port > 0) resp_.reset(new RespClient(opt.resp_port));
+        if (opt.resp_port > 0) resp_.reset(new RespClient(resp_client()));
     }
 
     void run() {

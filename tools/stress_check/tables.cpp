@@ -1,6 +1,6 @@
 // tools/stress_check/tables.cpp: owns the stressed tables declared in common.h: which they are,
-// how a key number becomes each one's primary key (its columns' text, its canonical RESP text,
-// mget's array literal, its JSON members), the SQL pieces built from a key's description, and
+// how a key number becomes each one's primary key (its columns' text, its canonical RESP text
+// through tools/lib/key_text.h, mget's array literal, its JSON members), the SQL pieces built from a key's description, and
 // the setup of one table.
 //
 // The tables cover the kinds of primary key local_cache keys rows by:
@@ -55,14 +55,11 @@ Table accounts{"stress_accounts", "stress_accounts_cache",
 
 const std::vector<Table *> all_tables{&items, &uuids, &lines, &accounts};
 
-// An element of an array literal: double-quoted, '"' and '\' escaped.
+// An element of an array literal (tools/lib/pg_text.h).
 std::string array_element(const std::string &s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "\"";
+    std::string out;
+    tooling::append_array_element(out, s);
+    return out;
 }
 
 std::string prefix(const char *alias) { return *alias ? std::string(alias) + "." : std::string(); }
@@ -83,23 +80,21 @@ std::string element(const Table &t, const std::string &array, const char *i, siz
 
 }  // namespace
 
+Table::Table(const char *name, const char *foreign, std::vector<KeyColumn> key, const char *array_type,
+             std::vector<std::string> (*key_of)(long long id))
+    : name(name), foreign(foreign), key(std::move(key)), array_type(array_type), key_of(key_of) {
+    std::vector<std::string> types;
+    for (const KeyColumn &k : this->key) types.push_back(k.type);
+    shape = tooling::key_shape(types);
+}
+
 const std::vector<Table *> &tables() { return all_tables; }
 
 Table &pick_table(Rng &rng) { return *all_tables[rng.below((int)all_tables.size())]; }
 
 std::string Table::text(long long id) const {
     if (id < 0) return "NULL";
-    std::vector<std::string> cols = key_of(id);
-    if (!composite()) return cols[0];
-    std::string s;
-    for (size_t c = 0; c < cols.size(); c++) {
-        if (c) s += ':';
-        for (char ch : cols[c]) {
-            if (ch == ':' || ch == '\\') s += '\\';
-            s += ch;
-        }
-    }
-    return s;
+    return tooling::key_text(shape, key_of(id));
 }
 
 std::string Table::keys_literal(const std::vector<long long> &ids) const {

@@ -60,7 +60,7 @@ class Writer {
         : id_(id), long_txns_(long_txns), rng_(0x5eed0000ULL + id * 7919ULL + (uint64_t)getpid()),
           w_((long_txns ? "long writer " : "writer ") + std::to_string(id)),
           check_(w_.name() + " check") {
-        if (opt.resp_port > 0 && !long_txns) resp_.reset(new RespClient(opt.resp_port));
+        if (opt.resp_port > 0 && !long_txns) resp_.reset(new RespClient(resp_client()));
         if (long_txns) witness_.reset(new Conn(w_.name() + " witness"));
     }
 
@@ -282,7 +282,7 @@ class Writer {
                 }
                 if (i + 1 == requests.size()) break;
                 const char *want = i == 0 ? "OK" : "QUEUED";
-                if (rep.type != '+' || rep.str != want) {
+                if (rep.type != '+' || rep.text != want) {
                     fail("RESP write: unexpected reply (" + where + ")\n  request: " +
                          describe_request(requests[i]) + "\n  reply: " + rep.describe() +
                          " (expected +" + want + ")\n");
@@ -292,7 +292,7 @@ class Writer {
             *last = rep;
             *written = rep.type != '-';
             if (*written) return true;
-            std::string error = multi && starts_with(rep.str, aborted.c_str()) ? rep.str.substr(aborted.size()) : rep.str;
+            std::string error = multi && starts_with(rep.text, aborted.c_str()) ? rep.text.substr(aborted.size()) : rep.text;
             if (starts_with(error, "BUSY")) {
                 if (attempt < kBusyRetries) {
                     n_resp_write_busy_retries++;
@@ -302,7 +302,7 @@ class Writer {
                 n_resp_write_gave_up++;
                 return true;
             }
-            if (multi && error != rep.str && sqlstate_of(error) == "40001") {
+            if (multi && error != rep.text && sqlstate_of(error) == "40001") {
                 n_resp_write_conflicts++;
                 return true;
             }
@@ -391,10 +391,10 @@ class Writer {
         bool written;
         if (!send_write(requests, where, &reply, &written)) return false;
         if (!written) return check_not_written(keys, tags, what, reply);
-        bool form_ok = multi ? reply.type == '*' && !reply.nil && reply.elems.size() == 2 &&
-                                   reply.elems[0].type == '+' && reply.elems[0].str == "OK" &&
-                                   reply.elems[1].type == '+' && reply.elems[1].str == "OK"
-                             : reply.type == '+' && reply.str == "OK";
+        bool form_ok = multi ? reply.type == '*' && !reply.is_null && reply.elements.size() == 2 &&
+                                   reply.elements[0].type == '+' && reply.elements[0].text == "OK" &&
+                                   reply.elements[1].type == '+' && reply.elements[1].text == "OK"
+                             : reply.type == '+' && reply.text == "OK";
         if (!form_ok) {
             fail("RESP write: unexpected reply (" + where + ")\n  reply: " + reply.describe() + "\n");
             return false;
@@ -426,14 +426,14 @@ class Writer {
         bool written;
         if (!send_write({{"HSET", resp_key(k), "value", tag}}, where, &reply, &written)) return false;
         if (!written) return check_not_written({k}, {tag}, "HSET", reply);
-        if (reply.type != ':' || (reply.str != "0" && reply.str != "1")) {
+        if (reply.type != ':' || (reply.text != "0" && reply.text != "1")) {
             fail("RESP write: unexpected reply (" + where + " of " + resp_key(k) + ")\n  reply: " + reply.describe() +
                  " (expected :1 for an inserted row, :0 for an updated one)\n");
             return false;
         }
         n_resp_hsets++;
         if (!read_sql_rows(check_, *t_, {k}, &after)) return false;
-        std::string exact = reply.str == "1" ? row_json(k, "1", json_string(tag)) : "";
+        std::string exact = reply.text == "1" ? row_json(k, "1", json_string(tag)) : "";
         bool own;
         if (!check_upsert(k, before[0], after[0], tag, exact, "HSET", reply, &own)) return false;
         if (own) n_resp_write_own++;
@@ -452,7 +452,7 @@ class Writer {
         bool written;
         if (!send_write({request}, where, &reply, &written)) return false;
         if (!written) return check_not_written({k}, {}, "DEL", reply);
-        if (reply.type != ':' || (reply.str != "0" && reply.str != "1")) {
+        if (reply.type != ':' || (reply.text != "0" && reply.text != "1")) {
             fail("RESP write: unexpected reply (" + where + " of " + resp_key(k) + ")\n  reply: " + reply.describe() +
                  " (expected :0 or :1)\n");
             return false;
@@ -463,9 +463,9 @@ class Writer {
         std::string problem;
         if (p.present && a.present && p.version_id == a.version_id)
             problem = "plain SQL right after the reply still shows the tuple from before the request";
-        else if (reply.str == "1" && a.departures <= p.departures)
+        else if (reply.text == "1" && a.departures <= p.departures)
             problem = "DEL answered 1 but no departure of the key committed since before the request";
-        else if (reply.str == "0" && p.present && a.departures <= p.departures)
+        else if (reply.text == "0" && p.present && a.departures <= p.departures)
             problem = "DEL answered 0 although the key had a row before the request and no departure of it "
                       "committed since";
         if (!problem.empty()) {
@@ -475,7 +475,7 @@ class Writer {
                  "\n  plain SQL after the reply:    " + describe_sql_row(a) + "\n");
             return false;
         }
-        bool own = reply.str == "1" && !a.present && a.departures == p.departures + 1;
+        bool own = reply.text == "1" && !a.present && a.departures == p.departures + 1;
         if (own) n_resp_write_own++;
         KnownState known{{a}, own ? "the DEL, read right after the reply" : "plain SQL right after the DEL's reply", own};
         return check_after_write(k, where + ": read-after-write" + on_key(k), &known);

@@ -17,7 +17,7 @@ from driver_lib.matrix import matrix
 
 def rb_ids(mode, batch):
     """The ids of redis-benchmark's one fixed command. warm: 1..batch, like the other clients.
-    miss: the keys of bench/loadgen.cpp's miss_keys (every other one absent: ROWS+1, ROWS+2, ...);
+    miss: the keys of bench/loadgen_keys.cpp's miss_keys (every other one absent: ROWS+1, ROWS+2, ...);
     one key cannot alternate in a fixed command, so batch 1 asks the absent id ROWS+1 every time."""
     if mode == "warm":
         return list(range(1, batch + 1))

@@ -70,7 +70,7 @@ type expRow struct {
 }
 
 // checkWrites: the write paths on rows the reads do not use (firstID, firstID+1), as
-// bench/loadgen.cpp's check_writes: the row read through RESP first (cached, so the write must
+// bench/loadgen_check.cpp's check_writes: the row read through RESP first (cached, so the write must
 // invalidate it); RESP SET as the writing role, then mget_json, plain SQL and RESP GET (the
 // reading role) show exactly the object; the prepared SQL UPDATE, then SQL and RESP GET show it;
 // redis-server SET of the same bytes, then GET (leaving redis-server equal to the table).

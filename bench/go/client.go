@@ -1,7 +1,7 @@
 // bench/go/client.go: the Go client of the benchmark harness (pgx v4 and a plain RESP2 client):
 // what it does and main; the package's other files are listed in bench/README.md.
 //
-// Same command line and stdin/stdout protocol as bench/loadgen.cpp and bench/node/client.js:
+// Same command line and stdin/stdout protocol as bench/loadgen (loadgen_main.cpp) and bench/node/client.js:
 //
 //	gobench check --pg CONNINFO --resp-port P --redis-port R [--resp-user U --resp-password W]
 //	gobench run --pg CONNINFO --path PATH --conns N --batch B --seconds S [--mode warm|miss|mixed|cold|write]

@@ -59,7 +59,7 @@ func rowJSON(id int64, value string) string {
 	return `{"id":` + strconv.FormatInt(id, 10) + `,"value":` + jsonString(value) + `}`
 }
 
-// missKeys: the keys of one request of the miss mode, as bench/loadgen.cpp's miss_keys.
+// missKeys: the keys of one request of the miss mode, as bench/loadgen_keys.cpp's miss_keys.
 func missKeys(o options, seq uint64, index int) []int64 {
 	k := make([]int64, o.batch)
 	if o.batch == 1 {

@@ -1,6 +1,6 @@
 'use strict';
 // bench/node/client.js: the Node.js client of the benchmark harness (node-postgres, node-redis).
-// Same command line and stdin/stdout protocol as bench/loadgen.cpp:
+// Same command line and stdin/stdout protocol as bench/loadgen (loadgen_main.cpp):
 //   node client.js check --pg CONNINFO --resp-port P --redis-port R [--resp-user U --resp-password W]
 //   node client.js run --pg CONNINFO --path PATH --conns N --batch B --seconds S [--mode warm|miss|mixed|cold|write]
 //                      [--resp-port P] [--redis-port R] [--resp-user U --resp-password W]
@@ -75,7 +75,7 @@ function randomValue() {
 // (JSON.stringify escapes strings as PostgreSQL's escape_json does; members in column order).
 const rowJson = (id, value) => JSON.stringify({ id, value });
 
-// The keys of one request of the miss mode, as bench/loadgen.cpp's miss_keys: every other key has
+// The keys of one request of the miss mode, as bench/loadgen_keys.cpp's miss_keys: every other key has
 // no row (absent ids follow the table: rows+1, rows+2, ...), the same keys in every request; a
 // request of one key alternates between id 1 and id rows+1.
 function missKeys(o, seq, index) {
@@ -93,7 +93,7 @@ function fail(msg) {
 }
 
 // The write paths, after the reads and on rows they do not use (firstId, firstId + 1), as in
-// bench/loadgen.cpp: the row is read through RESP first (cached, so the write must invalidate it);
+// bench/loadgen_check.cpp: the row is read through RESP first (cached, so the write must invalidate it);
 // RESP SET as the writing role, then mget_json, plain SQL and RESP GET (the reading role) must
 // show exactly the object; the benchmark's prepared SQL UPDATE, then SQL and RESP GET must show
 // it; redis-server SET of the same bytes, then GET (leaving redis-server equal to the table).

@@ -125,13 +125,9 @@ Node *rewrite(Node *node, void *context)
 PlannedStmt *plan_query(Query *parse, const char *query_string, int cursor_options,
 						ParamListInfo bound_params)
 {
-	parse = cxx_boundary([&]() -> Query * {
-		const MgetFunctions &f = mget_functions();
-		if (OidIsValid(f.mget) && OidIsValid(f.mget_json) &&
-			contains_rewritable(reinterpret_cast<Node *>(parse), nullptr))
-			return reinterpret_cast<Query *>(rewrite(reinterpret_cast<Node *>(parse), nullptr));
-		return parse;
-	});
+	const MgetFunctions &f = mget_functions();
+	if (OidIsValid(f.mget) && OidIsValid(f.mget_json) && contains_rewritable(reinterpret_cast<Node *>(parse), nullptr))
+		parse = reinterpret_cast<Query *>(rewrite(reinterpret_cast<Node *>(parse), nullptr));
 	if (prev_planner_hook)
 		return prev_planner_hook(parse, query_string, cursor_options, bound_params);
 	return standard_planner(parse, query_string, cursor_options, bound_params);
@@ -142,9 +138,9 @@ PlannedStmt *plan_query(Query *parse, const char *query_string, int cursor_optio
 void planner_install_hook(void)
 {
 	prev_planner_hook = planner_hook;
-	planner_hook = plan_query;
-	CacheRegisterSyscacheCallback(PROCOID, functions_changed, (Datum) 0);
-	CacheRegisterSyscacheCallback(NAMESPACEOID, functions_changed, (Datum) 0);
+	planner_hook = pg_entry<plan_query>;
+	CacheRegisterSyscacheCallback(PROCOID, pg_entry<functions_changed>, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, pg_entry<functions_changed>, (Datum) 0);
 }
 
 } // namespace local_cache

@@ -125,6 +125,7 @@ Node *rewrite(Node *node, void *context)
 PlannedStmt *plan_query(Query *parse, const char *query_string, int cursor_options,
 						ParamListInfo bound_params)
 {
+	throw_point("planner");
 	const MgetFunctions &f = mget_functions();
 	if (OidIsValid(f.mget) && OidIsValid(f.mget_json) && contains_rewritable(reinterpret_cast<Node *>(parse), nullptr))
 		parse = reinterpret_cast<Query *>(rewrite(reinterpret_cast<Node *>(parse), nullptr));

@@ -394,37 +394,34 @@ BREAKAGES = (
     ('an SQL-callable function defined by hand', 'boundary',
      lambda r: replace(f'{r}/extension/sql_functions.cpp', 'LOCAL_CACHE_V1_FUNCTION(local_cache_flush_all, flush_all)',
                        'extern "C" Datum local_cache_flush_all(PG_FUNCTION_ARGS)\n{\n\treturn flush_all(fcinfo);\n}')),
-    ('a hook set to an unwrapped function', 'boundary',
-     lambda r: replace(f'{r}/extension/planner.cpp', 'planner_hook = pg_entry<plan_query>;', 'planner_hook = plan_query;')),
-    ('a transaction callback registered unwrapped', 'boundary',
-     lambda r: replace(f'{r}/extension/invalidation.cpp', 'RegisterXactCallback(pg_entry<xact_event>,',
-                       'RegisterXactCallback(xact_event,')),
-    ('a syscache callback registered unwrapped', 'boundary',
-     lambda r: replace(f'{r}/extension/cached_table.cpp', '(AUTHOID, pg_entry<roles_changed>,', '(AUTHOID, roles_changed,')),
-    ('an exit callback registered unwrapped', 'boundary',
-     lambda r: replace(f'{r}/resp_server/shared_state.cpp', 'on_shmem_exit(pg_entry<worker_ended>,',
-                       'on_shmem_exit(worker_ended,')),
-    ('an FDW routine set to an unwrapped function', 'boundary',
-     lambda r: replace(f'{r}/fdw/scan.cpp', '= pg_entry<begin_scan>;', '= begin_scan;')),
-    ('an rmgr callback unwrapped', 'boundary',
-     lambda r: replace(f'{r}/extension/wal.cpp', 'pg_entry<redo>,', 'redo,')),
-    ('a tree walker unwrapped', 'boundary',
-     lambda r: replace(f'{r}/extension/planner.cpp', 'as_callback<Walker>(pg_entry<contains_rewritable>)',
-                       'as_callback<Walker>(contains_rewritable)')),
     ('a background worker main defined by hand', 'boundary',
      lambda r: replace(f'{r}/resp_server/worker.cpp',
                        'LOCAL_CACHE_WORKER_MAIN(local_cache_resp_worker_main, local_cache::resp::worker_main)',
                        'extern "C" PGDLLEXPORT void local_cache_resp_worker_main(Datum arg);\n'
                        'void local_cache_resp_worker_main(Datum arg)\n{\n\tlocal_cache::resp::worker_main(arg);\n}')),
-    ('a libuv timer callback registered unwrapped', 'boundary',
-     lambda r: replace(f'{r}/resp_server/worker.cpp', 'uv_callback<on_timer>', 'on_timer')),
-    ('a libuv read callback registered unwrapped', 'boundary',
-     lambda r: replace(f'{r}/resp_server/net/connection.cpp', 'connection_callback<on_read>', 'on_read')),
-    ('a libuv callback given as a lambda', 'boundary',
-     lambda r: replace(f'{r}/resp_server/worker.cpp', 'uv_callback<after_turn>', '[](uv_check_t *) noexcept {}')),
-    ('a libuv close callback registered unwrapped', 'boundary',
-     lambda r: replace(f'{r}/resp_server/net/listener.cpp', 'uv_callback<on_handle_closed>)', 'on_handle_closed)')),
 )
+
+
+# Registrations that name a function without its wrapper: (what, file, as registered, unwrapped).
+UNWRAPPED = (
+    ('a hook set to', 'extension/planner.cpp', 'planner_hook = pg_entry<plan_query>;', 'planner_hook = plan_query;'),
+    ('a transaction callback', 'extension/invalidation.cpp', 'RegisterXactCallback(pg_entry<xact_event>,',
+     'RegisterXactCallback(xact_event,'),
+    ('a syscache callback', 'extension/cached_table.cpp', '(AUTHOID, pg_entry<roles_changed>,', '(AUTHOID, roles_changed,'),
+    ('an exit callback', 'resp_server/shared_state.cpp', 'on_shmem_exit(pg_entry<worker_ended>,',
+     'on_shmem_exit(worker_ended,'),
+    ('an FDW routine set to', 'fdw/scan.cpp', '= pg_entry<begin_scan>;', '= begin_scan;'),
+    ('an rmgr callback', 'extension/wal.cpp', 'pg_entry<redo>,', 'redo,'),
+    ('a tree walker', 'extension/planner.cpp', 'as_callback<Walker>(pg_entry<contains_rewritable>)',
+     'as_callback<Walker>(contains_rewritable)'),
+    ('a libuv timer callback', 'resp_server/worker.cpp', 'uv_callback<on_timer>', 'on_timer'),
+    ('a libuv read callback', 'resp_server/net/connection.cpp', 'connection_callback<on_read>', 'on_read'),
+    ('a libuv callback as a lambda', 'resp_server/worker.cpp', 'uv_callback<after_turn>', '[](uv_check_t *) noexcept {}'),
+    ('a libuv close callback', 'resp_server/net/listener.cpp', 'uv_callback<on_handle_closed>)', 'on_handle_closed)'),
+)
+BREAKAGES += tuple((f'{what} an unwrapped function', 'boundary',
+                    lambda r, path=path, old=old, new=new: replace(f'{r}/{path}', old, new))
+                   for what, path, old, new in UNWRAPPED)
 
 
 def self_test(root):

@@ -404,22 +404,22 @@ BREAKAGES = (
 
 # Registrations that name a function without its wrapper: (what, file, as registered, unwrapped).
 UNWRAPPED = (
-    ('a hook set to', 'extension/planner.cpp', 'planner_hook = pg_entry<plan_query>;', 'planner_hook = plan_query;'),
-    ('a transaction callback', 'extension/invalidation.cpp', 'RegisterXactCallback(pg_entry<xact_event>,',
+    ('a hook assignment', 'extension/planner.cpp', 'planner_hook = pg_entry<plan_query>;', 'planner_hook = plan_query;'),
+    ('a transaction callback registration', 'extension/invalidation.cpp', 'RegisterXactCallback(pg_entry<xact_event>,',
      'RegisterXactCallback(xact_event,'),
-    ('a syscache callback', 'extension/cached_table.cpp', '(AUTHOID, pg_entry<roles_changed>,', '(AUTHOID, roles_changed,'),
-    ('an exit callback', 'resp_server/shared_state.cpp', 'on_shmem_exit(pg_entry<worker_ended>,',
+    ('a syscache callback registration', 'extension/cached_table.cpp', '(AUTHOID, pg_entry<roles_changed>,', '(AUTHOID, roles_changed,'),
+    ('an exit callback registration', 'resp_server/shared_state.cpp', 'on_shmem_exit(pg_entry<worker_ended>,',
      'on_shmem_exit(worker_ended,'),
-    ('an FDW routine set to', 'fdw/scan.cpp', '= pg_entry<begin_scan>;', '= begin_scan;'),
-    ('an rmgr callback', 'extension/wal.cpp', 'pg_entry<redo>,', 'redo,'),
-    ('a tree walker', 'extension/planner.cpp', 'as_callback<Walker>(pg_entry<contains_rewritable>)',
+    ('an FDW routine assignment', 'fdw/scan.cpp', '= pg_entry<begin_scan>;', '= begin_scan;'),
+    ('the rmgr table', 'extension/wal.cpp', 'pg_entry<redo>,', 'redo,'),
+    ('a tree walker call', 'extension/planner.cpp', 'as_callback<Walker>(pg_entry<contains_rewritable>)',
      'as_callback<Walker>(contains_rewritable)'),
-    ('a libuv timer callback', 'resp_server/worker.cpp', 'uv_callback<on_timer>', 'on_timer'),
-    ('a libuv read callback', 'resp_server/net/connection.cpp', 'connection_callback<on_read>', 'on_read'),
-    ('a libuv callback as a lambda', 'resp_server/worker.cpp', 'uv_callback<after_turn>', '[](uv_check_t *) noexcept {}'),
-    ('a libuv close callback', 'resp_server/net/listener.cpp', 'uv_callback<on_handle_closed>)', 'on_handle_closed)'),
+    ('a libuv timer registration', 'resp_server/worker.cpp', 'uv_callback<on_timer>', 'on_timer'),
+    ('a libuv read registration', 'resp_server/net/connection.cpp', 'connection_callback<on_read>', 'on_read'),
+    ('a libuv check registration (a lambda)', 'resp_server/worker.cpp', 'uv_callback<after_turn>', '[](uv_check_t *) noexcept {}'),
+    ('a libuv close registration', 'resp_server/net/listener.cpp', 'uv_callback<on_handle_closed>)', 'on_handle_closed)'),
 )
-BREAKAGES += tuple((f'{what} an unwrapped function', 'boundary',
+BREAKAGES += tuple((f'{what} naming an unwrapped function', 'boundary',
                     lambda r, path=path, old=old, new=new: replace(f'{r}/{path}', old, new))
                    for what, path, old, new in UNWRAPPED)
 

@@ -358,6 +358,8 @@ void accept_connection(Server *server, uv_stream_t *listener)
 		return;
 	}
 	uv_tcp_nodelay(&c->handle, 1);
+	/* Not a second boundary: a failure here concerns this connection, which is closed, while the
+	 * listener's callback goes on. */
 	guarded(c, [&] {
 		describe_session(c);
 		uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), connection_callback<on_alloc>,
@@ -391,6 +393,7 @@ void retry_blocked(Server *server)
 {
 	std::vector<Connection *> waiting;
 	waiting.swap(server->blocked);
+	/* One connection's failure closes it and the others still run. */
 	for (Connection *c : waiting)
 		if (!c->closing)
 			guarded(c, [&] { process_input(c); });

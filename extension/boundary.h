@@ -3,10 +3,11 @@
  *
  * PostgreSQL reports errors with longjmp, which skips C++ destructors; C++ exceptions
  * must never unwind into PostgreSQL frames. Every function PostgreSQL calls (V1 SQL
- * functions, callbacks, hooks, worker entry points) runs its body through
- * `cxx_boundary`: a C++ exception becomes an ereport(ERROR) raised after the handler has
- * finished, so no exception object is live when the longjmp happens. Frames that an
- * ereport(ERROR) may unwind hold only trivially destructible objects.
+ * functions, callbacks, hooks, worker entry points) is registered as `pg_entry<f>` or
+ * defined by one of the macros below, which run it through `cxx_boundary`: a C++ exception
+ * becomes an ereport(ERROR) raised after the handler has finished, so no exception object
+ * is live when the longjmp happens. Frames that an ereport(ERROR) may unwind hold only
+ * trivially destructible objects.
  */
 #pragma once
 

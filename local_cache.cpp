@@ -13,6 +13,7 @@
  */
 #include "extension/pg.h"
 
+#include "extension/boundary.h"
 #include "extension/core.h"
 #include "resp_server/shared_state.h"
 
@@ -24,7 +25,6 @@ extern "C" {
 
 extern "C" {
 PG_MODULE_MAGIC;
-void _PG_init(void);
 }
 
 namespace {
@@ -48,9 +48,7 @@ void startup_shmem(void)
 	local_cache::resp_shmem_startup();
 }
 
-} // namespace
-
-void _PG_init(void)
+void init(void)
 {
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -60,7 +58,11 @@ void _PG_init(void)
 	MarkGUCPrefixReserved("local_cache");
 
 	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = request_shmem;
+	shmem_request_hook = local_cache::pg_entry<request_shmem>;
 	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = startup_shmem;
+	shmem_startup_hook = local_cache::pg_entry<startup_shmem>;
 }
+
+} // namespace
+
+LOCAL_CACHE_MODULE_INIT(init)

@@ -8,6 +8,7 @@
  */
 #include "extension/cached_table.h"
 
+#include "extension/boundary.h"
 #include "extension/invalidation.h"
 #include "extension/registry.h"
 
@@ -304,11 +305,11 @@ void check_select_privilege(RelInfo *info, Oid role)
 
 void relinfo_register_callbacks(void)
 {
-	CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
-	CacheRegisterSyscacheCallback(AUTHOID, roles_changed, (Datum) 0);
-	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, roles_changed, (Datum) 0);
+	CacheRegisterRelcacheCallback(pg_entry<relcache_changed>, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHOID, pg_entry<roles_changed>, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, pg_entry<roles_changed>, (Datum) 0);
 	/* GRANT/REVOKE ... ON SCHEMA, and schema renames. */
-	CacheRegisterSyscacheCallback(NAMESPACEOID, roles_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, pg_entry<roles_changed>, (Datum) 0);
 }
 
 HTAB *relation_hash_create(const char *name, Size entrysize)

@@ -31,11 +31,6 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
-extern "C" {
-PG_FUNCTION_INFO_V1(local_cache_capture_changes);
-PG_FUNCTION_INFO_V1(local_cache_flush_at_commit);
-}
-
 namespace local_cache {
 
 namespace {
@@ -92,8 +87,8 @@ HTAB *create_set(const char *name, Size keysize, Size entrysize, bool by_key_byt
 	ctl.hcxt = TopTransactionContext;
 	if (!by_key_bytes)
 		return hash_create(name, 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	ctl.hash = changed_key_hash;
-	ctl.match = changed_key_match;
+	ctl.hash = pg_entry<changed_key_hash>;
+	ctl.match = pg_entry<changed_key_match>;
 	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 }
 
@@ -234,14 +229,7 @@ void end_serializable_writes(void)
 			store_serializable_writer_end(MyDatabaseId, table->relid);
 }
 
-void handle_xact_event(XactEvent event);
-
 void xact_event(XactEvent event, void *)
-{
-	cxx_boundary([&] { handle_xact_event(event); });
-}
-
-void handle_xact_event(XactEvent event)
 {
 	switch (event) {
 	case XACT_EVENT_PRE_COMMIT:
@@ -271,7 +259,7 @@ void handle_xact_event(XactEvent event)
 
 void invalidation_register_callbacks(void)
 {
-	RegisterXactCallback(xact_event, NULL);
+	RegisterXactCallback(pg_entry<xact_event>, NULL);
 }
 
 void invalidation_table_altered(Oid relid)
@@ -291,50 +279,48 @@ bool invalidation_xact_wrote(Oid relid)
 
 using namespace local_cache;
 
-extern "C" Datum local_cache_capture_changes(PG_FUNCTION_ARGS)
+static Datum capture_changes(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		/* Without the shared segment no invalidation could reach standbys: refuse the write. */
-		store_require_available();
-		if (!CALLED_AS_TRIGGER(fcinfo))
-			ereport(ERROR,
-					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-					 errmsg("local_cache.capture_changes() must be called as a trigger")));
-		TriggerData *trigger = reinterpret_cast<TriggerData *>(fcinfo->context);
-		bool for_row = TRIGGER_FIRED_FOR_ROW(trigger->tg_event);
-		if (TRIGGER_FIRED_AFTER(trigger->tg_event) != for_row && !TRIGGER_FIRED_BY_TRUNCATE(trigger->tg_event))
-			ereport(ERROR,
-					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-					 errmsg("local_cache.capture_changes() must be a BEFORE STATEMENT, AFTER ROW or TRUNCATE trigger")));
+	/* Without the shared segment no invalidation could reach standbys: refuse the write. */
+	store_require_available();
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("local_cache.capture_changes() must be called as a trigger")));
+	TriggerData *trigger = reinterpret_cast<TriggerData *>(fcinfo->context);
+	bool for_row = TRIGGER_FIRED_FOR_ROW(trigger->tg_event);
+	if (TRIGGER_FIRED_AFTER(trigger->tg_event) != for_row && !TRIGGER_FIRED_BY_TRUNCATE(trigger->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("local_cache.capture_changes() must be a BEFORE STATEMENT, AFTER ROW or TRUNCATE trigger")));
 
-		/*
-		 * BEFORE STATEMENT: the statement is about to write; from now on this transaction
-		 * reads the table itself (its own writes may be visible to it before the AFTER ROW
-		 * triggers run, e.g. to volatile functions in RETURNING).
-		 */
-		ChangedTable *table = changed_table(trigger->tg_relation);
-		TupleDesc desc = RelationGetDescr(trigger->tg_relation);
-		if (!TRIGGER_FIRED_AFTER(trigger->tg_event))
-			return PointerGetDatum(NULL);
-		if (TRIGGER_FIRED_BY_TRUNCATE(trigger->tg_event)) {
-			table->flush_all = true;
-		} else {
-			/* INSERT: the new row; DELETE: the old one; UPDATE: both, the key may change. */
-			record_key(table, trigger->tg_trigtuple, desc);
-			if (TRIGGER_FIRED_BY_UPDATE(trigger->tg_event))
-				record_key(table, trigger->tg_newtuple, desc);
-		}
+	/*
+	 * BEFORE STATEMENT: the statement is about to write; from now on this transaction
+	 * reads the table itself (its own writes may be visible to it before the AFTER ROW
+	 * triggers run, e.g. to volatile functions in RETURNING).
+	 */
+	ChangedTable *table = changed_table(trigger->tg_relation);
+	TupleDesc desc = RelationGetDescr(trigger->tg_relation);
+	if (!TRIGGER_FIRED_AFTER(trigger->tg_event))
 		return PointerGetDatum(NULL);
-	});
+	if (TRIGGER_FIRED_BY_TRUNCATE(trigger->tg_event)) {
+		table->flush_all = true;
+	} else {
+		/* INSERT: the new row; DELETE: the old one; UPDATE: both, the key may change. */
+		record_key(table, trigger->tg_trigtuple, desc);
+		if (TRIGGER_FIRED_BY_UPDATE(trigger->tg_event))
+			record_key(table, trigger->tg_newtuple, desc);
+	}
+	return PointerGetDatum(NULL);
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_capture_changes, capture_changes)
 
 /* Called by the ALTER TABLE event trigger: the transaction may have changed what rows look
  * like or written rows while the capture trigger was disabled. */
-extern "C" Datum local_cache_flush_at_commit(PG_FUNCTION_ARGS)
+static Datum flush_at_commit(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		store_require_available();
-		invalidation_table_altered(PG_GETARG_OID(0));
-		PG_RETURN_VOID();
-	});
+	store_require_available();
+	invalidation_table_altered(PG_GETARG_OID(0));
+	PG_RETURN_VOID();
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_flush_at_commit, flush_at_commit)

@@ -98,10 +98,10 @@ bool contains_rewritable(Node *node, void *context)
 		return false;
 	if (IsA(node, Query))
 		return query_tree_walker(reinterpret_cast<Query *>(node),
-								 as_callback<Walker>(contains_rewritable), context, 0);
+								 as_callback<Walker>(pg_entry<contains_rewritable>), context, 0);
 	if (rewritable_call(node) != nullptr)
 		return true;
-	return expression_tree_walker(node, as_callback<Walker>(contains_rewritable), context);
+	return expression_tree_walker(node, as_callback<Walker>(pg_entry<contains_rewritable>), context);
 }
 
 Node *rewrite(Node *node, void *context)
@@ -110,7 +110,7 @@ Node *rewrite(Node *node, void *context)
 		return nullptr;
 	if (IsA(node, Query))
 		return reinterpret_cast<Node *>(
-			query_tree_mutator(reinterpret_cast<Query *>(node), as_callback<Mutator>(rewrite),
+			query_tree_mutator(reinterpret_cast<Query *>(node), as_callback<Mutator>(pg_entry<rewrite>),
 							   context, 0));
 	if (FuncExpr *mget = rewritable_call(node)) {
 		FuncExpr *call = makeFuncExpr(functions.mget_json, JSONOID,
@@ -119,19 +119,16 @@ Node *rewrite(Node *node, void *context)
 		call->location = reinterpret_cast<FuncExpr *>(node)->location;
 		return reinterpret_cast<Node *>(call);
 	}
-	return expression_tree_mutator(node, as_callback<Mutator>(rewrite), context);
+	return expression_tree_mutator(node, as_callback<Mutator>(pg_entry<rewrite>), context);
 }
 
 PlannedStmt *plan_query(Query *parse, const char *query_string, int cursor_options,
 						ParamListInfo bound_params)
 {
-	parse = cxx_boundary([&]() -> Query * {
-		const MgetFunctions &f = mget_functions();
-		if (OidIsValid(f.mget) && OidIsValid(f.mget_json) &&
-			contains_rewritable(reinterpret_cast<Node *>(parse), nullptr))
-			return reinterpret_cast<Query *>(rewrite(reinterpret_cast<Node *>(parse), nullptr));
-		return parse;
-	});
+	throw_point("planner");
+	const MgetFunctions &f = mget_functions();
+	if (OidIsValid(f.mget) && OidIsValid(f.mget_json) && contains_rewritable(reinterpret_cast<Node *>(parse), nullptr))
+		parse = reinterpret_cast<Query *>(rewrite(reinterpret_cast<Node *>(parse), nullptr));
 	if (prev_planner_hook)
 		return prev_planner_hook(parse, query_string, cursor_options, bound_params);
 	return standard_planner(parse, query_string, cursor_options, bound_params);
@@ -142,9 +139,9 @@ PlannedStmt *plan_query(Query *parse, const char *query_string, int cursor_optio
 void planner_install_hook(void)
 {
 	prev_planner_hook = planner_hook;
-	planner_hook = plan_query;
-	CacheRegisterSyscacheCallback(PROCOID, functions_changed, (Datum) 0);
-	CacheRegisterSyscacheCallback(NAMESPACEOID, functions_changed, (Datum) 0);
+	planner_hook = pg_entry<plan_query>;
+	CacheRegisterSyscacheCallback(PROCOID, pg_entry<functions_changed>, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, pg_entry<functions_changed>, (Datum) 0);
 }
 
 } // namespace local_cache

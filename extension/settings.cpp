@@ -15,6 +15,7 @@ int local_cache_max_row_size = 8192;
 bool local_cache_enabled = true;
 bool local_cache_wal_invalidations = true;
 int local_cache_fill_wait_ms = 10;
+char *local_cache_debug_throw_at = nullptr;
 
 namespace local_cache {
 
@@ -46,6 +47,10 @@ void core_define_settings(void)
 							"others wait up to this long for its entry; 0 makes every miss read the table.",
 							&local_cache_fill_wait_ms, 10, 0, 60000,
 							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.debug_throw_at",
+							   "For tests: the entry point that throws a C++ exception (see boundary.h).",
+							   NULL, &local_cache_debug_throw_at, "",
+							   PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
 }
 
 } // namespace local_cache

@@ -9,6 +9,7 @@ extern int local_cache_max_row_size;
 extern bool local_cache_enabled;
 extern bool local_cache_wal_invalidations;
 extern int local_cache_fill_wait_ms;
+extern char *local_cache_debug_throw_at;
 
 namespace local_cache {
 

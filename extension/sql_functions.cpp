@@ -24,19 +24,6 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
-extern "C" {
-PG_FUNCTION_INFO_V1(local_cache_mget);
-PG_FUNCTION_INFO_V1(local_cache_mget_json);
-PG_FUNCTION_INFO_V1(local_cache_flush_table);
-PG_FUNCTION_INFO_V1(local_cache_flush_all);
-PG_FUNCTION_INFO_V1(local_cache_flush_oid);
-PG_FUNCTION_INFO_V1(local_cache_reset_stats);
-PG_FUNCTION_INFO_V1(local_cache_table_counters);
-PG_FUNCTION_INFO_V1(local_cache_global_counters);
-PG_FUNCTION_INFO_V1(local_cache_check_preloaded);
-PG_FUNCTION_INFO_V1(local_cache_check_primary_key);
-}
-
 using namespace local_cache;
 
 namespace {
@@ -204,99 +191,94 @@ Oid relation_argument(FunctionCallInfo fcinfo)
 
 } // namespace
 
-extern "C" Datum local_cache_mget(PG_FUNCTION_ARGS)
+static Datum mget(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		RelInfo *info = relinfo_open(relation_argument(fcinfo));
-		Keys keys = unpack_keys(info, PG_GETARG_ARRAYTYPE_P(1));
-		if (keys.count == 0)
-			PG_RETURN_ARRAYTYPE_P(construct_empty_array(info->rowtype));
+	throw_point("mget");
+	RelInfo *info = relinfo_open(relation_argument(fcinfo));
+	Keys keys = unpack_keys(info, PG_GETARG_ARRAYTYPE_P(1));
+	if (keys.count == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(info->rowtype));
 
-		RowsResult result;
-		result.rows = static_cast<Datum *>(palloc0(sizeof(Datum) * keys.count));
-		result.nulls = static_cast<bool *>(palloc(sizeof(bool) * keys.count));
-		memset(result.nulls, true, sizeof(bool) * keys.count);
-		fetch_rows(make_request(info, keys), collect_row, &result);
+	RowsResult result;
+	result.rows = static_cast<Datum *>(palloc0(sizeof(Datum) * keys.count));
+	result.nulls = static_cast<bool *>(palloc(sizeof(bool) * keys.count));
+	memset(result.nulls, true, sizeof(bool) * keys.count);
+	fetch_rows(make_request(info, keys), collect_row, &result);
 
-		int dims[1] = {keys.count};
-		int lbs[1] = {1};
-		PG_RETURN_ARRAYTYPE_P(construct_md_array(result.rows, result.nulls, 1, dims, lbs,
-												 info->rowtype, -1, false, TYPALIGN_DOUBLE));
-	});
+	int dims[1] = {keys.count};
+	int lbs[1] = {1};
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(result.rows, result.nulls, 1, dims, lbs,
+											 info->rowtype, -1, false, TYPALIGN_DOUBLE));
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_mget, mget)
 
 /* The same contract as array_to_json(local_cache.mget(...)), byte for byte. */
-extern "C" Datum local_cache_mget_json(PG_FUNCTION_ARGS)
+static Datum mget_json(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		RelInfo *info = relinfo_open(relation_argument(fcinfo));
-		Keys keys = unpack_keys(info, PG_GETARG_ARRAYTYPE_P(1));
+	RelInfo *info = relinfo_open(relation_argument(fcinfo));
+	Keys keys = unpack_keys(info, PG_GETARG_ARRAYTYPE_P(1));
 
-		JsonPiece *pieces = static_cast<JsonPiece *>(palloc0(sizeof(JsonPiece) * (keys.count + 1)));
-		fetch_rows(make_request(info, keys), collect_json, pieces);
+	JsonPiece *pieces = static_cast<JsonPiece *>(palloc0(sizeof(JsonPiece) * (keys.count + 1)));
+	fetch_rows(make_request(info, keys), collect_json, pieces);
 
-		StringInfoData out;
-		initStringInfo(&out);
-		appendStringInfoChar(&out, '[');
-		for (int i = 0; i < keys.count; i++) {
-			if (i > 0)
-				appendStringInfoChar(&out, ',');
-			if (pieces[i].json != nullptr)
-				appendBinaryStringInfo(&out, pieces[i].json, pieces[i].json_len);
-			else if (pieces[i].tuple != nullptr)
-				render_row_json(pieces[i].tuple, &out);
-			else
-				appendStringInfoString(&out, "null");
-		}
-		appendStringInfoChar(&out, ']');
-		PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
-	});
+	StringInfoData out;
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '[');
+	for (int i = 0; i < keys.count; i++) {
+		if (i > 0)
+			appendStringInfoChar(&out, ',');
+		if (pieces[i].json != nullptr)
+			appendBinaryStringInfo(&out, pieces[i].json, pieces[i].json_len);
+		else if (pieces[i].tuple != nullptr)
+			render_row_json(pieces[i].tuple, &out);
+		else
+			appendStringInfoString(&out, "null");
+	}
+	appendStringInfoChar(&out, ']');
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_mget_json, mget_json)
 
-extern "C" Datum local_cache_flush_table(PG_FUNCTION_ARGS)
+static Datum flush_table(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		store_require_available();
-		Oid relid = PG_GETARG_OID(0);
-		char *name = get_rel_name(relid);
-		if (name == nullptr)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("relation with OID %u does not exist", relid)));
-		if (!pg_class_ownercheck(relid, GetUserId()))
-			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, name);
-		PG_RETURN_INT64(int64(store_flush(MyDatabaseId, relid)));
-	});
+	store_require_available();
+	Oid relid = PG_GETARG_OID(0);
+	char *name = get_rel_name(relid);
+	if (name == nullptr)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, name);
+	PG_RETURN_INT64(int64(store_flush(MyDatabaseId, relid)));
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_flush_table, flush_table)
 
-extern "C" Datum local_cache_flush_all(PG_FUNCTION_ARGS)
+static Datum flush_all(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		store_require_available();
-		PG_RETURN_INT64(int64(store_flush(InvalidOid, InvalidOid)));
-	});
+	store_require_available();
+	PG_RETURN_INT64(int64(store_flush(InvalidOid, InvalidOid)));
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_flush_all, flush_all)
 
 /* enable(): a table enabled without the shared segment could not be invalidated. */
-extern "C" Datum local_cache_check_preloaded(PG_FUNCTION_ARGS)
+static Datum check_preloaded(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		store_require_available();
-		PG_RETURN_VOID();
-	});
+	store_require_available();
+	PG_RETURN_VOID();
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_check_preloaded, check_preloaded)
 
 /* enable(): the table's primary key is one the cache can key rows by (primary_key.cpp decides). */
-extern "C" Datum local_cache_check_primary_key(PG_FUNCTION_ARGS)
+static Datum check_primary_key(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		Relation rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
-		PrimaryKey key;
-		report_key_problem(rel, primary_key_of(rel, &key));
-		relation_close(rel, AccessShareLock);
-		PG_RETURN_VOID();
-	});
+	Relation rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	PrimaryKey key;
+	report_key_problem(rel, primary_key_of(rel, &key));
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_VOID();
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_check_primary_key, check_primary_key)
 
 /*
  * For the extension's own SECURITY DEFINER functions (enable, disable, the sql_drop event
@@ -304,74 +286,70 @@ extern "C" Datum local_cache_check_primary_key(PG_FUNCTION_ARGS)
  * change, and standbys flush it too (invalidation_table_altered). Without the shared segment
  * there is nothing to flush: disable() must work then. Returns 0 (nothing is flushed yet).
  */
-extern "C" Datum local_cache_flush_oid(PG_FUNCTION_ARGS)
+static Datum flush_oid(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		if (store_available())
-			invalidation_table_altered(PG_GETARG_OID(0));
-		PG_RETURN_INT64(0);
-	});
+	if (store_available())
+		invalidation_table_altered(PG_GETARG_OID(0));
+	PG_RETURN_INT64(0);
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_flush_oid, flush_oid)
 
-extern "C" Datum local_cache_reset_stats(PG_FUNCTION_ARGS)
+static Datum reset_stats(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		store_require_available();
-		store_reset_counters();
-		PG_RETURN_VOID();
-	});
+	store_require_available();
+	store_reset_counters();
+	PG_RETURN_VOID();
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_reset_stats, reset_stats)
 
-extern "C" Datum local_cache_table_counters(PG_FUNCTION_ARGS)
+static Datum table_counters(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		store_require_available();
-		InitMaterializedSRF(fcinfo, 0);
-		ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+	store_require_available();
+	InitMaterializedSRF(fcinfo, 0);
+	ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
 
-		int max = store_max_tables();
-		TableCounters *tables = static_cast<TableCounters *>(palloc(sizeof(TableCounters) * max));
-		int n = store_table_counters(tables, max);
-		for (int i = 0; i < n; i++) {
-			Datum values[2 + NUM_COUNTERS + 2];
-			bool nulls[2 + NUM_COUNTERS + 2] = {};
-			int col = 0;
-			values[col++] = ObjectIdGetDatum(tables[i].dbid);
-			values[col++] = ObjectIdGetDatum(tables[i].relid);
-			for (int c = 0; c < NUM_COUNTERS_1_0; c++)
-				values[col++] = Int64GetDatum(int64(tables[i].counters[c]));
-			values[col++] = Int64GetDatum(int64(tables[i].entries));
-			values[col++] = Int64GetDatum(int64(tables[i].bytes));
-			/* Columns the installed SQL version may not declare yet come last. */
-			for (int c = NUM_COUNTERS_1_0; c < NUM_COUNTERS && col < rsinfo->setDesc->natts; c++)
-				values[col++] = Int64GetDatum(int64(tables[i].counters[c]));
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-		return (Datum) 0;
-	});
-}
-
-extern "C" Datum local_cache_global_counters(PG_FUNCTION_ARGS)
-{
-	return cxx_boundary([&]() -> Datum {
-		store_require_available();
-		TupleDesc desc;
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "return type must be a row type");
-		GlobalCounters global;
-		store_global_counters(&global);
-
-		Datum values[NUM_COUNTERS + 4];
-		bool nulls[NUM_COUNTERS + 4] = {};
+	int max = store_max_tables();
+	TableCounters *tables = static_cast<TableCounters *>(palloc(sizeof(TableCounters) * max));
+	int n = store_table_counters(tables, max);
+	for (int i = 0; i < n; i++) {
+		Datum values[2 + NUM_COUNTERS + 2];
+		bool nulls[2 + NUM_COUNTERS + 2] = {};
 		int col = 0;
+		values[col++] = ObjectIdGetDatum(tables[i].dbid);
+		values[col++] = ObjectIdGetDatum(tables[i].relid);
 		for (int c = 0; c < NUM_COUNTERS_1_0; c++)
-			values[col++] = Int64GetDatum(int64(global.counters[c]));
-		values[col++] = Int64GetDatum(int64(global.entries));
-		values[col++] = Int64GetDatum(int64(global.bytes));
-		values[col++] = Int64GetDatum(int64(global.memory_budget));
-		values[col++] = Int32GetDatum(global.shards);
-		for (int c = NUM_COUNTERS_1_0; c < NUM_COUNTERS && col < desc->natts; c++)
-			values[col++] = Int64GetDatum(int64(global.counters[c]));
-		return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
-	});
+			values[col++] = Int64GetDatum(int64(tables[i].counters[c]));
+		values[col++] = Int64GetDatum(int64(tables[i].entries));
+		values[col++] = Int64GetDatum(int64(tables[i].bytes));
+		/* Columns the installed SQL version may not declare yet come last. */
+		for (int c = NUM_COUNTERS_1_0; c < NUM_COUNTERS && col < rsinfo->setDesc->natts; c++)
+			values[col++] = Int64GetDatum(int64(tables[i].counters[c]));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_table_counters, table_counters)
+
+static Datum global_counters(PG_FUNCTION_ARGS)
+{
+	store_require_available();
+	TupleDesc desc;
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	GlobalCounters global;
+	store_global_counters(&global);
+
+	Datum values[NUM_COUNTERS + 4];
+	bool nulls[NUM_COUNTERS + 4] = {};
+	int col = 0;
+	for (int c = 0; c < NUM_COUNTERS_1_0; c++)
+		values[col++] = Int64GetDatum(int64(global.counters[c]));
+	values[col++] = Int64GetDatum(int64(global.entries));
+	values[col++] = Int64GetDatum(int64(global.bytes));
+	values[col++] = Int64GetDatum(int64(global.memory_budget));
+	values[col++] = Int32GetDatum(global.shards);
+	for (int c = NUM_COUNTERS_1_0; c < NUM_COUNTERS && col < desc->natts; c++)
+		values[col++] = Int64GetDatum(int64(global.counters[c]));
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
+}
+LOCAL_CACHE_V1_FUNCTION(local_cache_global_counters, global_counters)

@@ -371,7 +371,7 @@ FillClaim store_claim_fill(const StoreKey &key)
 {
 	static bool exit_callback_registered = false;
 	if (!exit_callback_registered) {
-		before_shmem_exit(end_fills_at_exit, (Datum) 0);
+		before_shmem_exit(pg_entry<end_fills_at_exit>, (Datum) 0);
 		exit_callback_registered = true;
 	}
 	FillClaims *fills = &control->fill_claims[key.shard];

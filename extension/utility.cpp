@@ -230,9 +230,9 @@ void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_onl
 void utility_install_hook(void)
 {
 	prev_process_utility = ProcessUtility_hook;
-	ProcessUtility_hook = process_utility;
-	RegisterXactCallback(xact_event, NULL);
-	RegisterResourceReleaseCallback(resources_released, NULL);
+	ProcessUtility_hook = pg_entry<process_utility>;
+	RegisterXactCallback(pg_entry<xact_event>, NULL);
+	RegisterResourceReleaseCallback(pg_entry<resources_released>, NULL);
 }
 
 } // namespace local_cache

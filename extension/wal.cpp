@@ -29,6 +29,7 @@
  */
 #include "extension/wal.h"
 
+#include "extension/boundary.h"
 #include "extension/key_bytes.h"
 #include "extension/settings.h"
 #include "extension/store.h"
@@ -221,7 +222,7 @@ const char *identify(uint8 info)
 }
 
 RmgrData rmgr = {
-	"local_cache", redo, describe, identify, nullptr, nullptr, nullptr, nullptr,
+	"local_cache", pg_entry<redo>, pg_entry<describe>, pg_entry<identify>, nullptr, nullptr, nullptr, nullptr,
 };
 
 void log_invalidate(Oid dbid, const Oid *flushed, int nflushed, const WalKey *keys, int nkeys)

@@ -32,10 +32,6 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
-extern "C" {
-PG_FUNCTION_INFO_V1(local_cache_fdw_validator);
-}
-
 namespace local_cache {
 
 namespace {
@@ -151,9 +147,9 @@ ForeignTableInfo *foreign_table_info(Oid foreign_relid)
 {
 	if (foreign_tables == nullptr) {
 		foreign_tables = relation_hash_create("local_cache foreign tables", sizeof(ForeignTableInfo));
-		CacheRegisterRelcacheCallback(invalidate_mappings, (Datum) 0);
-		CacheRegisterSyscacheCallback(FOREIGNTABLEREL, invalidate_all_mappings, (Datum) 0);
-		CacheRegisterSyscacheCallback(NAMESPACEOID, invalidate_all_mappings, (Datum) 0);
+		CacheRegisterRelcacheCallback(pg_entry<invalidate_mappings>, (Datum) 0);
+		CacheRegisterSyscacheCallback(FOREIGNTABLEREL, pg_entry<invalidate_all_mappings>, (Datum) 0);
+		CacheRegisterSyscacheCallback(NAMESPACEOID, pg_entry<invalidate_all_mappings>, (Datum) 0);
 	}
 	bool found;
 	ForeignTableInfo *info = static_cast<ForeignTableInfo *>(
@@ -268,34 +264,33 @@ List *fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid server_oid)
 
 using namespace local_cache;
 
-extern "C" Datum local_cache_fdw_validator(PG_FUNCTION_ARGS)
+static Datum fdw_validator(PG_FUNCTION_ARGS)
 {
-	return cxx_boundary([&]() -> Datum {
-		List *options = untransformRelOptions(PG_GETARG_DATUM(0));
-		Oid catalog = PG_GETARG_OID(1);
-		bool has_table = false;
-		ListCell *cell;
-		foreach (cell, options) {
-			DefElem *def = static_cast<DefElem *>(lfirst(cell));
-			if (catalog == ForeignTableRelationId && strcmp(def->defname, "table") == 0) {
-				/* Only the name's syntax: the table may not exist yet (pg_restore creates
-				 * foreign tables before tables). It is resolved when the table is used. */
-				makeRangeVarFromNameList(stringToQualifiedNameList(defGetString(def)));
-				has_table = true;
-				continue;
-			}
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-					 errmsg("invalid option \"%s\"", def->defname),
-					 catalog == ForeignTableRelationId
-						 ? errhint("The only option of a local_cache foreign table is \"table\".")
-						 : errhint("local_cache_fdw takes no options here.")));
+	List *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid catalog = PG_GETARG_OID(1);
+	bool has_table = false;
+	ListCell *cell;
+	foreach (cell, options) {
+		DefElem *def = static_cast<DefElem *>(lfirst(cell));
+		if (catalog == ForeignTableRelationId && strcmp(def->defname, "table") == 0) {
+			/* Only the name's syntax: the table may not exist yet (pg_restore creates
+			 * foreign tables before tables). It is resolved when the table is used. */
+			makeRangeVarFromNameList(stringToQualifiedNameList(defGetString(def)));
+			has_table = true;
+			continue;
 		}
-		if (catalog == ForeignTableRelationId && !has_table)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
-					 errmsg("a local_cache foreign table needs the \"table\" option"),
-					 errhint("Name the cached table: OPTIONS (table 'schema.name').")));
-		PG_RETURN_VOID();
-	});
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", def->defname),
+				 catalog == ForeignTableRelationId
+					 ? errhint("The only option of a local_cache foreign table is \"table\".")
+					 : errhint("local_cache_fdw takes no options here.")));
+	}
+	if (catalog == ForeignTableRelationId && !has_table)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("a local_cache foreign table needs the \"table\" option"),
+				 errhint("Name the cached table: OPTIONS (table 'schema.name').")));
+	PG_RETURN_VOID();
 }
+LOCAL_CACHE_V1_FUNCTION(local_cache_fdw_validator, fdw_validator)

@@ -32,10 +32,6 @@ extern "C" {
 #include "utils/snapmgr.h"
 }
 
-extern "C" {
-PG_FUNCTION_INFO_V1(local_cache_fdw_handler);
-}
-
 namespace local_cache {
 
 namespace {
@@ -345,7 +341,7 @@ bool analyze_table(Relation foreign, AcquireSampleRowsFunc *func, BlockNumber *t
 	Relation source = table_open(table->source_relid, AccessShareLock);
 	*totalpages = RelationGetNumberOfBlocks(source);
 	table_close(source, AccessShareLock);
-	*func = acquire_sample_rows;
+	*func = pg_entry<acquire_sample_rows>;
 	return true;
 }
 
@@ -358,110 +354,55 @@ bool analyze_table(Relation foreign, AcquireSampleRowsFunc *func, BlockNumber *t
 					 foreign_table_source_name(foreign_relid))));
 }
 
+/* PlanForeignModify, BeginForeignInsert, ExecForeignInsert: the table is read-only. */
+List *plan_modify(PlannerInfo *root, ModifyTable *, Index rti, int)
+{
+	refuse_write(planner_rt_fetch(rti, root)->relid);
+}
+
+void begin_insert(ModifyTableState *, ResultRelInfo *rinfo)
+{
+	refuse_write(RelationGetRelid(rinfo->ri_RelationDesc));
+}
+
+TupleTableSlot *exec_insert(EState *, ResultRelInfo *rinfo, TupleTableSlot *, TupleTableSlot *)
+{
+	refuse_write(RelationGetRelid(rinfo->ri_RelationDesc));
+}
+
+RowMarkType row_mark_type(RangeTblEntry *rte, LockClauseStrength strength)
+{
+	if (strength != LCS_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("SELECT ... FOR UPDATE/SHARE is not supported on foreign table \"%s\"",
+						get_rel_name(rte->relid)),
+				 errhint("Lock the rows of table %s instead.", foreign_table_source_name(rte->relid))));
+	return ROW_MARK_COPY;
+}
+
+Datum fdw_handler(PG_FUNCTION_ARGS)
+{
+	FdwRoutine *routine = makeNode(FdwRoutine);
+	routine->GetForeignRelSize = pg_entry<fdw_get_rel_size>;
+	routine->GetForeignPaths = pg_entry<fdw_get_paths>;
+	routine->GetForeignPlan = pg_entry<fdw_get_plan>;
+	routine->BeginForeignScan = pg_entry<begin_scan>;
+	routine->IterateForeignScan = pg_entry<iterate_scan>;
+	routine->ReScanForeignScan = pg_entry<rescan>;
+	routine->EndForeignScan = pg_entry<end_scan>;
+	routine->ExplainForeignScan = pg_entry<explain_scan>;
+	routine->AnalyzeForeignTable = pg_entry<analyze_table>;
+	routine->ImportForeignSchema = pg_entry<fdw_import_schema>;
+	routine->PlanForeignModify = pg_entry<plan_modify>;
+	routine->BeginForeignInsert = pg_entry<begin_insert>;
+	routine->ExecForeignInsert = pg_entry<exec_insert>;
+	routine->GetForeignRowMarkType = pg_entry<row_mark_type>;
+	PG_RETURN_POINTER(routine);
+}
+
 } // namespace
 
 } // namespace local_cache
 
-using namespace local_cache;
-
-/* Every callback runs its body through the C++/PostgreSQL boundary. */
-#define GUARDED(body) cxx_boundary([&] { body; })
-
-static void GetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid id)
-{
-	GUARDED(fdw_get_rel_size(root, baserel, id));
-}
-
-static void GetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid id)
-{
-	GUARDED(fdw_get_paths(root, baserel, id));
-}
-
-static ForeignScan *GetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid id, ForeignPath *path,
-								   List *tlist, List *clauses, Plan *outer)
-{
-	return cxx_boundary([&] { return fdw_get_plan(root, baserel, id, path, tlist, clauses, outer); });
-}
-
-static void BeginForeignScan(ForeignScanState *node, int eflags)
-{
-	GUARDED(begin_scan(node, eflags));
-}
-
-static TupleTableSlot *IterateForeignScan(ForeignScanState *node)
-{
-	return cxx_boundary([&] { return iterate_scan(node); });
-}
-
-static void ReScanForeignScan(ForeignScanState *node)
-{
-	GUARDED(rescan(node));
-}
-
-static void EndForeignScan(ForeignScanState *node)
-{
-	GUARDED(end_scan(node));
-}
-
-static void ExplainForeignScan(ForeignScanState *node, ExplainState *es)
-{
-	GUARDED(explain_scan(node, es));
-}
-
-static bool AnalyzeForeignTable(Relation rel, AcquireSampleRowsFunc *func, BlockNumber *pages)
-{
-	return cxx_boundary([&] { return analyze_table(rel, func, pages); });
-}
-
-static List *ImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid server)
-{
-	return cxx_boundary([&] { return fdw_import_schema(stmt, server); });
-}
-
-static List *PlanForeignModify(PlannerInfo *root, ModifyTable *, Index rti, int)
-{
-	GUARDED(refuse_write(planner_rt_fetch(rti, root)->relid));
-	return NIL;
-}
-
-static void BeginForeignInsert(ModifyTableState *, ResultRelInfo *rinfo)
-{
-	GUARDED(refuse_write(RelationGetRelid(rinfo->ri_RelationDesc)));
-}
-
-static TupleTableSlot *ExecForeignInsert(EState *, ResultRelInfo *rinfo, TupleTableSlot *, TupleTableSlot *)
-{
-	GUARDED(refuse_write(RelationGetRelid(rinfo->ri_RelationDesc)));
-	return NULL;
-}
-
-static RowMarkType GetForeignRowMarkType(RangeTblEntry *rte, LockClauseStrength strength)
-{
-	if (strength != LCS_NONE)
-		GUARDED(ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("SELECT ... FOR UPDATE/SHARE is not supported on foreign table \"%s\"",
-								get_rel_name(rte->relid)),
-						 errhint("Lock the rows of table %s instead.", foreign_table_source_name(rte->relid)))));
-	return ROW_MARK_COPY;
-}
-
-extern "C" Datum local_cache_fdw_handler(PG_FUNCTION_ARGS)
-{
-	FdwRoutine *routine = makeNode(FdwRoutine);
-	routine->GetForeignRelSize = GetForeignRelSize;
-	routine->GetForeignPaths = GetForeignPaths;
-	routine->GetForeignPlan = GetForeignPlan;
-	routine->BeginForeignScan = BeginForeignScan;
-	routine->IterateForeignScan = IterateForeignScan;
-	routine->ReScanForeignScan = ReScanForeignScan;
-	routine->EndForeignScan = EndForeignScan;
-	routine->ExplainForeignScan = ExplainForeignScan;
-	routine->AnalyzeForeignTable = AnalyzeForeignTable;
-	routine->ImportForeignSchema = ImportForeignSchema;
-	routine->PlanForeignModify = PlanForeignModify;
-	routine->BeginForeignInsert = BeginForeignInsert;
-	routine->ExecForeignInsert = ExecForeignInsert;
-	routine->GetForeignRowMarkType = GetForeignRowMarkType;
-	PG_RETURN_POINTER(routine);
-}
+LOCAL_CACHE_V1_FUNCTION(local_cache_fdw_handler, local_cache::fdw_handler)

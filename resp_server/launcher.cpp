@@ -13,6 +13,7 @@
  */
 #include "extension/pg.h"
 
+#include "extension/boundary.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
 
@@ -34,8 +35,6 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 }
-
-extern "C" PGDLLEXPORT void local_cache_resp_launcher_main(Datum main_arg);
 
 namespace local_cache {
 
@@ -243,13 +242,9 @@ long start_missing_workers(WorkerSlot *slots, bool *waiting_logged, bool *no_slo
 	return wait;
 }
 
-} // namespace
-
-} // namespace resp
-
-} // namespace local_cache
-
-void local_cache_resp_launcher_main(Datum)
+/* Run through the boundary (LOCAL_CACHE_WORKER_MAIN): a C++ exception ends the launcher with a
+ * logged ERROR (exit 1), and the postmaster starts it again (bgw_restart_time). */
+void launcher_main(Datum)
 {
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -257,19 +252,27 @@ void local_cache_resp_launcher_main(Datum)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("local_cache RESP launcher");
 
-	local_cache::resp::WorkerSlot slots[local_cache::RESP_MAX_WORKERS] = {};
+	WorkerSlot slots[RESP_MAX_WORKERS] = {};
 	bool waiting_logged = false;
 	bool no_slot_logged = false;
-	local_cache::resp::warn_about_exposure();
+	warn_about_exposure();
 	for (;;) {
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending) {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			local_cache::resp::warn_about_exposure();
+			warn_about_exposure();
 		}
-		long wait = local_cache::resp::start_missing_workers(slots, &waiting_logged, &no_slot_logged);
+		long wait = start_missing_workers(slots, &waiting_logged, &no_slot_logged);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 }
+
+} // namespace
+
+} // namespace resp
+
+} // namespace local_cache
+
+LOCAL_CACHE_WORKER_MAIN(local_cache_resp_launcher_main, local_cache::resp::launcher_main)

@@ -8,6 +8,7 @@
  */
 #include "extension/pg.h"
 
+#include "extension/boundary.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
 
@@ -107,7 +108,7 @@ WorkerCounters *worker_started(int number)
 {
 	WorkerSlot *slot = &shared->workers[number];
 	pg_atomic_write_u32(&slot->pid, uint32(MyProcPid));
-	on_shmem_exit(worker_ended, Int32GetDatum(number));
+	on_shmem_exit(pg_entry<worker_ended>, Int32GetDatum(number));
 	return &slot->counters;
 }
 

@@ -46,8 +46,6 @@ extern "C" {
 
 #include <cerrno>
 
-extern "C" PGDLLEXPORT void local_cache_resp_worker_main(Datum main_arg);
-
 namespace local_cache::resp {
 
 namespace {
@@ -152,25 +150,44 @@ void pause_for_batch(Server *server)
 	count(&server->counters->batch_pauses, 1);
 }
 
-void on_timer(uv_timer_t *timer) noexcept
+void on_timer(uv_timer_t *timer)
 {
 	Server *server = static_cast<Server *>(timer->data);
-	guarded(nullptr, [&] {
-		int64_t now = now_ms();
-		if (server->listeners.empty() && now >= server->next_bind_attempt_ms)
-			start_listening(server);
-		if (local_cache_resp_timeout > 0) {
-			int64_t limit = int64_t(local_cache_resp_timeout) * 1000;
-			for (Connection *c = server->connections, *next; c != nullptr; c = next) {
-				next = c->next;
-				if (!c->write_in_flight && c->blocked_since_ms == 0 && now - c->last_active_ms > limit)
-					close_connection(c);
-			}
+	throw_point("resp_timer");
+	int64_t now = now_ms();
+	if (server->listeners.empty() && now >= server->next_bind_attempt_ms)
+		start_listening(server);
+	if (local_cache_resp_timeout > 0) {
+		int64_t limit = int64_t(local_cache_resp_timeout) * 1000;
+		for (Connection *c = server->connections, *next; c != nullptr; c = next) {
+			next = c->next;
+			if (!c->write_in_flight && c->blocked_since_ms == 0 && now - c->last_active_ms > limit)
+				close_connection(c);
 		}
-		log_left_out_disconnects(server);
-		/* Table and I/O statistics of the commands, as a backend reports them when idle. */
-		pgstat_report_stat(false);
-	});
+	}
+	log_left_out_disconnects(server);
+	/* Table and I/O statistics of the commands, as a backend reports them when idle. */
+	pgstat_report_stat(false);
+}
+
+void on_wakeup(uv_async_t *handle)
+{
+	process_interrupts(static_cast<Server *>(handle->data));
+}
+
+void before_blocking(uv_prepare_t *handle)
+{
+	process_interrupts(static_cast<Server *>(handle->data));
+}
+
+void after_turn(uv_check_t *handle)
+{
+	pause_for_batch(static_cast<Server *>(handle->data));
+}
+
+void on_postmaster_death(uv_poll_t *, int, int)
+{
+	proc_exit(1);
 }
 
 /*
@@ -211,30 +228,24 @@ void run_server(int worker_number, WorkerCounters *counters)
 	server.processor = &processor;
 
 	uv_loop_init(&server.loop);
-	uv_async_init(&server.loop, &wakeup, [](uv_async_t *handle) noexcept {
-		guarded(nullptr, [&] { process_interrupts(static_cast<Server *>(handle->data)); });
-	});
+	uv_async_init(&server.loop, &wakeup, uv_callback<on_wakeup>);
 	wakeup.data = &server;
 	wakeup_usable = true;
 	uv_prepare_init(&server.loop, &server.interrupts);
 	server.interrupts.data = &server;
-	uv_prepare_start(&server.interrupts, [](uv_prepare_t *handle) noexcept {
-		guarded(nullptr, [&] { process_interrupts(static_cast<Server *>(handle->data)); });
-	});
+	uv_prepare_start(&server.interrupts, uv_callback<before_blocking>);
 	/* nanosleep would round local_cache.resp_batch_delay up by the default 50 µs of slack */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	uv_check_init(&server.loop, &server.batch_pause);
 	server.batch_pause.data = &server;
-	uv_check_start(&server.batch_pause, [](uv_check_t *handle) noexcept {
-		guarded(nullptr, [&] { pause_for_batch(static_cast<Server *>(handle->data)); });
-	});
+	uv_check_start(&server.batch_pause, uv_callback<after_turn>);
 	uv_timer_init(&server.loop, &server.timer);
 	server.timer.data = &server;
-	uv_timer_start(&server.timer, on_timer, TIMER_INTERVAL_MS, TIMER_INTERVAL_MS);
+	uv_timer_start(&server.timer, uv_callback<on_timer>, TIMER_INTERVAL_MS, TIMER_INTERVAL_MS);
 	uv_timer_init(&server.loop, &server.retry_timer);
 	server.retry_timer.data = &server;
 	uv_poll_init(&server.loop, &server.postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH]);
-	uv_poll_start(&server.postmaster_watch, UV_READABLE, [](uv_poll_t *, int, int) noexcept { proc_exit(1); });
+	uv_poll_start(&server.postmaster_watch, UV_READABLE, uv_callback<on_postmaster_death>);
 
 	start_listening(&server);
 	process_interrupts(&server); /* a SIGTERM that came during start-up */
@@ -249,27 +260,27 @@ int64_t now_ms()
 	return GetCurrentTimestamp() / 1000;
 }
 
-} // namespace local_cache::resp
-
-void local_cache_resp_worker_main(Datum main_arg)
+/*
+ * The worker's main, run through the boundary (LOCAL_CACHE_WORKER_MAIN): a C++ exception that
+ * escapes the loop has unwound its objects and ends the worker with a logged ERROR (exit 1);
+ * the launcher starts it again.
+ */
+void worker_main(Datum main_arg)
 {
 	int number = DatumGetInt32(main_arg);
-	pqsignal(SIGTERM, local_cache::resp::handle_sigterm);
-	pqsignal(SIGUSR1, local_cache::resp::handle_sigusr1);
-	pqsignal(SIGHUP, local_cache::resp::handle_sighup);
+	pqsignal(SIGTERM, handle_sigterm);
+	pqsignal(SIGUSR1, handle_sigusr1);
+	pqsignal(SIGHUP, handle_sighup);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(local_cache_resp_database, NULL, 0);
-	local_cache::resp::WorkerCounters *counters = local_cache::resp::worker_started(number);
+	WorkerCounters *counters = worker_started(number);
 	pgstat_report_appname("local_cache RESP");
-
-	char failure[256] = "";
-	try {
-		local_cache::resp::run_server(number, counters);
-	} catch (const std::exception &e) {
-		strlcpy(failure, e.what(), sizeof(failure));
-	}
-	if (failure[0] != '\0')
-		ereport(FATAL, (errmsg("local_cache RESP worker: %s", failure)));
+	throw_point("resp_worker_main");
+	run_server(number, counters);
 	/* The launcher starts the worker again unless the server is shutting down. */
 	proc_exit(0);
 }
+
+} // namespace local_cache::resp
+
+LOCAL_CACHE_WORKER_MAIN(local_cache_resp_worker_main, local_cache::resp::worker_main)

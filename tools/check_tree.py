@@ -13,6 +13,12 @@ Rules (docs/TECHNICAL.md, "Layers"):
   readmes    every folder's README.md lists each of its files and sub-folders in its
              `| file | ... |` table, and lists nothing that is not there
   size       no tracked source file has more than 800 lines
+  boundary   every function PostgreSQL or libuv calls is registered through a named wrapper
+             (docs/TECHNICAL.md, "C++ inside PostgreSQL"): hooks, callbacks, FDW routines, the
+             rmgr, dynahash functions and tree walkers name pg_entry<f>; functions PostgreSQL
+             finds by name (PG_FUNCTION_INFO_V1, bgw_function_name, _PG_init) are defined by the
+             macros of extension/boundary.h; libuv callbacks name uv_callback<f> or
+             connection_callback<f> (resp_server/net/server.h)
 Each rule prints one `ok - ...` or `not ok - ...` line; the last line is `N passed, N failed`.
 """
 import os
@@ -202,8 +208,129 @@ def check_size(root, files):
     return problems
 
 
+# ---------------------------------------------------------------- boundary
+
+# Where the wrappers are defined: the only files that may write PG_FUNCTION_INFO_V1 and PGDLLEXPORT.
+BOUNDARY_HEADERS = ('extension/boundary.h', 'resp_server/net/server.h')
+PG_WRAPPER = re.compile(r'^(local_cache::)?pg_entry<.+>$', re.S)
+UV_WRAPPER = re.compile(r'^(local_cache::resp::)?(uv_callback|connection_callback)<.+>$', re.S)
+NO_FUNCTION = ('nullptr', 'NULL', '0')
+# PostgreSQL calls that register a function: name -> position of the function among the arguments.
+PG_REGISTRATIONS = {
+    'RegisterXactCallback': 0, 'RegisterSubXactCallback': 0, 'RegisterResourceReleaseCallback': 0,
+    'CacheRegisterRelcacheCallback': 0, 'CacheRegisterSyscacheCallback': 1, 'on_shmem_exit': 0,
+    'before_shmem_exit': 0, 'on_proc_exit': 0, 'cancel_before_shmem_exit': 0,
+    'RegisterExprContextCallback': 1, 'as_callback': 0,
+}
+# libuv calls that take callbacks: name -> positions of the callbacks among the arguments.
+UV_REGISTRATIONS = {
+    'uv_read_start': (1, 2), 'uv_close': (1,), 'uv_timer_start': (1,), 'uv_prepare_start': (1,),
+    'uv_check_start': (1,), 'uv_idle_start': (1,), 'uv_async_init': (2,), 'uv_signal_start': (1,),
+    'uv_signal_start_oneshot': (1,), 'uv_poll_start': (2,), 'uv_listen': (2,), 'uv_write': (4,),
+    'uv_write2': (5,), 'uv_walk': (1,), 'uv_shutdown': (2,), 'uv_queue_work': (2, 3),
+    'uv_tcp_connect': (3,), 'uv_getaddrinfo': (2,), 'uv_getnameinfo': (2,), 'uv_fs_event_start': (1,),
+    'uv_fs_poll_start': (1,), 'uv_udp_recv_start': (1, 2), 'uv_udp_send': (5,), 'uv_thread_create': (1,),
+}
+# Assignments that hand PostgreSQL a function: `X_hook = f`, `routine->Foo = f`, `ctl.hash = f`,
+# `*func = f` (an FDW's AcquireSampleRowsFunc).
+PG_ASSIGNMENTS = re.compile(r'(?<![\w.>])((?!prev_)\w+_hook|routine->\w+|\w+\.(?:hash|match|keycopy|alloc)|\*\s*func)'
+                            r'\s*=\s*([^;=][^;]*);')
+RMGR = re.compile(r'\bRmgrData\s+\w+\s*=\s*\{([^;]*)\};')
+COMMENTS = re.compile(r'//[^\n]*|/\*.*?\*/', re.S)
+
+
+TEMPLATE_NAMES = re.compile(r'(pg_entry|uv_callback|connection_callback|as_callback|_cast)\s*$')
+
+
+def call_arguments(text, open_paren):
+    """The top-level arguments of the call whose '(' is at open_paren ('<' counts as a bracket
+    only after the names of the wrappers and casts)."""
+    closing = {'(': ')', '[': ']', '{': '}', '<': '>'}
+    args, stack, start, i = [], [], open_paren + 1, open_paren
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = text.find('"', i + 1)
+            i = len(text) if end < 0 else end
+        elif ch in '([{' or (ch == '<' and TEMPLATE_NAMES.search(text[max(0, i - 40):i])):
+            stack.append(ch)
+        elif stack and ch == closing[stack[-1]]:
+            stack.pop()
+            if not stack:
+                args.append(text[start:i].strip())
+                return [a for a in args if a], i
+        elif ch == ',' and len(stack) == 1:
+            args.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    return [a for a in args if a], i
+
+
+def check_boundary(root, files):
+    problems = []
+    sources = [f for f in files if f.endswith(('.cpp', '.h')) and '/tests/' not in f
+               and (f.startswith(('extension/', 'fdw/', 'resp_server/')) or f == 'local_cache.cpp')]
+    texts = {f: COMMENTS.sub(' ', open(os.path.join(root, f), errors='replace').read()) for f in sources}
+    defined = {}  # name PostgreSQL finds -> the macro that defines it
+    for f, text in texts.items():
+        for macro, name in re.findall(r'\b(LOCAL_CACHE_V1_FUNCTION|LOCAL_CACHE_WORKER_MAIN)\(\s*(\w+)', text):
+            defined[name] = macro
+        if re.search(r'\bLOCAL_CACHE_MODULE_INIT\(', text):
+            defined['_PG_init'] = 'LOCAL_CACHE_MODULE_INIT'
+
+    def wrapped(f, what, function, wrapper, assigned=False):
+        if assigned and re.search(r'\w\s*\(.*\)$', function, re.S) and not wrapper.match(function):
+            return  # a call's value (`entry.hash = hash_of(key)`), not a function
+        if function not in NO_FUNCTION and not wrapper.match(function):
+            problems.append(f'{f}: {what} registers {function}, not a wrapper '
+                            f'({"pg_entry<f>" if wrapper is PG_WRAPPER else "uv_callback<f> / connection_callback<f>"})')
+
+    for f, text in texts.items():
+        if f in BOUNDARY_HEADERS:
+            continue
+        for name in re.findall(r'\bPG_FUNCTION_INFO_V1\(\s*(\w+)', text):
+            problems.append(f'{f}: PG_FUNCTION_INFO_V1({name}): define it with LOCAL_CACHE_V1_FUNCTION, '
+                            f'so its body runs through pg_entry')
+        for m in re.finditer(r'\bPGDLLEXPORT\b[^;{]*?(\w+)\s*\(|\b(_PG_init)\s*\(', text):
+            problems.append(f'{f}: {m.group(1) or m.group(2)} is exported by hand: define it with a macro of '
+                            f'extension/boundary.h, so its body runs through pg_entry')
+        for m in re.finditer(r'extern\s+"C"\s+(?!\{)[^;{()]*?\b(\w+)\s*\([^;{]*\)\s*\{', text):
+            problems.append(f'{f}: {m.group(1)} is defined with C linkage by hand: define it with a macro of '
+                            f'extension/boundary.h, so its body runs through pg_entry')
+        if 'bgw_function_name' in text:
+            for name in re.findall(r'"(\w+_main)"', text):
+                if defined.get(name) != 'LOCAL_CACHE_WORKER_MAIN':
+                    problems.append(f'{f}: background worker "{name}" is not defined by LOCAL_CACHE_WORKER_MAIN')
+        for m in PG_ASSIGNMENTS.finditer(text):
+            wrapped(f, m.group(1).replace(' ', ''), m.group(2).strip(), PG_WRAPPER, assigned=True)
+        for m in RMGR.finditer(text):
+            args, _ = call_arguments('(' + m.group(1) + ')', 0)
+            for function in args[1:]:
+                wrapped(f, 'RmgrData', function, PG_WRAPPER)
+        for m in re.finditer(r'\b(\w+)\s*(?:<[^;(){}]*>)?\s*\(', text):
+            name = m.group(1)
+            if name in PG_REGISTRATIONS or name in UV_REGISTRATIONS:
+                # not the definition or declaration of a function of that name
+                if re.search(r'(\w|\*|&)\s+$', text[max(0, m.start() - 40):m.start()]) and \
+                        not re.search(r'(return|else|=|,|\()\s+$', text[max(0, m.start() - 40):m.start()]):
+                    continue
+                args, _ = call_arguments(text, m.end() - 1)
+                positions = (PG_REGISTRATIONS[name],) if name in PG_REGISTRATIONS else UV_REGISTRATIONS[name]
+                for at in positions:
+                    if at < len(args):
+                        wrapped(f, name, args[at], PG_WRAPPER if name in PG_REGISTRATIONS else UV_WRAPPER)
+            elif name.startswith('uv_') and re.search(r'\[[^\]]*\]\s*\(', text[m.end():m.end() + 400].split(';')[0]):
+                problems.append(f'{f}: {name}(...) is handed a lambda: register a named uv_callback<f>')
+    for sql in (f for f in files if f.startswith('sql/') and f.endswith('.sql')):
+        text = open(os.path.join(root, sql), errors='replace').read()
+        for name in sorted(set(re.findall(r"'MODULE_PATHNAME'\s*,\s*'(\w+)'", text))):
+            if defined.get(name) != 'LOCAL_CACHE_V1_FUNCTION':
+                problems.append(f'{sql}: C function {name} is not defined by LOCAL_CACHE_V1_FUNCTION')
+    return problems
+
+
 CHECKS = (('includes', check_includes), ('layers', check_layers), ('readmes', check_readmes),
-          ('size', check_size))
+          ('size', check_size), ('boundary', check_boundary))
 
 
 def run_checks(root, quiet=False):
@@ -225,6 +352,16 @@ def run_checks(root, quiet=False):
 def append(path, text):
     with open(path, 'a') as fh:
         fh.write(text)
+
+
+def replace(path, old, new):
+    """Replaces text that must be there: a breakage that changes nothing proves nothing."""
+    with open(path) as fh:
+        text = fh.read()
+    if old not in text:
+        raise ValueError(f'{path} no longer has {old!r}: update the self-test')
+    with open(path, 'w') as fh:
+        fh.write(text.replace(old, new, 1))
 
 
 # (what is broken, the check that must catch it, how to break it in the copy ROOT)
@@ -253,7 +390,40 @@ BREAKAGES = (
      lambda r: os.remove(f'{r}/resp_server/commands/glob.cpp')),
     ('a source file over 800 lines', 'size',
      lambda r: append(f'{r}/resp_server/commands/glob.cpp', '\n' * (MAX_LINES + 1))),
+    ('a PG_FUNCTION_INFO_V1 function whose body does not go through the wrapper', 'boundary',
+     lambda r: append(f'{r}/extension/sql_functions.cpp', 'extern "C" {\nPG_FUNCTION_INFO_V1(local_cache_bare);\n}\n'
+                      'extern "C" Datum local_cache_bare(PG_FUNCTION_ARGS)\n{\n\treturn (Datum) 0;\n}\n')),
+    ('an SQL-callable function defined by hand', 'boundary',
+     lambda r: replace(f'{r}/extension/sql_functions.cpp', 'LOCAL_CACHE_V1_FUNCTION(local_cache_flush_all, flush_all)',
+                       'extern "C" Datum local_cache_flush_all(PG_FUNCTION_ARGS)\n{\n\treturn flush_all(fcinfo);\n}')),
+    ('a background worker main defined by hand', 'boundary',
+     lambda r: replace(f'{r}/resp_server/worker.cpp',
+                       'LOCAL_CACHE_WORKER_MAIN(local_cache_resp_worker_main, local_cache::resp::worker_main)',
+                       'extern "C" PGDLLEXPORT void local_cache_resp_worker_main(Datum arg);\n'
+                       'void local_cache_resp_worker_main(Datum arg)\n{\n\tlocal_cache::resp::worker_main(arg);\n}')),
 )
+
+
+# Registrations that name a function without its wrapper: (what, file, as registered, unwrapped).
+UNWRAPPED = (
+    ('a hook assignment', 'extension/planner.cpp', 'planner_hook = pg_entry<plan_query>;', 'planner_hook = plan_query;'),
+    ('a transaction callback registration', 'extension/invalidation.cpp', 'RegisterXactCallback(pg_entry<xact_event>,',
+     'RegisterXactCallback(xact_event,'),
+    ('a syscache callback registration', 'extension/cached_table.cpp', '(AUTHOID, pg_entry<roles_changed>,', '(AUTHOID, roles_changed,'),
+    ('an exit callback registration', 'resp_server/shared_state.cpp', 'on_shmem_exit(pg_entry<worker_ended>,',
+     'on_shmem_exit(worker_ended,'),
+    ('an FDW routine assignment', 'fdw/scan.cpp', '= pg_entry<begin_scan>;', '= begin_scan;'),
+    ('the rmgr table', 'extension/wal.cpp', 'pg_entry<redo>,', 'redo,'),
+    ('a tree walker call', 'extension/planner.cpp', 'as_callback<Walker>(pg_entry<contains_rewritable>)',
+     'as_callback<Walker>(contains_rewritable)'),
+    ('a libuv timer registration', 'resp_server/worker.cpp', 'uv_callback<on_timer>', 'on_timer'),
+    ('a libuv read registration', 'resp_server/net/connection.cpp', 'connection_callback<on_read>', 'on_read'),
+    ('a libuv check registration (a lambda)', 'resp_server/worker.cpp', 'uv_callback<after_turn>', '[](uv_check_t *) noexcept {}'),
+    ('a libuv close registration', 'resp_server/net/listener.cpp', 'uv_callback<on_handle_closed>)', 'on_handle_closed)'),
+)
+BREAKAGES += tuple((f'{what} naming an unwrapped function', 'boundary',
+                    lambda r, path=path, old=old, new=new: replace(f'{r}/{path}', old, new))
+                   for what, path, old, new in UNWRAPPED)
 
 
 def self_test(root):

@@ -10,7 +10,8 @@
 #              install (dpkg -i, then dpkg -P) before `make install`, so that make install's
 #              files are the ones tested after it; each check counts as one
 #   tree-check, tree-self-test  tools/check_tree.py: include root, layers, folder READMEs, file
-#              sizes; its self-test breaks each rule in a copy and must see it fail; each counts as one
+#              sizes, entry-point wrappers; its self-test breaks each rule in a copy and must see
+#              it fail; each counts as one
 #   unittest   `make unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one

@@ -339,6 +339,29 @@ SELECT local_cache.mget_json('small', '{1,NULL,2,1}'),
   FROM (SELECT local_cache.mget('small', '{1,NULL,2,1}') AS m OFFSET 0) s;
 SELECT lc_check('medium', '{1,2,1,-2147483648}');
 
+-- A C++ exception in an entry point becomes an ERROR of the statement (SQLSTATE XX000), raised
+-- by the boundary (extension/boundary.h) after the exception is gone; the session goes on.
+-- local_cache.debug_throw_at makes the named entry point throw: mget (a V1 function), planner
+-- (the planner hook).
+SET local_cache.debug_throw_at = 'mget';
+SELECT local_cache.mget('public.items'::regclass, '{1}'::bigint[]);
+DO $$
+BEGIN
+    PERFORM local_cache.mget('public.items'::regclass, '{1}'::bigint[]);
+EXCEPTION WHEN OTHERS THEN
+    RAISE NOTICE 'caught: % %', SQLSTATE, SQLERRM;
+END $$;
+SET local_cache.debug_throw_at = 'planner';
+SELECT 1;
+RESET local_cache.debug_throw_at;
+SELECT array_to_json(local_cache.mget('public.items'::regclass, '{1}'::bigint[])) AS rows;
+-- Not a setting for everyone.
+CREATE ROLE mget_nobody;
+SET ROLE mget_nobody;
+SET local_cache.debug_throw_at = 'mget';
+RESET ROLE;
+DROP ROLE mget_nobody;
+
 DROP TABLE not_enabled, big, typed, plain_types;
 DROP SEQUENCE mget_seq;
 DROP TYPE mood, pair, flavor;

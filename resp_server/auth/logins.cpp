@@ -7,6 +7,7 @@
  */
 #include "extension/pg.h"
 
+#include "extension/boundary.h"
 #include "resp_server/auth/logins.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
@@ -218,7 +219,7 @@ Authenticator::Authenticator()
 		ereport(ERROR, (errmsg("local_cache RESP: could not generate a random key")));
 	if (counted_sessions == nullptr) {
 		counted_sessions = new std::unordered_map<uint64_t, Oid>();
-		on_shmem_exit(release_counted_sessions, (Datum) 0);
+		on_shmem_exit(pg_entry<release_counted_sessions>, (Datum) 0);
 	}
 	load_rules();
 }

@@ -32,7 +32,7 @@ constexpr size_t READ_CHUNK = 16 * 1024;
 /* How often a request waiting for a locked table tries again. */
 constexpr uint64_t LOCK_RETRY_MS = 5;
 
-void on_closed(uv_handle_t *handle) noexcept
+void on_closed(uv_handle_t *handle)
 {
 	delete static_cast<Connection *>(handle->data);
 }
@@ -80,24 +80,22 @@ bool make_room(Connection *c, size_t growth)
 	return true;
 }
 
-void on_written(uv_write_t *request, int status) noexcept
+void on_written(uv_write_t *request, int status)
 {
 	Connection *c = static_cast<Connection *>(request->data);
-	guarded(c, [&] {
-		c->write_in_flight = false;
-		c->writing.clear();
-		if (c->writing.capacity() > kKeptBufferBytes) {
-			c->writing.release();
-			account(c);
-		}
-		if (c->closing)
-			return;
-		if (status < 0) {
-			close_connection(c);
-			return;
-		}
-		flush(c);
-	});
+	c->write_in_flight = false;
+	c->writing.clear();
+	if (c->writing.capacity() > kKeptBufferBytes) {
+		c->writing.release();
+		account(c);
+	}
+	if (c->closing)
+		return;
+	if (status < 0) {
+		close_connection(c);
+		return;
+	}
+	flush(c);
 }
 
 /*
@@ -123,7 +121,7 @@ void flush(Connection *c)
 			c->writing.swap(c->pending);
 			buffer = uv_buf_init(const_cast<char *>(c->writing.data()) + done, unsigned(c->writing.size() - done));
 			c->write_request.data = c;
-			if (uv_write(&c->write_request, stream, &buffer, 1, on_written) < 0) {
+			if (uv_write(&c->write_request, stream, &buffer, 1, connection_callback<on_written>) < 0) {
 				close_connection(c);
 				return;
 			}
@@ -146,30 +144,33 @@ void flush(Connection *c)
  * so far, so a client that announces 64 MB and sends 25 bytes costs 16 kB. All connections of
  * the worker together stay within local_cache.resp_client_memory.
  */
-void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer) noexcept
+void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer)
 {
 	Connection *c = static_cast<Connection *>(handle->data);
 	*buffer = uv_buf_init(nullptr, 0); /* libuv answers UV_ENOBUFS to on_read: the client is closed */
-	guarded(c, [&] {
-		if (c->input_start == c->input_end) {
-			c->input_start = c->input_end = 0;
-		} else if (c->input_start > 0 && c->input.size() - c->input_end < READ_CHUNK) {
-			memmove(c->input.data(), c->input.data() + c->input_start, c->input_end - c->input_start);
-			c->input_end -= c->input_start;
-			c->input_start = 0;
-		}
-		if (c->input.size() - c->input_end < READ_CHUNK) {
-			size_t wanted = c->input_end + READ_CHUNK;
-			size_t needed = c->parser.bytes_needed();
-			if (needed > READ_CHUNK)
-				wanted = c->input_end + std::min(needed, std::max(READ_CHUNK, c->input_end));
-			if (!make_room(c, wanted - c->input.size()))
-				return;
-			c->input.resize(wanted);
-			account(c);
-		}
-		*buffer = uv_buf_init(c->input.data() + c->input_end, unsigned(c->input.size() - c->input_end));
-	});
+	if (c->input_start == c->input_end) {
+		c->input_start = c->input_end = 0;
+	} else if (c->input_start > 0 && c->input.size() - c->input_end < READ_CHUNK) {
+		memmove(c->input.data(), c->input.data() + c->input_start, c->input_end - c->input_start);
+		c->input_end -= c->input_start;
+		c->input_start = 0;
+	}
+	if (c->input.size() - c->input_end < READ_CHUNK) {
+		size_t wanted = c->input_end + READ_CHUNK;
+		size_t needed = c->parser.bytes_needed();
+		if (needed > READ_CHUNK)
+			wanted = c->input_end + std::min(needed, std::max(READ_CHUNK, c->input_end));
+		if (!make_room(c, wanted - c->input.size()))
+			return;
+		c->input.resize(wanted);
+		account(c);
+	}
+	*buffer = uv_buf_init(c->input.data() + c->input_end, unsigned(c->input.size() - c->input_end));
+}
+
+void on_retry_timer(uv_timer_t *timer)
+{
+	retry_blocked(static_cast<Server *>(timer->data));
 }
 
 /* The connection's next request waits for a lock: retry it from the server's timer. */
@@ -181,9 +182,7 @@ void block(Connection *c)
 		server->blocked.push_back(c);
 	}
 	if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&server->retry_timer)))
-		uv_timer_start(&server->retry_timer, [](uv_timer_t *timer) noexcept {
-			guarded(nullptr, [&] { retry_blocked(static_cast<Server *>(timer->data)); });
-		}, LOCK_RETRY_MS, LOCK_RETRY_MS);
+		uv_timer_start(&server->retry_timer, uv_callback<on_retry_timer>, LOCK_RETRY_MS, LOCK_RETRY_MS);
 }
 
 void unblock(Connection *c)
@@ -255,21 +254,19 @@ void process_input(Connection *c)
 	flush(c);
 }
 
-void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *) noexcept
+void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *)
 {
 	Connection *c = static_cast<Connection *>(stream->data);
-	guarded(c, [&] {
-		if (nread < 0) {
-			close_connection(c);
-			return;
-		}
-		if (nread == 0)
-			return;
-		c->input_end += size_t(nread);
-		c->last_active_ms = now_ms();
-		c->server->batching.count_read(uv_now(&c->server->loop), &c->read_in_ms);
-		process_input(c);
-	});
+	if (nread < 0) {
+		close_connection(c);
+		return;
+	}
+	if (nread == 0)
+		return;
+	c->input_end += size_t(nread);
+	c->last_active_ms = now_ms();
+	c->server->batching.count_read(uv_now(&c->server->loop), &c->read_in_ms);
+	process_input(c);
 }
 
 std::string address_text(const sockaddr_storage &address)
@@ -361,9 +358,12 @@ void accept_connection(Server *server, uv_stream_t *listener)
 		return;
 	}
 	uv_tcp_nodelay(&c->handle, 1);
+	/* Not a second boundary: a failure here concerns this connection, which is closed, while the
+	 * listener's callback goes on. */
 	guarded(c, [&] {
 		describe_session(c);
-		uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), on_alloc, on_read);
+		uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), connection_callback<on_alloc>,
+					  connection_callback<on_read>);
 	});
 }
 
@@ -386,13 +386,14 @@ void close_connection(Connection *c)
 	server->data->session_ended(c->session);
 	server->client_memory -= c->accounted_memory;
 	c->accounted_memory = 0;
-	uv_close(reinterpret_cast<uv_handle_t *>(&c->handle), on_closed);
+	uv_close(reinterpret_cast<uv_handle_t *>(&c->handle), uv_callback<on_closed>);
 }
 
 void retry_blocked(Server *server)
 {
 	std::vector<Connection *> waiting;
 	waiting.swap(server->blocked);
+	/* One connection's failure closes it and the others still run. */
 	for (Connection *c : waiting)
 		if (!c->closing)
 			guarded(c, [&] { process_input(c); });

@@ -28,14 +28,14 @@ namespace {
 constexpr int LISTEN_BACKLOG = 511;
 constexpr int BIND_RETRY_SECONDS = 5;
 
-void on_handle_closed(uv_handle_t *handle) noexcept
+void on_handle_closed(uv_handle_t *handle)
 {
 	delete reinterpret_cast<uv_tcp_t *>(handle);
 }
 
-void on_refusal_written(uv_write_t *request, int) noexcept
+void on_refusal_written(uv_write_t *request, int)
 {
-	uv_close(reinterpret_cast<uv_handle_t *>(request->handle), on_handle_closed);
+	uv_close(reinterpret_cast<uv_handle_t *>(request->handle), uv_callback<on_handle_closed>);
 	delete request;
 }
 
@@ -51,38 +51,36 @@ void refuse(Server *server, uv_stream_t *listener)
 		return;
 	uv_tcp_init(&server->loop, client);
 	if (uv_accept(listener, reinterpret_cast<uv_stream_t *>(client)) != 0) {
-		uv_close(reinterpret_cast<uv_handle_t *>(client), on_handle_closed);
+		uv_close(reinterpret_cast<uv_handle_t *>(client), uv_callback<on_handle_closed>);
 		return;
 	}
 	count(&server->counters->rejected_connections, 1);
 	uv_write_t *request = new (std::nothrow) uv_write_t;
 	if (request == nullptr) {
-		uv_close(reinterpret_cast<uv_handle_t *>(client), on_handle_closed);
+		uv_close(reinterpret_cast<uv_handle_t *>(client), uv_callback<on_handle_closed>);
 		return;
 	}
 	uv_buf_t buffer = uv_buf_init(message, sizeof(message) - 1);
-	if (uv_write(request, reinterpret_cast<uv_stream_t *>(client), &buffer, 1, on_refusal_written) < 0) {
+	if (uv_write(request, reinterpret_cast<uv_stream_t *>(client), &buffer, 1, uv_callback<on_refusal_written>) < 0) {
 		delete request;
-		uv_close(reinterpret_cast<uv_handle_t *>(client), on_handle_closed);
+		uv_close(reinterpret_cast<uv_handle_t *>(client), uv_callback<on_handle_closed>);
 	}
 }
 
 namespace {
 
-void on_connection(uv_stream_t *listener, int status) noexcept
+void on_connection(uv_stream_t *listener, int status)
 {
-	guarded(nullptr, [&] {
-		Server *server = static_cast<Server *>(listener->data);
-		if (status < 0 || server->shutting_down)
-			return;
-		/* Server-wide (all workers), and what this worker's open files limit allows. */
-		if (connected_clients_total() >= uint64(local_cache_resp_max_clients) ||
-			server->connections_here >= server->max_connections_here) {
-			refuse(server, listener);
-			return;
-		}
-		accept_connection(server, listener);
-	});
+	Server *server = static_cast<Server *>(listener->data);
+	if (status < 0 || server->shutting_down)
+		return;
+	/* Server-wide (all workers), and what this worker's open files limit allows. */
+	if (connected_clients_total() >= uint64(local_cache_resp_max_clients) ||
+		server->connections_here >= server->max_connections_here) {
+		refuse(server, listener);
+		return;
+	}
+	accept_connection(server, listener);
 }
 
 bool listen_on(Server *server, const char *host)
@@ -121,8 +119,8 @@ bool listen_on(Server *server, const char *host)
 		uv_tcp_init(&server->loop, listener);
 		listener->data = server;
 		if (uv_tcp_open(listener, fd) != 0 ||
-			uv_listen(reinterpret_cast<uv_stream_t *>(listener), LISTEN_BACKLOG, on_connection) != 0) {
-			uv_close(reinterpret_cast<uv_handle_t *>(listener), on_handle_closed);
+			uv_listen(reinterpret_cast<uv_stream_t *>(listener), LISTEN_BACKLOG, uv_callback<on_connection>) != 0) {
+			uv_close(reinterpret_cast<uv_handle_t *>(listener), uv_callback<on_handle_closed>);
 			continue;
 		}
 		server->listeners.push_back(listener);
@@ -160,7 +158,7 @@ void start_listening(Server *server)
 void stop_listening(Server *server)
 {
 	for (uv_tcp_t *listener : server->listeners)
-		uv_close(reinterpret_cast<uv_handle_t *>(listener), on_handle_closed);
+		uv_close(reinterpret_cast<uv_handle_t *>(listener), uv_callback<on_handle_closed>);
 	server->listeners.clear();
 }
 

@@ -8,8 +8,8 @@
  * Everything runs on the worker's one thread, inside one libuv loop; PostgreSQL is only called
  * from there. A Connection is owned by its libuv handle: created when the connection is
  * accepted, deleted only in the handle's close callback (libuv may use the handle until then),
- * and reachable meanwhile from the server's list. Every libuv callback is noexcept and runs its
- * body through guarded(), so no C++ exception crosses libuv's C frames.
+ * and reachable meanwhile from the server's list. Every libuv callback is registered through
+ * uv_callback<> or connection_callback<> (below), so no C++ exception crosses libuv's C frames.
  */
 #pragma once
 
@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <vector>
 
@@ -85,19 +86,49 @@ struct Server {
 
 int64_t now_ms();
 
-/* Runs a libuv callback's body; a C++ exception is logged and closes the connection it
- * concerns (nullptr: none), never escapes. */
+/*
+ * The C++ side of every libuv callback. guarded() runs a body; a C++ exception is logged and
+ * closes the connection it concerns (nullptr: none), after the handler has finished, and never
+ * reaches libuv's C frames. It also keeps one connection's failure from ending a loop over
+ * many (retry_blocked).
+ */
 void log_callback_failure(Connection *c, const char *what) noexcept;
 template <typename Body> void guarded(Connection *c, Body &&body) noexcept
 {
+	char message[256];
 	try {
 		body();
+		return;
 	} catch (const std::exception &e) {
-		log_callback_failure(c, e.what());
+		strlcpy(message, e.what(), sizeof(message));
 	} catch (...) {
-		log_callback_failure(c, "unknown C++ exception");
+		strlcpy(message, "unknown C++ exception", sizeof(message));
 	}
+	log_callback_failure(c, message);
 }
+
+/*
+ * The named wrappers every libuv registration uses (tools/check_tree.py's `boundary` check
+ * fails on any other): uv_callback<impl> is a noexcept function with impl's signature that
+ * runs impl through guarded(); connection_callback<impl> also closes, on a failure, the
+ * connection its first argument (a handle or request) belongs to through ->data. impl is
+ * written as if no C++ exception existed.
+ */
+namespace detail {
+template <typename Function, Function impl, bool closes_connection> struct UvCallback;
+template <typename First, typename... Rest, void (*impl)(First *, Rest...), bool closes_connection>
+struct UvCallback<void (*)(First *, Rest...), impl, closes_connection> {
+	static void call(First *first, Rest... rest) noexcept
+	{
+		Connection *concerned = closes_connection ? static_cast<Connection *>(first->data) : nullptr;
+		guarded(concerned, [&] { impl(first, rest...); });
+	}
+};
+} // namespace detail
+
+template <auto impl> inline constexpr auto uv_callback = &detail::UvCallback<decltype(impl), impl, false>::call;
+template <auto impl>
+inline constexpr auto connection_callback = &detail::UvCallback<decltype(impl), impl, true>::call;
 
 /* listener.cpp */
 void start_listening(Server *server);

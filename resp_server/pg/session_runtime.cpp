@@ -81,7 +81,7 @@ void ensure_contexts()
 											ALLOCSET_DEFAULT_SIZES);
 	prefix_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP prefixes",
 										   ALLOCSET_SMALL_SIZES);
-	CacheRegisterRelcacheCallback(registry_changed, (Datum) 0);
+	CacheRegisterRelcacheCallback(pg_entry<registry_changed>, (Datum) 0);
 }
 
 LookupResult failure(const PgError &error)

@@ -305,7 +305,7 @@ uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values)
 		ctl.entrysize = sizeof(KeptPlan);
 		ctl.hcxt = TopMemoryContext;
 		kept_plans = hash_create("local_cache RESP write plans", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		CacheRegisterRelcacheCallback(mark_plans_stale, (Datum) 0);
+		CacheRegisterRelcacheCallback(pg_entry<mark_plans_stale>, (Datum) 0);
 	}
 	free_stale_plans();
 	uint64 hash = hash_bytes_extended(reinterpret_cast<const unsigned char *>(sql), int(strlen(sql)), relid);

@@ -1,6 +1,7 @@
-# regress/resp/suites/lifecycle.sh: the RESP workers under the postmaster: a worker killed with
-# SIGTERM is restarted, one killed with SIGKILL makes the postmaster restart everything, and fast
-# and smart shutdowns complete with clients connected, without a crash.
+# regress/resp/suites/lifecycle.sh: the RESP workers under the postmaster: a C++ exception in a
+# libuv callback or a worker's main is logged, never a crash; a worker killed with SIGTERM is
+# restarted, one killed with SIGKILL makes the postmaster restart everything, and fast and smart
+# shutdowns complete with clients connected, without a crash.
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh lifecycle). Runs last:
 # it stops the cluster and leaves it stopped.
 
@@ -19,12 +20,36 @@ stop_case() {
 }
 
 check "two RESP workers running" 2 "$(worker_count)"
+# A C++ exception in a libuv callback is logged and the worker goes on serving; one that escapes a
+# worker's main is a logged ERROR and a clean exit (code 1), after which the launcher starts the
+# worker again. local_cache.debug_throw_at names the entry point that throws (extension/boundary.h).
+pids_before=$(worker_pids)
+log_before=$(log_size)
+set_setting local_cache.debug_throw_at resp_timer
+timer_threw() { log_since "$log_before" | grep -q 'local_cache RESP: exception thrown at resp_timer'; }
+last_log_lines() { log_since "$log_before" | tail -n 5; }
+wait_case "an exception in the worker's timer callback is logged" "a LOG line naming resp_timer" 20 \
+    timer_threw last_log_lines
+wait_case "an exception in the timer callback: RESP serves on" '+PONG\r\n' 10 resp_pong ping_reply
+check "an exception in the timer callback: the same workers run" "$pids_before" "$(worker_pids)"
+set_setting local_cache.debug_throw_at resp_worker_main
+victim=$(info_pid)
+kill -TERM "$victim"
+main_threw() { log_since "$log_before" | grep -q 'ERROR:  local_cache: exception thrown at resp_worker_main'; }
+wait_case "an exception escaping a worker's main is a logged ERROR" "an ERROR line naming resp_worker_main" 30 \
+    main_threw last_log_lines
+set_setting local_cache.debug_throw_at DEFAULT
+back_again() { [[ "$(worker_count)" == 2 ]] && ! [[ " $(worker_pids) " == *" $victim "* ]] && resp_pong; }
+describe_workers() { echo "RESP worker pids: $(worker_pids)"; }
+wait_case "after the exception in main: the launcher starts the worker again" "two RESP workers serving" 30 \
+    back_again describe_workers
+check "exceptions at the boundary: no crash in the log" "" "$(log_since "$log_before" | crash_lines)"
+
 victim=$(info_pid)
 check_re "INFO process_id names a RESP worker" "(^| )$victim( |$)" "$(worker_pids)"
 log_before=$(log_size)
 kill -TERM "$victim"
 back_after_term() { [[ "$(worker_count)" == 2 ]] && ! [[ " $(worker_pids) " == *" $victim "* ]]; }
-describe_workers() { echo "RESP worker pids: $(worker_pids)"; }
 wait_case "kill -TERM of a worker: it is restarted (2 workers again within 20 s)" \
     "two RESP worker pids, neither $victim" 20 back_after_term describe_workers
 wait_case "kill -TERM: RESP serves again" '+PONG\r\n' 10 resp_pong ping_reply

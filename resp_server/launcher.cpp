@@ -256,6 +256,15 @@ void launcher_main(Datum)
 	bool waiting_logged = false;
 	bool no_slot_logged = false;
 	warn_about_exposure();
+	/* No plaintext beyond loopback by accident: passwords and rows would cross the network in
+	 * the clear. The settings involved are fixed until a restart. */
+	bool plaintext_refused = !local_cache_resp_tls && !local_cache_resp_allow_plaintext &&
+		!loopback_only(local_cache_resp_listen_addresses);
+	if (plaintext_refused)
+		ereport(LOG, (errmsg("local_cache RESP: not listening on \"%s\": beyond loopback the RESP port requires TLS",
+							 local_cache_resp_listen_addresses),
+					  errhint("Set local_cache.resp_tls = on (it uses the server's certificate files), or "
+							  "local_cache.resp_allow_plaintext = on to serve plaintext anyway.")));
 	for (;;) {
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending) {
@@ -263,7 +272,7 @@ void launcher_main(Datum)
 			ProcessConfigFile(PGC_SIGHUP);
 			warn_about_exposure();
 		}
-		long wait = start_missing_workers(slots, &waiting_logged, &no_slot_logged);
+		long wait = plaintext_refused ? IDLE_WAIT_MS : start_missing_workers(slots, &waiting_logged, &no_slot_logged);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}

@@ -121,6 +121,7 @@ void process_interrupts(Server *server)
 	if (ConfigReloadPending) {
 		ConfigReloadPending = false;
 		ProcessConfigFile(PGC_SIGHUP);
+		load_tls_context(server);
 		server->data->settings_changed();
 		configure_slowlog(server->processor);
 	}
@@ -165,6 +166,14 @@ void on_timer(uv_timer_t *timer)
 				close_connection(c);
 		}
 	}
+	/* A TLS handshake has as long as a PostgreSQL login (authentication_timeout). */
+	for (Connection *c = server->connections, *next; c != nullptr; c = next) {
+		next = c->next;
+		if (c->tls != nullptr && !c->tls->handshake_done() &&
+			now - c->session.connected_at_ms > int64_t(AuthenticationTimeout) * 1000)
+			disconnect(c, "TLS handshake not completed within authentication_timeout");
+	}
+	forget_old_tls_failures(server);
 	log_left_out_disconnects(server);
 	/* Table and I/O statistics of the commands, as a backend reports them when idle. */
 	pgstat_report_stat(false);
@@ -247,6 +256,7 @@ void run_server(int worker_number, WorkerCounters *counters)
 	uv_poll_init(&server.loop, &server.postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH]);
 	uv_poll_start(&server.postmaster_watch, UV_READABLE, uv_callback<on_postmaster_death>);
 
+	load_tls_context(&server);
 	start_listening(&server);
 	process_interrupts(&server); /* a SIGTERM that came during start-up */
 	uv_run(&server.loop, UV_RUN_DEFAULT);

@@ -57,6 +57,8 @@ struct LoginFacts {
 	int hba_line;
 	char hba_text[512];    /* the line as written, for the log */
 	bool hba_hostname;     /* the line names a host name */
+	int client_certificate; /* the line's clientcert (clientCertOff, clientCertCA, clientCertFull) */
+	bool certificate_names_role; /* the verified certificate's name may log in as the role (map= or the same name) */
 	bool has_secret;
 	char secret[512];
 	char no_secret[128];   /* why there is none, for the log: PostgreSQL's DETAIL */
@@ -118,13 +120,14 @@ void log_login(const Session &session, const std::string &message, const char *r
 }
 
 /*
- * Reads the facts of `user` logging in from `client`; when `password` is given, also its
- * SASLprep'd form into prepared[0..capacity) (PostgreSQL uses it for SCRAM). In a transaction
- * of its own.
+ * Reads the facts of `user` logging in over the session's connection (its address, TLS, client
+ * certificate); when `password` is given, also its SASLprep'd form into prepared[0..capacity)
+ * (PostgreSQL uses it for SCRAM). In a transaction of its own.
  */
-bool read_login_facts(const HbaRules &rules, const sockaddr_storage &client, const char *user, const char *password,
-					  char *prepared, size_t capacity, LoginFacts *facts, PgError *error)
+bool read_login_facts(const HbaRules &rules, const Session &session, const sockaddr_storage &client, const char *user,
+					  const char *password, char *prepared, size_t capacity, LoginFacts *facts, PgError *error)
 {
+	const char *certificate_name = session.tls_certificate_verified ? session.tls_common_name.c_str() : "";
 	memset(facts, 0, sizeof(*facts));
 	return in_transaction([&]() noexcept {
 		facts->role = get_role_oid(user, true);
@@ -140,8 +143,11 @@ bool read_login_facts(const HbaRules &rules, const sockaddr_storage &client, con
 			facts->backends = CountUserBackends(facts->role);
 			facts->resp_sessions = role_sessions(facts->role);
 		}
-		const HbaLine *line = rules.match(client, local_cache_resp_database, user, facts->role);
+		const HbaLine *line = rules.match(client, session.tls, local_cache_resp_database, user, facts->role);
 		facts->method = line != nullptr ? line->auth_method : uaImplicitReject;
+		facts->client_certificate = line != nullptr ? line->clientcert : clientCertOff;
+		if (line != nullptr && (line->auth_method == uaCert || line->clientcert == clientCertFull))
+			facts->certificate_names_role = rules.certificate_names_role(line, user, certificate_name);
 		facts->hba_line = line != nullptr ? line->linenumber : 0;
 		if (line != nullptr && line->rawline != nullptr)
 			strlcpy(facts->hba_text, line->rawline, sizeof(facts->hba_text));
@@ -360,8 +366,8 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 		Pending pending;
 		PgError error;
 		bool read = client_address(session.peer_address, &client) &&
-			read_login_facts(rules_, client, name.c_str(), secret_password.c_str(), &prepared[0], prepared.size(),
-							 &pending.facts, &error);
+			read_login_facts(rules_, session, client, name.c_str(), secret_password.c_str(), &prepared[0],
+							 prepared.size(), &pending.facts, &error);
 		if (!read) {
 			wipe(secret_password);
 			wipe(prepared);
@@ -372,17 +378,29 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 			local_cache_resp_database + "\"";
 		pending.role_name = name;
 		pending.request = request;
+		/* clientcert=verify-ca / verify-full on a trust or password line: the certificate first. */
+		if ((facts.method == uaTrust || facts.method == uaPassword || facts.method == uaMD5 || facts.method == uaSCRAM) &&
+			facts.client_certificate != clientCertOff && !certificate_accepted(session, pending)) {
+			wipe(secret_password);
+			wipe(prepared);
+			return AuthResult::wrong_password();
+		}
 		switch (facts.method) {
 		case uaImplicitReject:
 		case uaReject: {
 			wipe(secret_password);
 			wipe(prepared);
 			std::string message = (facts.method == uaReject ? "pg_hba.conf rejects connection for " : "no pg_hba.conf entry for ") +
-				where + ", no encryption";
+				where + (session.tls ? ", SSL encryption" : ", no encryption");
 			if (note_failure(session))
 				log_login(session, message, "", &facts);
 			return AuthResult::denied("ERR", message);
 		}
+		case uaCert:
+			/* The certificate is the credential: the password is not looked at. */
+			wipe(secret_password);
+			wipe(prepared);
+			return certificate_grant(session, pending);
 		case uaTrust:
 			wipe(secret_password);
 			wipe(prepared);
@@ -451,7 +469,7 @@ AuthResult Authenticator::default_login(const Session &session, const char *role
 	Pending pending;
 	PgError error;
 	if (!client_address(session.peer_address, &client) ||
-		!read_login_facts(rules_, client, role_name, nullptr, nullptr, 0, &pending.facts, &error) ||
+		!read_login_facts(rules_, session, client, role_name, nullptr, nullptr, 0, &pending.facts, &error) ||
 		!OidIsValid(pending.facts.role))
 		return AuthResult::wrong_password();
 	/* The DBA chose this role for the address: any method but a rejection grants it. */
@@ -460,6 +478,61 @@ AuthResult Authenticator::default_login(const Session &session, const char *role
 		return AuthResult::denied("ERR", "pg_hba.conf rejects the default role for this address");
 	pending.role_name = role_name;
 	return grant(session, pending);
+}
+
+bool Authenticator::certificate_accepted(const Session &session, const Pending &pending)
+{
+	const LoginFacts &facts = pending.facts;
+	const char *reason = nullptr;
+	if (!session.tls_certificate_verified)
+		reason = "connection requires a valid client certificate";
+	else if ((facts.method == uaCert || facts.client_certificate == clientCertFull) && !facts.certificate_names_role)
+		reason = "certificate authentication failed for user";
+	if (reason == nullptr)
+		return true;
+	if (note_failure(session)) {
+		std::string message = reason;
+		if (session.tls_certificate_verified)
+			message += " \"" + pending.role_name + "\"";
+		std::string detail = session.tls_certificate_verified
+			? "The certificate's name \"" + session.tls_common_name + "\" does not name the role" +
+				  (facts.method == uaCert ? " (pg_ident.conf map of the pg_hba.conf line, or the same name)." : ".")
+			: std::string();
+		log_login(session, message, detail.c_str(), &facts);
+	}
+	return false;
+}
+
+AuthResult Authenticator::certificate_grant(const Session &session, const Pending &pending)
+{
+	const LoginFacts &facts = pending.facts;
+	if (!certificate_accepted(session, pending))
+		return AuthResult::wrong_password();
+	if (!OidIsValid(facts.role) || !facts.can_login) {
+		if (note_failure(session))
+			log_login(session, "role \"" + pending.role_name +
+					  (OidIsValid(facts.role) ? "\" is not permitted to log in" : "\" does not exist"), "", &facts);
+		return AuthResult::wrong_password();
+	}
+	return grant(session, pending);
+}
+
+AuthResult Authenticator::certificate_login(const Session &session)
+{
+	const std::string &name = session.tls_common_name;
+	if (!session.tls_certificate_verified || name.empty() || name.size() >= NAMEDATALEN)
+		return AuthResult::denied("ERR", "no certificate login");
+	sockaddr_storage client;
+	Pending pending;
+	PgError error;
+	if (!client_address(session.peer_address, &client) ||
+		!read_login_facts(rules_, session, client, name.c_str(), nullptr, nullptr, 0, &pending.facts, &error))
+		return AuthResult::denied("ERR", "no certificate login");
+	/* Only a `cert` line logs in at the handshake; other lines wait for AUTH. */
+	if (pending.facts.method != uaCert || pending.facts.hba_hostname)
+		return AuthResult::denied("ERR", "no certificate login");
+	pending.role_name = name;
+	return certificate_grant(session, pending);
 }
 
 void Authenticator::session_ended(const Session &session)

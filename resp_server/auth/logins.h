@@ -1,7 +1,7 @@
 /*
  * logins.h — RESP logins as strict as a PostgreSQL login to the RESP database from the same
- * address: the pg_hba.conf line that applies (reject, trust, password, md5, scram-sha-256;
- * other methods are refused with a clear error), the role's LOGIN and VALID UNTIL, and its
+ * address: the pg_hba.conf line that applies (reject, trust, password, md5, scram-sha-256, and
+ * on TLS connections cert and clientcert=; other methods are refused with a clear error), the role's LOGIN and VALID UNTIL, and its
  * CONNECTION LIMIT, counting PostgreSQL backends and RESP sessions of the role together.
  *
  * Password checks run on a thread of their own (password_check.h), so the event loop keeps
@@ -45,6 +45,11 @@ public:
 	 * pg_hba.conf rejects it from the client's address or its connection limit is reached. */
 	AuthResult default_login(const Session &session, const char *role_name);
 
+	/* A TLS connection whose verified client certificate's Common Name is a role with a `cert`
+	 * line of pg_hba.conf (its map= through pg_ident.conf): logged in as that role, no AUTH.
+	 * Denied (without a log line) when no `cert` line applies. */
+	AuthResult certificate_login(const Session &session);
+
 	/* The connection closed: its check is dropped and its session no longer counts. */
 	void session_ended(const Session &session);
 
@@ -58,6 +63,9 @@ private:
 
 	AuthResult finish(const Session &session, Pending &pending, bool password_ok);
 	AuthResult grant(const Session &session, const Pending &pending);
+	/* A `cert` line, or clientcert= on another: whether the connection's certificate passes. */
+	bool certificate_accepted(const Session &session, const Pending &pending);
+	AuthResult certificate_grant(const Session &session, const Pending &pending);
 	/* Counts a failed login for the back-off; whether to log it (false past the per-address
 	 * limit, where the log says once that the next ones are not logged). */
 	bool note_failure(const Session &session);

@@ -304,6 +304,7 @@ void append_client_line(std::string &line, const Session &s, int64_t now_ms, std
 	append_number(line, s.protocol);
 	line.append(" lib-name=").append(s.lib_name);
 	line.append(" lib-ver=").append(s.lib_version);
+	line.append(s.tls ? " tls=yes" : " tls=no");
 	line.append("\n");
 }
 

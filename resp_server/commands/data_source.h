@@ -84,6 +84,12 @@ struct Session {
 	int fd = -1;
 	int64_t connected_at_ms = 0;    /* when the connection was accepted */
 	int64_t last_request_at_ms = 0; /* when the request being executed arrived */
+	/* TLS, filled in by the server: the connection speaks TLS (every connection of a TLS
+	 * port); once its handshake is done, whether the client's certificate verified against the
+	 * CA, and that certificate's Common Name. */
+	bool tls = false;
+	bool tls_certificate_verified = false;
+	std::string tls_common_name;
 
 	bool authenticated() const { return role.has_value(); }
 	/* What MULTI and WATCH keep, for the connection's share of local_cache.resp_client_memory. */
@@ -220,7 +226,9 @@ struct InfoStats {
 	std::string local_cache_version;
 	std::string postgresql_version; /* of the server the workers run in */
 	int64_t process_id = 0;
-	int tcp_port = 0;
+	int tcp_port = 0;               /* 0 on a TLS port, as Redis with tls-port only */
+	int tls_port = 0;
+	std::string tls_auth_clients;   /* a TLS port's local_cache.resp_tls_auth_clients */
 	std::string bind_addresses;     /* CONFIG GET bind */
 	int64_t uptime_seconds = 0;
 	int64_t idle_timeout_seconds = 0; /* CONFIG GET timeout; 0 = never */
@@ -308,7 +316,8 @@ public:
 	virtual AuthResult authenticate(const Session &session, std::optional<std::string_view> user,
 									std::string_view password) = 0;
 
-	/* The role the session acts as before it authenticates (local_cache.resp_role), if any. */
+	/* The role the session acts as before it authenticates, if any: the role its verified TLS
+	 * client certificate logs in as (a `cert` line of pg_hba.conf), else local_cache.resp_role. */
 	virtual std::optional<AuthenticatedRole> default_role(const Session &session) = 0;
 
 	/* The connection closed. */

@@ -322,6 +322,10 @@ void info_command(CommandContext &c)
 		info_field(out, "arch_bits", sizeof(void *) == 8 ? "64" : "32");
 		info_number(out, "process_id", stats.process_id);
 		info_number(out, "tcp_port", stats.tcp_port);
+		if (stats.tls_port != 0) {
+			info_number(out, "tls_port", stats.tls_port);
+			info_field(out, "tls_auth_clients", stats.tls_auth_clients);
+		}
 		info_number(out, "uptime_in_seconds", stats.uptime_seconds);
 		info_number(out, "uptime_in_days", stats.uptime_seconds / 86400);
 	}
@@ -414,6 +418,8 @@ std::vector<std::pair<std::string_view, std::string>> config_parameters(const In
 		{"maxmemory-policy", std::string(kEvictionPolicy)},
 		{"timeout", number(uint64_t(std::max<int64_t>(0, stats.idle_timeout_seconds)))},
 		{"port", number(uint64_t(std::max(0, stats.tcp_port)))},
+		{"tls-port", number(uint64_t(std::max(0, stats.tls_port)))},
+		{"tls-auth-clients", stats.tls_auth_clients.empty() ? std::string("no") : stats.tls_auth_clients},
 		{"bind", stats.bind_addresses},
 		{"proto-max-bulk-len", number(stats.proto_max_bulk_len)},
 		{"client-query-buffer-limit", number(stats.client_query_buffer_limit)},

@@ -1,6 +1,8 @@
 /*
  * connection.cpp — one RESP connection: reading into its input buffer, running every complete
- * request in order, writing the replies, and closing.
+ * request in order, writing the replies, and closing. On a TLS port the bytes read go through
+ * the connection's TLS session into the input buffer, and the replies through it into records
+ * (tls_session.h): the rest is the same.
  *
  * The replies of one read go out in one write (a pipeline gets one write per batch), tried at
  * once and handed to uv_write only for what the socket did not take; replies produced while
@@ -21,7 +23,9 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
 namespace local_cache::resp {
@@ -29,6 +33,8 @@ namespace local_cache::resp {
 namespace {
 
 constexpr size_t READ_CHUNK = 16 * 1024;
+/* One read of TLS records (a record carries up to 16 kB of plaintext). */
+constexpr size_t TLS_READ_CHUNK = 64 * 1024;
 /* How often a request waiting for a locked table tries again. */
 constexpr uint64_t LOCK_RETRY_MS = 5;
 
@@ -42,7 +48,8 @@ void flush(Connection *c);
 /* Keeps Server::client_memory the sum of every connection's buffer capacity. */
 void account(Connection *c)
 {
-	size_t now = c->input.capacity() + c->pending.capacity() + c->writing.capacity() + c->session.kept_memory();
+	size_t now = c->input.capacity() + c->pending.capacity() + c->writing.capacity() + c->sealed.capacity() +
+		c->session.kept_memory();
 	c->server->client_memory = c->server->client_memory - c->accounted_memory + now;
 	c->accounted_memory = now;
 }
@@ -104,21 +111,43 @@ void on_written(uv_write_t *request, int status)
  * completes at once still costs an epoll_ctl per reply (libuv re-arms the watcher when it
  * reports the completion). Only what the socket does not take now goes to uv_write.
  */
+/* What goes to the socket: the pending replies, or on a TLS connection the records they and
+ * the handshake became. Null: the session failed and the connection was closed. */
+ReplyBuffer *outgoing(Connection *c)
+{
+	if (c->tls == nullptr)
+		return &c->pending;
+	if (!c->pending.empty()) {
+		if (c->tls->send(c->pending.data(), c->pending.size()) != TlsSession::Status::Ok) {
+			disconnect(c, c->tls->error().c_str());
+			return nullptr;
+		}
+		c->pending.clear();
+		if (c->pending.capacity() > kKeptBufferBytes)
+			c->pending.release();
+	}
+	c->tls->take_output(c->sealed);
+	return &c->sealed;
+}
+
 void flush(Connection *c)
 {
 	if (c->closing || c->write_in_flight)
 		return;
-	if (!c->pending.empty()) {
+	ReplyBuffer *out = outgoing(c);
+	if (out == nullptr)
+		return;
+	if (!out->empty()) {
 		uv_stream_t *stream = reinterpret_cast<uv_stream_t *>(&c->handle);
-		uv_buf_t buffer = uv_buf_init(const_cast<char *>(c->pending.data()), unsigned(c->pending.size()));
+		uv_buf_t buffer = uv_buf_init(const_cast<char *>(out->data()), unsigned(out->size()));
 		int written = uv_try_write(stream, &buffer, 1);
 		if (written < 0 && written != UV_EAGAIN) {
 			close_connection(c);
 			return;
 		}
 		size_t done = written > 0 ? size_t(written) : 0;
-		if (done < c->pending.size()) {
-			c->writing.swap(c->pending);
+		if (done < out->size()) {
+			c->writing.swap(*out);
 			buffer = uv_buf_init(const_cast<char *>(c->writing.data()) + done, unsigned(c->writing.size() - done));
 			c->write_request.data = c;
 			if (uv_write(&c->write_request, stream, &buffer, 1, connection_callback<on_written>) < 0) {
@@ -128,9 +157,9 @@ void flush(Connection *c)
 			c->write_in_flight = true;
 			return;
 		}
-		c->pending.clear();
-		if (c->pending.capacity() > kKeptBufferBytes) {
-			c->pending.release();
+		out->clear();
+		if (out->capacity() > kKeptBufferBytes) {
+			out->release();
 			account(c);
 		}
 	}
@@ -144,10 +173,8 @@ void flush(Connection *c)
  * so far, so a client that announces 64 MB and sends 25 bytes costs 16 kB. All connections of
  * the worker together stay within local_cache.resp_client_memory.
  */
-void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer)
+bool make_input_room(Connection *c)
 {
-	Connection *c = static_cast<Connection *>(handle->data);
-	*buffer = uv_buf_init(nullptr, 0); /* libuv answers UV_ENOBUFS to on_read: the client is closed */
 	if (c->input_start == c->input_end) {
 		c->input_start = c->input_end = 0;
 	} else if (c->input_start > 0 && c->input.size() - c->input_end < READ_CHUNK) {
@@ -161,11 +188,26 @@ void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer)
 		if (needed > READ_CHUNK)
 			wanted = c->input_end + std::min(needed, std::max(READ_CHUNK, c->input_end));
 		if (!make_room(c, wanted - c->input.size()))
-			return;
+			return false;
 		c->input.resize(wanted);
 		account(c);
 	}
-	*buffer = uv_buf_init(c->input.data() + c->input_end, unsigned(c->input.size() - c->input_end));
+	return true;
+}
+
+void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer)
+{
+	Connection *c = static_cast<Connection *>(handle->data);
+	*buffer = uv_buf_init(nullptr, 0); /* libuv answers UV_ENOBUFS to on_read: the client is closed */
+	if (c->tls != nullptr) {
+		std::vector<char> &records = c->server->tls_read_buffer;
+		if (records.size() < TLS_READ_CHUNK)
+			records.resize(TLS_READ_CHUNK);
+		*buffer = uv_buf_init(records.data(), unsigned(records.size()));
+		return;
+	}
+	if (make_input_room(c))
+		*buffer = uv_buf_init(c->input.data() + c->input_end, unsigned(c->input.size() - c->input_end));
 }
 
 void on_retry_timer(uv_timer_t *timer)
@@ -198,6 +240,11 @@ bool lock_wait_expired(const Connection *c)
 		(c->blocked_since_ms != 0 && now_ms() - c->blocked_since_ms >= local_cache_resp_lock_timeout);
 }
 
+size_t unsent_bytes(const Connection *c)
+{
+	return c->pending.size() + c->sealed.size() + c->writing.size();
+}
+
 /* Parses and executes every complete request read so far, then writes the replies. */
 void process_input(Connection *c)
 {
@@ -224,7 +271,7 @@ void process_input(Connection *c)
 			c->input_start += result.consumed;
 			/* After every reply, not once per read: a pipeline read in one go must not pile up
 			 * replies far beyond the limit before the check below closes the connection. */
-			if (c->pending.size() + c->writing.size() > size_t(local_cache_resp_output_buffer_limit))
+			if (unsent_bytes(c) > size_t(local_cache_resp_output_buffer_limit))
 				break;
 		} else if (result.status == ParseStatus::NeedMore) {
 			c->input_start += result.consumed;
@@ -238,7 +285,7 @@ void process_input(Connection *c)
 			c->session.close_after_reply = true;
 		}
 	}
-	if (c->pending.size() + c->writing.size() > size_t(local_cache_resp_output_buffer_limit)) {
+	if (unsent_bytes(c) > size_t(local_cache_resp_output_buffer_limit)) {
 		disconnect(c, "output buffer limit exceeded");
 		return;
 	}
@@ -254,6 +301,48 @@ void process_input(Connection *c)
 	flush(c);
 }
 
+/* The connection's handshake has just completed: what its certificate says, and the role it
+ * acts as before AUTH (its certificate's, or local_cache.resp_role). */
+void tls_established(Connection *c)
+{
+	c->session.tls_certificate_verified = c->tls->peer_verified();
+	if (c->session.tls_certificate_verified)
+		c->session.tls_common_name = c->tls->peer_common_name();
+	c->session.role = c->server->data->default_role(c->session);
+}
+
+/* Records read from a TLS connection into its input; the handshake's replies go out with the
+ * next flush. False: the connection was closed. */
+bool decrypt(Connection *c, const char *records, size_t length)
+{
+	bool was_established = c->tls->handshake_done();
+	TlsSession::Status status = c->tls->receive(records, length);
+	for (size_t produced = 1; status == TlsSession::Status::Ok && produced > 0;) {
+		if (!make_input_room(c))
+			return false;
+		status = c->tls->read_plaintext(c->input.data() + c->input_end, c->input.size() - c->input_end, &produced);
+		c->input_end += produced;
+	}
+	if (status == TlsSession::Status::Failed) {
+		if (!was_established)
+			note_tls_handshake_failure(c->server, c->session.peer_address);
+		/* An alert, if the session made one, is the only answer. */
+		if (ReplyBuffer *out = outgoing(c); out != nullptr && !out->empty()) {
+			uv_buf_t buffer = uv_buf_init(const_cast<char *>(out->data()), unsigned(out->size()));
+			uv_try_write(reinterpret_cast<uv_stream_t *>(&c->handle), &buffer, 1);
+		}
+		disconnect(c, c->tls->error().c_str());
+		return false;
+	}
+	if (status == TlsSession::Status::Closed) {
+		close_connection(c);
+		return false;
+	}
+	if (!was_established && c->tls->handshake_done())
+		tls_established(c);
+	return true;
+}
+
 void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *)
 {
 	Connection *c = static_cast<Connection *>(stream->data);
@@ -263,7 +352,12 @@ void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *)
 	}
 	if (nread == 0)
 		return;
-	c->input_end += size_t(nread);
+	if (c->tls != nullptr) {
+		if (!decrypt(c, c->server->tls_read_buffer.data(), size_t(nread)))
+			return;
+	} else {
+		c->input_end += size_t(nread);
+	}
 	c->last_active_ms = now_ms();
 	c->server->batching.count_read(uv_now(&c->server->loop), &c->read_in_ms);
 	process_input(c);
@@ -300,8 +394,10 @@ void describe_session(Connection *c)
 	if (uv_tcp_getsockname(&c->handle, reinterpret_cast<sockaddr *>(&address), &length) == 0)
 		c->session.local_address = address_text(address);
 	uv_fileno(reinterpret_cast<uv_handle_t *>(&c->handle), &c->session.fd);
-	/* After the address: pg_hba.conf decides by it. */
-	c->session.role = server->data->default_role(c->session);
+	/* After the address: pg_hba.conf decides by it. A TLS connection's, after its handshake:
+	 * its certificate may name the role, and no request can come before. */
+	if (c->tls == nullptr)
+		c->session.role = server->data->default_role(c->session);
 }
 
 } // namespace
@@ -361,7 +457,15 @@ void accept_connection(Server *server, uv_stream_t *listener)
 	/* Not a second boundary: a failure here concerns this connection, which is closed, while the
 	 * listener's callback goes on. */
 	guarded(c, [&] {
+		if (server->tls != nullptr) {
+			c->tls = std::make_unique<TlsSession>(*server->tls);
+			c->session.tls = true;
+		}
 		describe_session(c);
+		if (c->tls != nullptr && !tls_handshake_allowed(server, c->session.peer_address)) {
+			disconnect(c, "too many failed TLS handshakes from this address; closed without one");
+			return;
+		}
 		uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), connection_callback<on_alloc>,
 					  connection_callback<on_read>);
 	});

@@ -134,6 +134,9 @@ bool listen_on(Server *server, const char *host)
 
 void start_listening(Server *server)
 {
+	/* A TLS port listens once its certificate and key load (load_tls_context says why not). */
+	if (local_cache_resp_tls && server->tls == nullptr)
+		return;
 	std::string all = local_cache_resp_listen_addresses;
 	size_t start = 0;
 	bool any = false;

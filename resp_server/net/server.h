@@ -16,6 +16,7 @@
 #include "resp_server/net/batching.h"
 #include "resp_server/commands/command_table.h"
 #include "resp_server/net/disconnect_log.h"
+#include "resp_server/net/tls_session.h"
 #include "resp_server/pg/pg_data_source.h"
 #include "resp_server/protocol/request_parser.h"
 #include "resp_server/protocol/reply.h"
@@ -26,6 +27,9 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace local_cache::resp {
@@ -42,6 +46,10 @@ struct Connection {
 	size_t input_end = 0;   /* end of the bytes read */
 	ReplyBuffer pending;    /* replies not yet handed to libuv */
 	ReplyBuffer writing;    /* replies being written; kept until the write completes */
+	/* TLS connections: their session, and the records made of the pending replies (and of the
+	 * handshake) not yet handed to libuv; `writing` then holds records. */
+	std::unique_ptr<TlsSession> tls;
+	ReplyBuffer sealed;
 	uv_write_t write_request;
 	bool write_in_flight = false;
 	bool closing = false;
@@ -56,6 +64,12 @@ struct Connection {
 	Connection *next = nullptr;
 
 	Connection(Server *owner, const ParserLimits &limits) : server(owner), parser(limits) {}
+};
+
+/* Failed TLS handshakes of one client address (tls_server.cpp). */
+struct TlsFailures {
+	uint32_t count = 0;
+	int64_t window_start_ms = 0;
 };
 
 struct Server {
@@ -77,6 +91,14 @@ struct Server {
 	/* Sum of every connection's buffer capacity, bounded by local_cache.resp_client_memory. */
 	size_t client_memory = 0;
 	DisconnectLog disconnect_log; /* rate-limits the "closing client" lines */
+	/* The TLS context of a TLS port (local_cache.resp_tls); null: plaintext. Replaced at
+	 * reload; connections keep the context they started with. */
+	std::shared_ptr<TlsContext> tls;
+	/* The ciphertext of one read of a TLS connection, before it is decrypted into the
+	 * connection's input (libuv hands the read to on_read before it asks for the next buffer). */
+	std::vector<char> tls_read_buffer;
+	/* Failed TLS handshakes per client address in the current window (tls_server.cpp). */
+	std::unordered_map<std::string, TlsFailures> tls_failures;
 	PgDataSource *data = nullptr;
 	CommandProcessor *processor = nullptr;
 	uint64_t next_client_number = 0;
@@ -141,6 +163,17 @@ void refuse(Server *server, uv_stream_t *listener);
 void disconnect(Connection *c, const char *reason) noexcept;
 /* From the worker's timer: the disconnects the rate limit left out, as one line per reason. */
 void log_left_out_disconnects(Server *server);
+
+/* tls_server.cpp */
+/* Loads (at start) or reloads the TLS context of a TLS port; false when it could not (logged;
+ * a reload keeps the context before). True without TLS. */
+bool load_tls_context(Server *server);
+/* Whether a client address may start another handshake: past too many failed ones in the
+ * window it is closed at once, as failed AUTHs back off. */
+bool tls_handshake_allowed(Server *server, const std::string &peer_address);
+void note_tls_handshake_failure(Server *server, const std::string &peer_address);
+/* From the worker's timer: forgets the windows that ended. */
+void forget_old_tls_failures(Server *server);
 
 /* connection.cpp */
 /* Accepts the offered connection; the caller has counted it in clients_add(). */

@@ -344,6 +344,11 @@ AuthResult PgDataSource::authenticate(const Session &session, std::optional<std:
 
 std::optional<AuthenticatedRole> PgDataSource::default_role(const Session &session)
 {
+	if (session.tls_certificate_verified) {
+		AuthResult result = auth_.certificate_login(session);
+		if (result.status == AuthResult::Status::Ok)
+			return result.role;
+	}
 	if (local_cache_resp_role == nullptr || local_cache_resp_role[0] == '\0')
 		return std::nullopt;
 	AuthResult result = auth_.default_login(session, local_cache_resp_role);
@@ -511,7 +516,11 @@ void PgDataSource::fill_info(InfoStats &stats)
 	stats.local_cache_version = LOCAL_CACHE_VERSION;
 	stats.postgresql_version = PG_VERSION;
 	stats.process_id = MyProcPid;
-	stats.tcp_port = local_cache_resp_port;
+	stats.tcp_port = local_cache_resp_tls ? 0 : local_cache_resp_port;
+	stats.tls_port = local_cache_resp_tls ? local_cache_resp_port : 0;
+	if (local_cache_resp_tls)
+		stats.tls_auth_clients = local_cache_resp_tls_auth_clients == RESP_TLS_AUTH_CLIENTS_NO ? "no"
+			: local_cache_resp_tls_auth_clients == RESP_TLS_AUTH_CLIENTS_YES ? "yes" : "optional";
 	stats.bind_addresses = local_cache_resp_listen_addresses;
 	stats.uptime_seconds = (GetCurrentTimestamp() - PgStartTime) / USECS_PER_SEC;
 	stats.idle_timeout_seconds = local_cache_resp_timeout;

@@ -29,8 +29,26 @@ int local_cache_resp_client_memory = 256 * 1024;
 int local_cache_resp_batch_delay = 50;
 int local_cache_resp_slowlog_log_slower_than = 10000;
 int local_cache_resp_slowlog_max_len = 128;
+bool local_cache_resp_tls = false;
+char *local_cache_resp_tls_cert_file = nullptr;
+char *local_cache_resp_tls_key_file = nullptr;
+char *local_cache_resp_tls_ca_file = nullptr;
+int local_cache_resp_tls_auth_clients = RESP_TLS_AUTH_CLIENTS_OPTIONAL;
+bool local_cache_resp_allow_plaintext = false;
 
 namespace local_cache {
+
+namespace {
+
+/* Redis's tls-auth-clients values. */
+const config_enum_entry tls_auth_clients_options[] = {
+	{"no", RESP_TLS_AUTH_CLIENTS_NO, false},
+	{"optional", RESP_TLS_AUTH_CLIENTS_OPTIONAL, false},
+	{"yes", RESP_TLS_AUTH_CLIENTS_YES, false},
+	{NULL, 0, false},
+};
+
+} // namespace
 
 int resp_worker_count(void)
 {
@@ -97,6 +115,31 @@ void resp_define_settings(void)
 	DefineCustomIntVariable("local_cache.resp_slowlog_max_len",
 							"How many entries each RESP worker's slow log keeps.", NULL,
 							&local_cache_resp_slowlog_max_len, 128, 0, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/* TLS as PostgreSQL serves it: its certificate files unless these name others (read again at
+	 * reload, like ssl_cert_file), its ssl_min_protocol_version and ssl_ciphers. */
+	DefineCustomBoolVariable("local_cache.resp_tls", "Serve the RESP port over TLS only.",
+							 "Plaintext clients get no reply.", &local_cache_resp_tls, false, PGC_POSTMASTER, 0,
+							 NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_tls_cert_file", "RESP server certificate file.",
+							   "Empty: PostgreSQL's ssl_cert_file.", &local_cache_resp_tls_cert_file, "",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_tls_key_file", "RESP server private key file.",
+							   "Empty: PostgreSQL's ssl_key_file.", &local_cache_resp_tls_key_file, "",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_tls_ca_file",
+							   "Certificate authorities that sign RESP client certificates.",
+							   "Empty: PostgreSQL's ssl_ca_file.", &local_cache_resp_tls_ca_file, "",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("local_cache.resp_tls_auth_clients",
+							 "Whether RESP clients must present a certificate signed by the CA.",
+							 "As Redis's tls-auth-clients: no, optional (one presented must verify), yes.",
+							 &local_cache_resp_tls_auth_clients, RESP_TLS_AUTH_CLIENTS_OPTIONAL,
+							 tls_auth_clients_options, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("local_cache.resp_allow_plaintext",
+							 "Let the RESP server listen without TLS on addresses beyond loopback.",
+							 "Off: with local_cache.resp_tls off, a non-loopback listen address keeps the RESP "
+							 "server from listening.", &local_cache_resp_allow_plaintext, false, PGC_POSTMASTER, 0,
+							 NULL, NULL, NULL);
 }
 
 } // namespace local_cache

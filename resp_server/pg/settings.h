@@ -18,6 +18,15 @@ extern int local_cache_resp_client_memory;
 extern int local_cache_resp_batch_delay;
 extern int local_cache_resp_slowlog_log_slower_than;
 extern int local_cache_resp_slowlog_max_len;
+extern bool local_cache_resp_tls;
+extern char *local_cache_resp_tls_cert_file;
+extern char *local_cache_resp_tls_key_file;
+extern char *local_cache_resp_tls_ca_file;
+extern int local_cache_resp_tls_auth_clients;
+extern bool local_cache_resp_allow_plaintext;
+
+/* local_cache.resp_tls_auth_clients */
+enum { RESP_TLS_AUTH_CLIENTS_NO, RESP_TLS_AUTH_CLIENTS_OPTIONAL, RESP_TLS_AUTH_CLIENTS_YES };
 
 namespace local_cache {
 

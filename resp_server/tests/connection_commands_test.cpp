@@ -198,7 +198,7 @@ BOOST_AUTO_TEST_CASE(client_info)
 	std::string expected = "id=42 addr=127.0.0.1:50000 laddr=127.0.0.1:6380 fd=9 name=app age=3 idle=0 "
 						   "flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 qbuf=0 qbuf-free=0 "
 						   "argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r "
-						   "cmd=client|info user=cache_reader redir=-1 resp=2 lib-name=ioredis lib-ver=\n";
+						   "cmd=client|info user=cache_reader redir=-1 resp=2 lib-name=ioredis lib-ver= tls=no\n";
 	Value two = c.value({"CLIENT", "INFO"});
 	BOOST_TEST(two.type == '$');
 	BOOST_TEST(two.text == expected);

@@ -73,7 +73,7 @@ id_reply=$(raw 'send:CLIENT ID\r\nHELLO 2\r\n' read:2)
 check_re "CLIENT ID is an integer equal to HELLO's id" '^:([0-9]+)\\r\\n\*14\\r\\n.*\\r\\nid\\r\\n:([0-9]+)\\r\\n' "$id_reply"
 [[ "$id_reply" =~ ^:([0-9]+).*id\\r\\n:([0-9]+) ]] && check "CLIENT ID equals HELLO id" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
 client_info=$(raw 'send:CLIENT SETNAME nm1\r\nCLIENT SETINFO lib-name lib1\r\nCLIENT SETINFO lib-ver 9.9\r\nCLIENT INFO\r\n' read:4)
-check_re "CLIENT INFO (RESP2 bulk)" '^\+OK\\r\\n\+OK\\r\\n\+OK\\r\\n\$[0-9]+\\r\\nid=[0-9]+ addr=127\.0\.0\.1:[0-9]+ laddr=127\.0\.0\.1:'"$RESP_PORT"' fd=[0-9]+ name=nm1 .* user=regress_resp_reader .*resp=2 lib-name=lib1 lib-ver=9\.9\\n\\r\\n$' "$client_info"
+check_re "CLIENT INFO (RESP2 bulk)" '^\+OK\\r\\n\+OK\\r\\n\+OK\\r\\n\$[0-9]+\\r\\nid=[0-9]+ addr=127\.0\.0\.1:[0-9]+ laddr=127\.0\.0\.1:'"$RESP_PORT"' fd=[0-9]+ name=nm1 .* user=regress_resp_reader .*resp=2 lib-name=lib1 lib-ver=9\.9 tls=no\\n\\r\\n$' "$client_info"
 check_re "CLIENT INFO (RESP3 verbatim)" '^=[0-9]+\\r\\ntxt:id=[0-9]+ .*resp=3 ' \
     "$(raw 'send:HELLO 3\r\n' skip:1 'send:CLIENT INFO\r\n' read:1)"
 # CLIENT LIST and KILL see the connections of the worker serving the request: find a

@@ -1,5 +1,5 @@
 # TLS on the RESP port (local_cache.resp_tls), with certificates made here with openssl:
-# password logins over TLS, plaintext refused on a TLS port, certificate logins as the
+# password logins over TLS (redis-cli --tls, redis-py ssl=True), plaintext refused on a TLS port, certificate logins as the
 # certificate's role (by name, or through a pg_ident.conf map) with that role's privileges only,
 # an untrusted CA refused, resp_tls_auth_clients = yes, certificate reload (a bad new file keeps
 # the old context), hostssl/hostnossl lines with PostgreSQL's own ssl off, the handshake
@@ -122,6 +122,18 @@ like(tls_cli('cert_user', '--user', 'mapped', '--pass', 'x', '--no-auth-warning'
 like(log_since($offset), qr/certificate authentication failed for user "mapped"/, 'the failed certificate login is logged');
 like(tls_cli(undef, '--user', 'cert_user', '--pass', 'x', '--no-auth-warning', 'PING'), qr/WRONGPASS/,
 	'AUTH as a cert-line role without a certificate: WRONGPASS');
+
+# redis-py (ssl=True): a certificate login, and a password over TLS.
+sub redis_py
+{
+	my ($options) = @_;
+	my $out = `python3 -c "import redis; r = redis.Redis(host='127.0.0.1', port=$port, ssl=True, ssl_ca_certs='$dir/ca.crt', $options); print(r.get('items:1').decode())" 2>&1`;
+	$out =~ s/\s+$//;
+	return $out;
+}
+is(redis_py("ssl_certfile='$dir/cert_user.crt', ssl_keyfile='$dir/cert_user.key'"), '{"id":1,"v":"one"}',
+	'redis-py with ssl=True and a client certificate: logged in by the certificate');
+is(redis_py("username='app', password='app-secret'"), '{"id":1,"v":"one"}', 'redis-py with ssl=True and a password');
 
 # An untrusted CA fails the handshake (resp_tls_auth_clients = optional: a certificate
 # presented must verify).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # regress/resp/node/run.sh: runs the node --test suites of the RESP server (node-redis v6 and
-# v4, ioredis) against a throwaway cluster of their own.
+# v4, ioredis) against throwaway clusters of their own: one plaintext, one whose RESP port speaks
+# TLS (tests/tls.test.mjs, with certificates made here).
 #
 #   regress/resp/node/run.sh                 as root (servers run as postgres) or a normal user
 #   regress/resp/node/run.sh tests/x.test.mjs   only some files
@@ -69,9 +70,11 @@ export LC_FD_LIMIT=$(ulimit -Sn) LC_CONNECTIONS=$CONNECTIONS
 WORK=$(mktemp -d /tmp/lc_resp_node.XXXXXX)
 chmod 755 "$WORK"
 DIR=$WORK/c
+TLS_DIR=$WORK/tls
 rc=1
 cleanup() {
     "$CLUSTER_SH" destroy "$DIR" >/dev/null 2>&1 || true
+    "$CLUSTER_SH" destroy "$TLS_DIR" >/dev/null 2>&1 || true
     if ((rc == 0)) && [[ "${KEEP_TMP:-0}" != 1 ]]; then
         rm -rf "$WORK"
     else
@@ -123,7 +126,61 @@ if ((!ready)); then
     exit 1
 fi
 
+# A second cluster whose RESP port speaks TLS (tests/tls.test.mjs): a CA, the server's certificate
+# (for 127.0.0.1) and a client certificate for regress_resp_reader, made here with openssl.
+TLS_DIR=$WORK/tls
+CERTS=$WORK/certs
+mkdir -p "$CERTS"
+certificate() { # NAME CN [CA]
+    openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$2" \
+        -keyout "$CERTS/$1.key" -out "$CERTS/$1.csr" 2>/dev/null &&
+    if [[ -n "${3:-}" ]]; then
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$CERTS/$1.ext"
+        openssl x509 -req -in "$CERTS/$1.csr" -days 2 -CA "$CERTS/$3.crt" -CAkey "$CERTS/$3.key" \
+            -CAcreateserial -extfile "$CERTS/$1.ext" -out "$CERTS/$1.crt" 2>/dev/null
+    else
+        printf 'basicConstraints=critical,CA:TRUE\n' >"$CERTS/$1.ext"
+        openssl x509 -req -in "$CERTS/$1.csr" -days 2 -signkey "$CERTS/$1.key" -extfile "$CERTS/$1.ext" \
+            -out "$CERTS/$1.crt" 2>/dev/null
+    fi
+}
+if ! { certificate ca "local_cache test CA" && certificate server localhost ca &&
+       certificate client regress_resp_reader ca; }; then
+    echo "run.sh: openssl could not make the test certificates"
+    exit 1
+fi
+chmod 600 "$CERTS"/*.key
+chmod 755 "$CERTS"
+[[ $(id -u) -eq 0 ]] && chown postgres: "$CERTS/server.key"
+TLS_PORT=$("$CLUSTER_SH" freeport)
+TLS_PASSWORD='node-tls-Pw-7Qm2'
+if ! timeout 120 "$CLUSTER_SH" start "$TLS_DIR" auto \
+        "local_cache.resp_port = $TLS_PORT" \
+        "local_cache.resp_workers = 1" \
+        "local_cache.resp_tls = on" \
+        "local_cache.resp_tls_cert_file = '$CERTS/server.crt'" \
+        "local_cache.resp_tls_key_file = '$CERTS/server.key'" \
+        "local_cache.resp_tls_ca_file = '$CERTS/ca.crt'" >/dev/null; then
+    echo "run.sh: the TLS cluster did not start"
+    exit 1
+fi
+"$CLUSTER_SH" hba "$TLS_DIR" "hostssl all regress_resp_reader 127.0.0.1/32 cert" "hostssl all all 127.0.0.1/32 md5"
+if ! timeout 60 "$CLUSTER_SH" psql "$TLS_DIR" -v ON_ERROR_STOP=1 -q >/dev/null <<SQL
+CREATE EXTENSION local_cache;
+CREATE ROLE regress_resp_reader LOGIN;
+CREATE ROLE regress_tls_password LOGIN PASSWORD '$TLS_PASSWORD';
+CREATE TABLE tls_items (id bigint PRIMARY KEY, v text);
+INSERT INTO tls_items VALUES (1, 'one'), (2, 'two');
+SELECT local_cache.enable('tls_items');
+GRANT SELECT ON tls_items TO regress_resp_reader, regress_tls_password;
+SQL
+then
+    echo "run.sh: setup SQL of the TLS cluster failed"
+    exit 1
+fi
+
 export LC_RESP_PORT=$RESP_PORT LC_CLUSTER_SH=$CLUSTER_SH LC_CLUSTER_DIR=$DIR LC_READER_PASSWORD=$READER_PASSWORD
+export LC_TLS_PORT=$TLS_PORT LC_TLS_CERTS=$CERTS LC_TLS_PASSWORD=$TLS_PASSWORD
 if (($# > 0)); then files=("$@"); else files=(tests/*.test.mjs); fi
 echo "run.sh: node --test on RESP port $RESP_PORT: ${files[*]}"
 timeout --kill-after=10 300 node --test --test-reporter=tap --test-concurrency=1 --test-timeout=120000 "${files[@]}"

@@ -77,6 +77,13 @@ def ratio(a, b):
     return a / b
 
 
+def judged(r, goal, higher=True, digits=2):
+    """A ratio against its target, as a cell: the value with ✓ or ✗ ("–" without a value)."""
+    if r is None:
+        return "–"
+    return f"{r:.{digits}f} " + ("✓" if (r >= goal if higher else r <= goal) else "✗")
+
+
 def change(a, b):
     if a is None or b is None or a == 0:
         return None

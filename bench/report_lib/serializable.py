@@ -3,7 +3,7 @@ serializable result, or the main document's serializable samples): mget_json aga
 with every request its own SERIALIZABLE transaction, beside the same at READ COMMITTED (the warm
 samples of the same run), and issue 26's targets with their verdicts: at 64 keys mget_json at least
 1.3x SQL's requests/s and at least 0.8 of the READ COMMITTED lead, the reads served from memory."""
-from report_lib.data import fmt, judged, med, ratio
+from report_lib.data import fmt, judged, med, ratio, section_start
 
 SER_TARGET = 1.3        # mget_json / prepared SQL requests/s at SERIALIZABLE, 64 keys
 LEAD_TARGET = 0.8       # that ratio over the same ratio at READ COMMITTED, 64 keys
@@ -25,13 +25,8 @@ def serializable_section(data, doc, src):
                     for s in data.get("serializable", CLIENT, "mget_json", n, b) if s.get("cache_stats_delta")])
 
     lead = lambda mode, n, b: ratio(rps(mode, "mget_json", n, b), rps(mode, "sql", n, b))
-    out = []
+    out = section_start("SERIALIZABLE reads: mget_json against prepared SQL", doc, src, "serializable")
     w = out.append
-    w("## SERIALIZABLE reads: mget_json against prepared SQL")
-    w("")
-    w(f"From `{src}`: `{doc.get('command') or 'bench/run serializable'}`, run from {doc['started_at']} to "
-      f"{doc.get('finished_at', '?')}.")
-    w("")
     w("The native client's warm requests (keys 1..N) with `default_transaction_isolation = 'serializable'` on its "
       "connections, so every request is its own SERIALIZABLE transaction: `local_cache.mget_json` against prepared "
       "SQL on the table. *READ COMMITTED*: the same requests in the same run (bench/run serializable takes each "

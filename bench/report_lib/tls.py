@@ -2,7 +2,7 @@
 with TLS and in plaintext side by side, and issue 28's targets (requests/s with TLS at least 0.9x
 redis-server's; server CPU per request, relative to redis-server, no worse with TLS than in
 plaintext) with their verdicts."""
-from report_lib.data import fmt, judged, ratio
+from report_lib.data import fmt, judged, ratio, section_start
 from report_lib.names import RB
 from report_lib.tables import side_by_side
 
@@ -23,13 +23,8 @@ def tls_section(data, doc, src):
     arg = lambda path, variant, n, b, pl: dict(mode="tls", client=RB, path=path, conns=n, batch=b, variant=variant,
                                                pipeline=pl)
     cmd = lambda b: "GET" if b == 1 else f"MGET of {b}"
-    out = []
+    out = section_start("TLS: RESP vs redis-server, both with TLS", doc, src, "tls")
     w = out.append
-    w("## TLS: RESP vs redis-server, both with TLS")
-    w("")
-    w(f"From `{src}`: `{doc.get('command') or 'bench/run tls'}`, run from {doc['started_at']} to "
-      f"{doc.get('finished_at', '?')}.")
-    w("")
     w("redis-benchmark (one thread, `--tls --cacert`) sends the same fixed command to both servers (`GET items:1`, "
       "`MGET items:1 … items:N`, the warm mode's rows): to the extension's RESP server with "
       "`local_cache.resp_tls = on` and to redis-server's `--tls-port`, both with the same certificate "

@@ -32,6 +32,10 @@ the same command warms the connections and estimates the rate, then the timed ru
 requests as that rate does in DURATION_SECONDS; server CPU and cache counters are read just
 before it starts and just after it exits. Its check (a RESP client of this file) sends exactly
 the commands the samples send to both servers and compares the replies with SQL.
+
+The tls mode (bench/run tls) runs redis-benchmark alone against both RESP servers with TLS and in
+plaintext, alternating blocks; our server restarts between them (driver_lib/tls.py), and each
+state is checked before its first sample.
 Standard library only.
 """
 import json
@@ -43,7 +47,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree (bench/run runs as root)
 
-from driver_lib import clients, redis_benchmark  # noqa: E402
+from driver_lib import clients, redis_benchmark, tls  # noqa: E402
 from driver_lib.env import (BATCHES, CHECK_CLIENTS, CLIENTS, CONNECTIONS, DURATION, ENV, KEY_CLIENT,  # noqa: E402
                             KEY_CONNECTIONS, KEY_PARAMS, KEY_PATHS, KEY_SQL_PATHS, KEY_TYPES, LOADGEN, MODE, NODE_DIR,
                             PIPELINES, REDIS_BENCHMARK, REPEATS, RESP_WRITER, ROWS, STANDBY_CONNINFO, STATE, log, psql,
@@ -54,8 +58,8 @@ from driver_lib.soak import run_soak, run_standby_check  # noqa: E402
 
 def run_check(client):
     """The client's correctness check; its result for doc["checks"]."""
-    if client == "redis-benchmark":
-        return redis_benchmark.run_rb_check()
+    if client == "redis-benchmark":  # bench/run starts the tls mode's servers with TLS on
+        return redis_benchmark.run_rb_check(tls=MODE == "tls")
     return clients.run_check(client)
 
 
@@ -139,6 +143,8 @@ def main():
 
     try:
         doc.update(environment())
+        if MODE == "tls":
+            doc["config"]["tls"] = tls.describe()
         save()
         for client in CHECK_CLIENTS:
             doc["checks"].append(run_check(client))
@@ -162,6 +168,8 @@ def main():
             + (f"; key types {','.join(kinds)}, {','.join(map(str, KEY_CONNECTIONS))} connections" if kinds else "")
             + ")")
         for i, spec in enumerate(specs, 1):
+            if spec["mode"] == "tls":
+                tls.switch(doc, spec)
             s = run_sample(spec)
             doc["samples"].append(s)
             save()

@@ -7,13 +7,17 @@ standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.
     bench/report FILE.json > docs/BENCHMARKS.md     (charts: docs/benchmarks/*.svg)
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
     bench/report FILE.json --keys KEYS.json --soak SOAK.json > docs/BENCHMARKS.md
+    bench/report FILE.json ... --serializable SER.json --tls TLS.json --soak SOAK.json > docs/BENCHMARKS.md
 
 The other sections read the bigint table's samples (samples without "keys" are those) whose SQL
 paths send text parameters (samples without "params" are those). The "Key types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
 document: FILE's, or with --keys that of a bench/run keys result, so that the section can be
 measured again without the full matrix; its SQL paths are the samples with the document's
 config.key_params (binary key arrays since they exist; older documents: text), its RESP ones the
-others. With --soak the soak document is the last section.
+others. The "SERIALIZABLE" section (issue 26's targets) comes from FILE's serializable samples, or
+with --serializable from a bench/run serializable result; the "TLS" section (issue 28's) from
+FILE's tls samples, or with --tls from a bench/run tls result; each only when there are such
+samples. With --soak the soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -30,9 +34,19 @@ from report_lib.charts import chart_links, charts_beside_output, make_charts  # 
 from report_lib.data import Data, die, load  # noqa: E402
 from report_lib.key_types import key_types_section  # noqa: E402
 from report_lib.method import write_environment, write_method  # noqa: E402
+from report_lib.serializable import serializable_section  # noqa: E402
 from report_lib.soak import soak_report, soak_section  # noqa: E402
 from report_lib.tables import write_mode_tables, write_resp_vs_redis  # noqa: E402
 from report_lib.targets import write_notes, write_ratios  # noqa: E402
+from report_lib.tls import tls_section  # noqa: E402
+
+
+def extra_doc(path):
+    """The document of --keys, --serializable or --tls: a finished bench/run result with samples."""
+    doc = load(path)
+    if doc.get("partial", True) or doc.get("error") or not doc.get("samples"):
+        die(f"{path} is no finished bench/run result with samples; refusing to report it")
+    return doc
 
 
 def main():
@@ -43,6 +57,9 @@ def main():
     ap.add_argument("--soak", help="a bench/run soak result, reported as the last section")
     ap.add_argument("--keys", help="a bench/run keys result (or a warm/all one with key types): the Key types "
                                    "section comes from it instead of FILE")
+    ap.add_argument("--serializable", help="a bench/run serializable result: the SERIALIZABLE section comes from it "
+                                           "instead of FILE")
+    ap.add_argument("--tls", help="a bench/run tls result: the TLS section comes from it instead of FILE")
     args = ap.parse_args()
     doc = load(args.file)
     if doc.get("partial", True) or doc.get("error"):
@@ -71,12 +88,12 @@ def main():
     cpu_over = write_resp_vs_redis(w, data, cfg)
     write_mode_tables(w, doc, data, cfg)
     if args.keys:
-        kdoc = load(args.keys)
-        if kdoc.get("partial", True) or kdoc.get("error") or not kdoc.get("samples"):
-            die(f"{args.keys} is no finished bench/run result with samples; refusing to report it")
-        out += key_types_section(kdoc, args.keys, True)
+        out += key_types_section(extra_doc(args.keys), args.keys, True)
     else:
         out += key_types_section(doc, args.file, False)
+    for section, path in [(serializable_section, args.serializable), (tls_section, args.tls)]:
+        sdoc = extra_doc(path) if path else doc
+        out += section(Data(sdoc) if path else data, sdoc, path or args.file)
     write_notes(w, doc, data, cfg, misses, cpu_over)
     if args.soak:
         out += soak_section(args, charts)

@@ -7,6 +7,7 @@
 #   tools/cluster.sh standby PRIMARY_DIR DIR PORT|auto [extra postgresql.conf lines...]
 #                                      a streaming hot standby of the running cluster in PRIMARY_DIR
 #   tools/cluster.sh stop DIR          fast shutdown (no error if not running)
+#   tools/cluster.sh restart DIR       fast shutdown and start again (for PGC_POSTMASTER settings)
 #   tools/cluster.sh destroy DIR       stop, then remove DIR (only a DIR made by `start` or `standby`)
 #   tools/cluster.sh psql DIR [psql args...]
 #   tools/cluster.sh status DIR        exit 0 if running
@@ -33,7 +34,7 @@ MARKER=.local_cache_cluster
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '6,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '6,18p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -230,6 +231,18 @@ cmd_stop() {
     fi
 }
 
+cmd_restart() {
+    [[ $# -eq 1 ]] || usage
+    local dir; dir=$(abspath "$1")
+    [[ -f "$dir/$MARKER" ]] || die "no cluster made by $0 in $dir"
+    if ! as_server "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >"$dir/pg_ctl.log" 2>&1; then
+        cat "$dir/pg_ctl.log" >&2
+        show_log "$dir"
+        die "server in $dir did not restart"
+    fi
+    echo "cluster.sh: restarted $dir"
+}
+
 cmd_destroy() {
     [[ $# -eq 1 ]] || usage
     local dir; dir=$(abspath "$1")
@@ -281,6 +294,7 @@ case "$cmd" in
     start)    cmd_start "$@" ;;
     standby)  cmd_standby "$@" ;;
     stop)     cmd_stop "$@" ;;
+    restart)  cmd_restart "$@" ;;
     destroy)  cmd_destroy "$@" ;;
     psql)     cmd_psql "$@" ;;
     status)   [[ $# -eq 1 ]] || usage; is_running "$(abspath "$1")" ;;

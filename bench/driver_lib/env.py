@@ -25,6 +25,13 @@ STANDBY_CONNINFO = ENV.get("BENCH_STANDBY_CONNINFO", "")
 STANDBY_RESP_PORT = int(ENV.get("BENCH_STANDBY_RESP_PORT") or 0)
 STANDBY_PID = int(ENV.get("BENCH_STANDBY_PID") or 0)
 MODE = ENV.get("BENCH_MODE", "all")
+# the tls mode: the cluster's directory (tools/cluster.sh restart between TLS and plaintext), the CA
+# of bench/run's throwaway certificates, redis-server's TLS port (its plain port stays REDIS_PORT)
+PG_DIR = ENV.get("BENCH_PG_DIR", "")
+CLUSTER_SH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "tools", "cluster.sh")
+TLS_CA = ENV.get("BENCH_TLS_CA", "")
+REDIS_TLS_PORT = int(ENV.get("BENCH_REDIS_TLS_PORT") or 0)
 
 
 def int_list(name, default):
@@ -57,12 +64,16 @@ CACHE_PATHS = ["sql", "mget", "mget_json", "fdw", "resp"]  # paths that see SQL 
 # miss mode: every other key of a request has no row (prepared SQL as the baseline)
 MISS_PATHS = ["sql", "mget", "fdw", "resp", "redis"]
 # serializable mode: the warm mode's requests, each a SERIALIZABLE transaction; mget_json against
-# the equivalent prepared SQL (the warm mode's samples, at READ COMMITTED, beside them)
+# the equivalent prepared SQL, beside the same paths at READ COMMITTED (warm samples: in the same
+# run, bench/run serializable takes them itself; all has its warm mode's)
 SERIALIZABLE_PATHS = ["sql", "mget_json"]
+# tls mode: redis-benchmark's GET/MGET to both RESP servers with TLS and in plaintext (the variants),
+# in blocks: every round both, their order alternating (our server restarts between them)
+TLS_VARIANTS = ["tls", "plain"]
 ROWS = 4096
 # redis-benchmark sends one fixed command (see rb_ids), so it runs only the modes whose keys do
 # not change from request to request, and only the RESP paths
-RB_MODES = ("warm", "miss")
+RB_MODES = ("warm", "miss", "tls")
 RB_PATHS = ("resp", "redis")
 # write mode: (path, variant). One random row per request: the prepared SQL UPDATE with the table
 # cached and not cached, RESP SET of the row's JSON (as RESP_WRITER), redis-server SET of the same bytes.

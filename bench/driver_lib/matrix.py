@@ -2,7 +2,7 @@
 paths, connections, batches and key types; repetitions rotated)."""
 from driver_lib.env import (BATCHES, CACHE_PATHS, CLIENTS, CONNECTIONS, KEY_CLIENT, KEY_CONNECTIONS, KEY_PARAMS,
                             KEY_PATHS, KEY_SQL_PATHS, KEY_TYPES, MISS_PATHS, MODE, PIPELINES, RB_MODES, RB_PATHS,
-                            READ_PATHS, REPEATS, SERIALIZABLE_PATHS, WRITE_PATHS)
+                            READ_PATHS, REPEATS, SERIALIZABLE_PATHS, TLS_VARIANTS, WRITE_PATHS)
 
 
 def rotated(lst, r):
@@ -38,6 +38,20 @@ def key_specs():
     return specs
 
 
+def tls_specs(r):
+    """Round r of the tls mode: redis-benchmark on both RESP servers, one block with TLS and one in
+    plaintext (our server restarts between blocks; tls.py), their order alternating by round so
+    that neither state always runs first; each block's samples rotated like the other modes'."""
+    variants = TLS_VARIANTS if r % 2 == 0 else TLS_VARIANTS[::-1]
+    specs = []
+    for variant in variants:
+        block = [{"mode": "tls", "client": "redis-benchmark", "path": path, "connections": conns, "batch": batch,
+                  "variant": variant, "pipeline": pipeline, "keys": "int"}
+                 for path in RB_PATHS for conns in CONNECTIONS for batch in BATCHES for pipeline in PIPELINES]
+        specs += rotated(block, r)
+    return specs
+
+
 def matrix():
     modes = {"all": ["warm", "miss", "mixed", "cold", "write", "serializable"], "keys": ["warm"]}.get(MODE, [MODE])
     specs_by_rep = []
@@ -53,6 +67,8 @@ def matrix():
                                           "batch": 1, "variant": variant, "pipeline": 1, "keys": "int"})
             elif MODE == "keys":
                 group = key_specs()
+            elif mode == "tls":  # rotated within its blocks already
+                group = tls_specs(r)
             else:
                 paths = {"warm": READ_PATHS, "miss": MISS_PATHS, "serializable": SERIALIZABLE_PATHS}.get(mode, CACHE_PATHS)
                 for client in CLIENTS:
@@ -70,10 +86,14 @@ def matrix():
                                     group.append({"mode": mode, "client": client, "path": path,
                                                   "connections": conns, "batch": batch, "variant": None,
                                                   "pipeline": pipeline, "keys": "int"})
+                                if mode == "serializable" and MODE == "serializable":
+                                    # the READ COMMITTED lead in the same run, each sample beside
+                                    # its SERIALIZABLE one (all: the warm mode's samples)
+                                    group.append(dict(group[-1], mode="warm"))
                 if mode == "warm":
                     group += key_specs()
             for s in group:
                 s["repeat"] = r + 1
-            specs += rotated(group, r)
+            specs += group if mode == "tls" else rotated(group, r)
         specs_by_rep.append(specs)
     return [s for rep in specs_by_rep for s in rep]

@@ -21,6 +21,12 @@ def children(ppid):
     return pids
 
 
+def set_pg_pid(pid):
+    """The postmaster's pid after a restart (the tls mode switches TLS so)."""
+    global PG_PID
+    PG_PID = pid
+
+
 def server_pids(path):
     return [REDIS_PID] if path in ("redis", "redis_set") else children(PG_PID)
 

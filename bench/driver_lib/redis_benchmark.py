@@ -1,15 +1,17 @@
 """bench/driver_lib/redis_benchmark.py: Debian's redis-benchmark as a client: its fixed commands,
-their check against SQL (through a minimal RESP2 client), parsing its output, and one sample."""
+their check against SQL (through a minimal RESP2 client), parsing its output, and one sample; with
+TLS (the tls mode's "tls" samples) both servers' TLS ports and redis-benchmark's --tls."""
 import json
 import re
 import resource
 import socket
+import ssl
 import subprocess
 import sys
 import time
 
 from driver_lib.env import (BATCHES, CLK, DURATION, KEY_TYPES, LOADGEN, PIPELINES, RB_CSV, RB_PATHS, REDIS_BENCHMARK,
-                            REDIS_PORT, RESP_PORT, ROWS, log, psql, sh)
+                            REDIS_PORT, REDIS_TLS_PORT, RESP_PORT, ROWS, TLS_CA, log, psql, sh)
 from driver_lib.measure import PeakMemory, cpu_ticks, delta, server_pids, stats_global
 from driver_lib.clients import absent_per_request, prepare_table
 from driver_lib.matrix import matrix
@@ -19,7 +21,7 @@ def rb_ids(mode, batch):
     """The ids of redis-benchmark's one fixed command. warm: 1..batch, like the other clients.
     miss: the keys of bench/loadgen_keys.cpp's miss_keys (every other one absent: ROWS+1, ROWS+2, ...);
     one key cannot alternate in a fixed command, so batch 1 asks the absent id ROWS+1 every time."""
-    if mode == "warm":
+    if mode in ("warm", "tls"):
         return list(range(1, batch + 1))
     if mode == "miss":
         if batch == 1:
@@ -67,15 +69,25 @@ def key_type_desc():
     return _key_type_desc
 
 
-def rb_port(path):
-    return RESP_PORT if path == "resp" else REDIS_PORT
+def rb_port(path, tls=False):
+    """Our RESP port (TLS or not, as the server was started) or redis-server's plain or TLS port."""
+    if path == "resp":
+        return RESP_PORT
+    return REDIS_TLS_PORT if tls else REDIS_PORT
+
+
+def is_tls(spec):
+    return spec.get("variant") == "tls"
 
 
 class RespConn:
-    """A minimal blocking RESP2 client (the redis-benchmark client's check)."""
+    """A minimal blocking RESP2 client (the redis-benchmark client's check); with tls, over TLS,
+    the server's certificate verified against bench/run's CA."""
 
-    def __init__(self, port):
+    def __init__(self, port, tls=False):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        if tls:
+            self.sock = ssl.create_default_context(cafile=TLS_CA).wrap_socket(self.sock, server_hostname="127.0.0.1")
         self.buf = b""
 
     def close(self):
@@ -122,14 +134,15 @@ class RespConn:
         raise RuntimeError(f"RESP protocol error: {line[:40]!r}")
 
 
-def run_rb_check():
+def run_rb_check(tls=False):
     """Sends both servers exactly the commands of the redis-benchmark samples, twice (the first
     may fill the cache, the second is answered from it) and pipelined as deep as the deepest
-    -P, and compares every reply with SQL's row_to_json (nil for an id without a row)."""
+    -P, and compares every reply with SQL's row_to_json (nil for an id without a row); with tls
+    over TLS (our server must have been started with it)."""
     cases = sorted({(s["mode"], s["batch"], s["keys"]) for s in matrix() if s["client"] == "redis-benchmark"})
     log(f"correctness check, redis-benchmark client: its commands ({', '.join(sorted({m for m, _, _ in cases})) or 'none'}; "
         f"batches {','.join(map(str, BATCHES))}; key types {','.join(sorted({k for _, _, k in cases})) or 'none'}; "
-        f"pipelined {max(PIPELINES)} deep) to the RESP port and redis-server against SQL")
+        f"pipelined {max(PIPELINES)} deep) to the RESP port and redis-server{' with TLS' if tls else ''} against SQL")
     if sh([REDIS_BENCHMARK, "--version"]) is None:
         raise RuntimeError(f"{REDIS_BENCHMARK} not found (Debian's redis-tools)")
     commands = {case: rb_command(*case) for case in cases}
@@ -139,7 +152,7 @@ def run_rb_check():
     compared = mismatches = 0
     depth = max(PIPELINES)
     for path in RB_PATHS:
-        conn = RespConn(rb_port(path))
+        conn = RespConn(rb_port(path, tls), tls)
         try:
             for (mode, b, keys), cmd in commands.items():
                 expect = [want.get(k) for k in cmd[1:]]
@@ -159,7 +172,8 @@ def run_rb_check():
     log(f"redis-benchmark check: {compared} comparisons, {mismatches} mismatches")
     if mismatches:
         raise RuntimeError("correctness check of the redis-benchmark client failed: the mismatches are listed above")
-    return {"client": "redis-benchmark", "comparisons": compared, "mismatches": mismatches}
+    return dict({"client": "redis-benchmark", "comparisons": compared, "mismatches": mismatches},
+                **({"tls": True} if tls else {}))
 
 
 def parse_rb(text):
@@ -210,8 +224,9 @@ def run_rb_sample(spec):
     command = rb_command(mode, batch, spec["keys"])
 
     def cmd(n):
-        return ([REDIS_BENCHMARK, "-h", "127.0.0.1", "-p", str(rb_port(path)), "-c", str(conns), "-n", str(n),
-                 "-P", str(pipeline), "--precision", "3"] + (["--csv"] if RB_CSV else []) + command)
+        return ([REDIS_BENCHMARK, "-h", "127.0.0.1", "-p", str(rb_port(path, is_tls(spec))), "-c", str(conns),
+                 "-n", str(n), "-P", str(pipeline), "--precision", "3"] + (["--csv"] if RB_CSV else [])
+                + (["--tls", "--cacert", TLS_CA] if is_tls(spec) else []) + command)
 
     # warm-up and rate estimate: every connection gets a few pipelines; grown until it lasts
     # long enough to say something about the rate

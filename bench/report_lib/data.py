@@ -77,6 +77,24 @@ def ratio(a, b):
     return a / b
 
 
+def judged(r, goal, higher=True, digits=2):
+    """A ratio against its target, as a cell: the value with ✓ or ✗ ("–" without a value)."""
+    if r is None:
+        return "–"
+    return f"{r:.{digits}f} " + ("✓" if (r >= goal if higher else r <= goal) else "✗")
+
+
+def section_start(title, doc, src, run):
+    """The heading of a section measured by a run of its own (bench/run RUN, document src) and the
+    line saying which run: its command, when, which commit, how long each sample."""
+    g = doc.get("git", {})
+    return [f"## {title}", "",
+            f"From `{src}`: `{doc.get('command') or 'bench/run ' + run}`, run from {doc['started_at']} to "
+            f"{doc.get('finished_at', '?')}, local_cache git {g.get('head')}"
+            f"{' (working tree modified)' if g.get('dirty') else ''}; each sample "
+            f"{doc['config']['duration_seconds']:g} s.", ""]
+
+
 def change(a, b):
     if a is None or b is None or a == 0:
         return None

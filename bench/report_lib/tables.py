@@ -33,24 +33,29 @@ def write_resp_vs_redis(w, data, cfg):
                             ref = dict(ours, path="redis")
                             if not data.get(**ours) or not data.get(**ref):
                                 continue
-                            lat = lambda q: (f"{fmt(data.median('latency_us.' + q, **ours))} / "
-                                             f"{fmt(data.median('latency_us.' + q, **ref))}")
-                            r_rps = ratio(data.median("rps", **ours), data.median("rps", **ref))
-                            c_ours = data.median("server_cpu_us_per_req", **ours)
-                            c_ref = data.median("server_cpu_us_per_req", **ref)
-                            r_cpu = ratio(c_ours, c_ref)
+                            cells, _, r_cpu = side_by_side(data, ours, ref)
                             over = r_cpu is not None and round(r_cpu, 2) > 1.0  # as the cell shows it
                             mark = "" if r_cpu is None else (" ✗" if over else " ✓")
                             if over:
                                 cpu_over.append((mode, c, n, b, pl, r_cpu))
                             cmd = "MGET" if c != RB or b != 1 else "GET"
-                            w(f"| {c} | {cmd} | {n} | {b} | {pl if pl != 1 else 'none'} | "
-                              f"{fmt_range(data.values('rps', **ours))} | {fmt_range(data.values('rps', **ref))} | "
-                              f"{fmt(r_rps, 2)} | {lat('p50')} | {lat('p99')} | {lat('p999')} | "
-                              f"{fmt_range(data.values('server_cpu_us_per_req', **ours), 1)} | "
-                              f"{fmt_range(data.values('server_cpu_us_per_req', **ref), 1)} | {fmt(r_cpu, 2)}{mark} |")
+                            w(f"| {c} | {cmd} | {n} | {b} | {pl if pl != 1 else 'none'} | {cells}{mark} |")
             w("")
     return cpu_over
+
+
+def side_by_side(data, ours, ref):
+    """The cells of one RESP vs redis-server row (the sample groups ours and ref, Data.get's
+    arguments): requests/s of each and their ratio, p50/p99/p99.9 as *RESP / redis-server*, server
+    CPU per request of each and their ratio (the last cell, for a mark after it); and the two ratios."""
+    lat = lambda q: f"{fmt(data.median('latency_us.' + q, **ours))} / {fmt(data.median('latency_us.' + q, **ref))}"
+    r_rps = ratio(data.median("rps", **ours), data.median("rps", **ref))
+    r_cpu = ratio(data.median("server_cpu_us_per_req", **ours), data.median("server_cpu_us_per_req", **ref))
+    cells = (f"{fmt_range(data.values('rps', **ours))} | {fmt_range(data.values('rps', **ref))} | "
+             f"{fmt(r_rps, 2)} | {lat('p50')} | {lat('p99')} | {lat('p999')} | "
+             f"{fmt_range(data.values('server_cpu_us_per_req', **ours), 1)} | "
+             f"{fmt_range(data.values('server_cpu_us_per_req', **ref), 1)} | {fmt(r_cpu, 2)}")
+    return cells, r_rps, r_cpu
 
 
 def write_mode_tables(w, doc, data, cfg):

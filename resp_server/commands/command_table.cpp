@@ -462,7 +462,7 @@ const CommandSpec *find_subcommand(const CommandSpec &container, std::string_vie
 	return nullptr;
 }
 
-CommandProcessor::CommandProcessor(DataSource &data) : data_(data), scratch_(new Scratch) {}
+CommandProcessor::CommandProcessor(const DataSources &data) : data_(data), scratch_(new Scratch) {}
 
 CommandProcessor::~CommandProcessor() = default;
 
@@ -514,11 +514,11 @@ void CommandProcessor::execute(const Request &request, Session &session, ReplyBu
 		return;
 	}
 	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_};
-	int64_t started_us = data_.now_microseconds();
+	int64_t started_us = data_.server.now_microseconds();
 	run_command(context);
 	/* A request that will run again is timed when it does; EXEC is timed as a whole. */
 	if (!session.retry_later)
-		monitor_.record(*command, request, session, started_us, data_.now_microseconds() - started_us);
+		monitor_.record(*command, request, session, started_us, data_.server.now_microseconds() - started_us);
 }
 
 } // namespace local_cache::resp

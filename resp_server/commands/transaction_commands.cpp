@@ -1,6 +1,6 @@
 /*
  * transaction_commands.cpp — MULTI, EXEC, DISCARD, WATCH and UNWATCH, as Redis's multi.c. Requests
- * after MULTI are queued (command_table.cpp); EXEC runs them between DataSource::begin_batch() and
+ * after MULTI are queued (command_table.cpp); EXEC runs them between Batches::begin_batch() and
  * end_batch(): one PostgreSQL transaction with one snapshot, so a MULTI of reads is a
  * consistent read and its writes commit together.
  *
@@ -11,7 +11,7 @@
  * -EXECABORT Transaction rolled back: <that error>. WATCH keeps the watched rows' versions;
  * EXEC answers nil (runs nothing) if one changed. WATCH needs only SELECT: when EXEC writes,
  * the rows the role may lock are locked first, and all of them are checked once more after the
- * writes, before the commit (DataSource::WatchCheck), so no commit to them is missed.
+ * writes, before the commit (Batches::WatchCheck), so no commit to them is missed.
  */
 #include "resp_server/commands/command_context.h"
 
@@ -41,7 +41,7 @@ std::string_view error_text(std::string_view reply)
 
 /* Whether every watched row is as WATCH saw it; false with the reply written when the
  * command must stop (an error, or a lock to wait for). */
-bool watched_unchanged(CommandContext &c, DataSource::WatchCheck when, bool *unchanged)
+bool watched_unchanged(CommandContext &c, Batches::WatchCheck when, bool *unchanged)
 {
 	*unchanged = true;
 	std::vector<RowKey> keys;
@@ -54,7 +54,7 @@ bool watched_unchanged(CommandContext &c, DataSource::WatchCheck when, bool *unc
 	}
 	if (keys.empty())
 		return true;
-	return lookup_succeeded(c, c.data.check_versions(c.session, keys.data(), versions.data(), keys.size(), when,
+	return lookup_succeeded(c, c.data.batches.check_versions(c.session, keys.data(), versions.data(), keys.size(), when,
 													 unchanged));
 }
 
@@ -110,12 +110,12 @@ void exec_command(CommandContext &c)
 
 	ReplyBuffer &out = c.reply.buffer();
 	size_t exec_start = out.size();
-	c.data.begin_batch();
+	c.data.batches.begin_batch();
 	bool unchanged = true;
-	if (!watched_unchanged(c, writes ? DataSource::WatchCheck::BeforeWrites : DataSource::WatchCheck::Reads,
+	if (!watched_unchanged(c, writes ? Batches::WatchCheck::BeforeWrites : Batches::WatchCheck::Reads,
 						   &unchanged) ||
 		!unchanged) {
-		c.data.end_batch(false);
+		c.data.batches.end_batch(false);
 		if (c.session.retry_later)
 			return;
 		if (out.size() == exec_start) /* not an error: a watched row changed */
@@ -147,9 +147,9 @@ void exec_command(CommandContext &c)
 	 * check rolls back as a queued command's does. */
 	if (writes && !c.session.retry_later && failed.empty()) {
 		size_t check_start = out.size();
-		bool checked = watched_unchanged(c, DataSource::WatchCheck::BeforeCommit, &unchanged);
+		bool checked = watched_unchanged(c, Batches::WatchCheck::BeforeCommit, &unchanged);
 		if (checked && !unchanged) {
-			c.data.end_batch(false);
+			c.data.batches.end_batch(false);
 			out.truncate(exec_start);
 			c.reply.null_array();
 			end_transaction(c.session);
@@ -160,7 +160,7 @@ void exec_command(CommandContext &c)
 			failed.assign(error_text(reply));
 	}
 	if (c.session.retry_later || !failed.empty()) {
-		c.data.end_batch(false);
+		c.data.batches.end_batch(false);
 		if (c.session.retry_later)
 			return;
 		out.truncate(exec_start);
@@ -168,7 +168,7 @@ void exec_command(CommandContext &c)
 		end_transaction(c.session);
 		return;
 	}
-	LookupResult committed = c.data.end_batch(true);
+	LookupResult committed = c.data.batches.end_batch(true);
 	if (committed.status != LookupResult::Status::Ok) {
 		out.truncate(exec_start);
 		c.reply.error_with_code("EXECABORT", "Transaction rolled back: " + committed.message);
@@ -191,7 +191,7 @@ void watch_command(CommandContext &c)
 	for (size_t i = 1; i < c.argc(); i++) {
 		std::string version = "no key";
 		if (std::optional<RowKey> key = parse_row_key(c.arg(i))) {
-			if (!lookup_succeeded(c, c.data.row_version(c.session, *key, &version)))
+			if (!lookup_succeeded(c, c.data.batches.row_version(c.session, *key, &version)))
 				return;
 		}
 		seen.emplace_back(std::string(c.arg(i)), std::move(version));

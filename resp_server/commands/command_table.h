@@ -8,7 +8,9 @@
  * request (refusing unsupported writes at once, which makes EXEC fail as Redis does), else
  * runs the row's handler, timed for SLOWLOG and LATENCY (monitor.h). Each request
  * appends exactly one reply to the output buffer, except one that finds a table locked while
- * it may still wait (Session::retry_later): it appends nothing and is run again later.
+ * it may still wait (Session::retry_later): it appends nothing and is run again later. A C++
+ * allocation that fails (std::bad_alloc) fails the request with -ERR and leaves nothing half
+ * done (tests/allocation_failure_test.cpp).
  */
 #pragma once
 
@@ -116,6 +118,8 @@ public:
 	struct Scratch;
 
 private:
+	void dispatch(const Request &request, Session &session, ReplyBuffer &out);
+
 	DataSources data_;
 	ClientDirectory *clients_ = nullptr;
 	CommandMonitor monitor_;

@@ -375,7 +375,8 @@ public:
 	/*
 	 * EXEC: the calls between begin_batch() and end_batch() are one transaction with one
 	 * snapshot, so the queued reads of a MULTI are one consistent read and its writes commit
-	 * together. end_batch(true) commits; end_batch(false) rolls everything back.
+	 * together. end_batch(true) commits; end_batch(false) rolls everything back. A
+	 * begin_batch() that throws (std::bad_alloc) has begun no batch.
 	 * check_versions() answers whether the watched rows are all still at the versions WATCH
 	 * saw (false: the caller ends the batch without committing), `when`:
 	 *   Reads         first, for a batch of reads only: in the batch's snapshot, which is exact

@@ -58,6 +58,36 @@ bool watched_unchanged(CommandContext &c, Batches::WatchCheck when, bool *unchan
 													 unchanged));
 }
 
+/* EXEC's batch (Batches::begin_batch): ended exactly once, without committing when the
+ * command leaves early (an allocation failed), so no batch outlives its EXEC. */
+class BatchScope {
+public:
+	explicit BatchScope(Batches &batches) : batches_(batches) { batches_.begin_batch(); }
+	~BatchScope()
+	{
+		if (open_) {
+			try {
+				batches_.end_batch(false);
+			} catch (...) { /* the batch is ended; only its error's text was lost */
+			}
+		}
+	}
+	BatchScope(const BatchScope &) = delete;
+	BatchScope &operator=(const BatchScope &) = delete;
+
+	LookupResult end(bool commit)
+	{
+		open_ = false;
+		return batches_.end_batch(commit);
+	}
+
+private:
+	Batches &batches_;
+	bool open_ = true;
+};
+
+void run_batch(CommandContext &c);
+
 } // namespace
 
 void multi_command(CommandContext &c)
@@ -98,6 +128,22 @@ void exec_command(CommandContext &c)
 		c.reply.error_with_code("EXECABORT", "Transaction discarded because of previous errors.");
 		return;
 	}
+	try {
+		run_batch(c);
+	} catch (...) {
+		/* An allocation failed: the batch is rolled back (BatchScope), the transaction ends as
+		 * EXECABORT ends it, and the command runner answers the error. */
+		end_transaction(c.session);
+		throw;
+	}
+}
+
+namespace {
+
+/* EXEC once the queue is known to run: the queued requests in one batch. */
+void run_batch(CommandContext &c)
+{
+	QueuedRequests &multi = c.session.multi;
 	std::vector<std::string_view> argv(multi.arg_ends.size());
 	size_t start = 0;
 	for (size_t i = 0; i < argv.size(); i++) {
@@ -110,12 +156,12 @@ void exec_command(CommandContext &c)
 
 	ReplyBuffer &out = c.reply.buffer();
 	size_t exec_start = out.size();
-	c.data.batches.begin_batch();
+	BatchScope batch(c.data.batches);
 	bool unchanged = true;
 	if (!watched_unchanged(c, writes ? Batches::WatchCheck::BeforeWrites : Batches::WatchCheck::Reads,
 						   &unchanged) ||
 		!unchanged) {
-		c.data.batches.end_batch(false);
+		batch.end(false);
 		if (c.session.retry_later)
 			return;
 		if (out.size() == exec_start) /* not an error: a watched row changed */
@@ -149,7 +195,7 @@ void exec_command(CommandContext &c)
 		size_t check_start = out.size();
 		bool checked = watched_unchanged(c, Batches::WatchCheck::BeforeCommit, &unchanged);
 		if (checked && !unchanged) {
-			c.data.batches.end_batch(false);
+			batch.end(false);
 			out.truncate(exec_start);
 			c.reply.null_array();
 			end_transaction(c.session);
@@ -160,7 +206,7 @@ void exec_command(CommandContext &c)
 			failed.assign(error_text(reply));
 	}
 	if (c.session.retry_later || !failed.empty()) {
-		c.data.batches.end_batch(false);
+		batch.end(false);
 		if (c.session.retry_later)
 			return;
 		out.truncate(exec_start);
@@ -168,13 +214,15 @@ void exec_command(CommandContext &c)
 		end_transaction(c.session);
 		return;
 	}
-	LookupResult committed = c.data.batches.end_batch(true);
+	LookupResult committed = batch.end(true);
 	if (committed.status != LookupResult::Status::Ok) {
 		out.truncate(exec_start);
 		c.reply.error_with_code("EXECABORT", "Transaction rolled back: " + committed.message);
 	}
 	end_transaction(c.session);
 }
+
+} // namespace
 
 /* WATCH key [key ...]: remembers each row's version for EXEC. */
 void watch_command(CommandContext &c)

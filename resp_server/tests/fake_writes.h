@@ -163,12 +163,14 @@ public:
 		return LookupResult::ok();
 	}
 
+	/* The copy first: a copy that fails (an allocation test) leaves no batch begun. */
 	void begin_batch() override
 	{
-		begun++;
-		in_batch = true;
+		FakeTables::Tables before = db_.tables;
+		tables_before_batch_.swap(before);
 		writes_before_batch_ = db_.writes;
-		tables_before_batch_ = db_.tables;
+		in_batch = true;
+		begun++;
 	}
 	LookupResult end_batch(bool commit) override
 	{

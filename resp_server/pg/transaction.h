@@ -78,19 +78,21 @@ template <typename Body> bool outside_transaction(Body &&body, PgError *error)
 {
 	static_assert(noexcept(body()), "the body of outside_transaction must be noexcept");
 	MemoryContext context = CurrentMemoryContext;
-	volatile bool ok = true;
+	volatile bool failed = false;
 	PG_TRY();
 	{
 		body();
 	}
 	PG_CATCH();
 	{
-		take_error(context, error);
-		LWLockReleaseAll();
-		ok = false;
+		failed = true; /* the error stays on PostgreSQL's error stack until take_error */
 	}
 	PG_END_TRY();
-	return ok;
+	if (failed) {
+		take_error(context, error);
+		LWLockReleaseAll();
+	}
+	return !failed;
 }
 
 /* Ends the batch: commits its transaction (false and the error if the commit failed), or

@@ -97,8 +97,8 @@ void multi_command(CommandContext &c)
 		return;
 	}
 	c.session.multi.clear();
+	c.reply.ok(); /* first: a reply that cannot be written (out of memory) leaves no MULTI */
 	c.session.multi.active = true;
-	c.reply.ok();
 }
 
 void discard_command(CommandContext &c)

@@ -95,7 +95,7 @@ $(UNITTEST_BIN): $(UNITTEST_SRCS) $(UNITTEST_HEADERS)
 	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(UNITTEST_SRCS) -lboost_unit_test_framework
 
 # The RESP server's PostgreSQL-free and libuv-free layers (protocol/, commands/) and the
-# password checks of auth/ are tested alone, over a fake DataSource.
+# password checks of auth/ are tested alone, over fakes of the data-source interfaces.
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_SRCS = extension/key_bytes.cpp $(wildcard resp_server/protocol/*.cpp resp_server/commands/*.cpp) \
 	resp_server/auth/password_check.cpp resp_server/net/tls_session.cpp
@@ -114,7 +114,7 @@ unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
 	./$(RESP_UNITTEST_BIN) --report_level=short --log_level=test_suite
 
 # libFuzzer targets (clang; Debian: clang, libclang-rt-14-dev): the RESP request parser, the
-# command layer (requests from the parser run against the fake DataSource of the unit tests),
+# command layer (requests from the parser run against the unit tests' fake data sources),
 # and the key bytes and key text every RESP key goes through. `make fuzz` runs the three, each
 # for a third of FUZZ_SECONDS (`make fuzz-parser`, `fuzz-commands`, `fuzz-keys`: one of them,
 # for the same third); crash inputs are written under FUZZ_ARTIFACTS, named after the target.
@@ -134,7 +134,7 @@ $(FUZZ_KEYS_BIN): extension/tests/fuzz_keys.cpp extension/key_bytes.cpp extensio
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ extension/tests/fuzz_keys.cpp extension/key_bytes.cpp
 
 $(FUZZ_COMMANDS_BIN): resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) $(RESP_HEADERS) \
-		resp_server/tests/fake_data_source.h
+		$(wildcard resp_server/tests/fake_*.h)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) -lssl -lcrypto -pthread
 
 # fuzz_run BINARY DICTIONARY SEEDS: runs one target, new inputs in a throwaway directory so the

@@ -2,13 +2,14 @@
  * command_context.h — what the command handlers share, internal to the command layer
  * (command_table.cpp, the cmd_*.cpp files and glob.cpp include it; nothing outside them does): the
  * CommandContext a handler runs with, the per-worker scratch buffers and the collectors that
- * copy what the DataSource hands over, the lookup answers the data commands share, small text
+ * copy what the data sources hand over, the lookup answers the data commands share, small text
  * helpers, and the handlers the command table names. No PostgreSQL header.
  *
- * Handlers read their arguments from the request, ask the DataSource for data, and write one
- * reply. Data handlers do all their lookups before writing anything, and copy what the
- * DataSource hands them into per-worker scratch buffers that keep their capacity between
- * requests, so a cache hit costs no allocation once the worker has warmed up.
+ * Handlers read their arguments from the request, ask their group's data-source interface
+ * (data_source.h) for data, and write one reply. Data handlers do all their lookups before
+ * writing anything, and copy what the interface hands them into per-worker scratch buffers
+ * that keep their capacity between requests, so a cache hit costs no allocation once the
+ * worker has warmed up.
  */
 #pragma once
 
@@ -70,7 +71,7 @@ void append_number(std::string &out, Integer value)
 	out.append(digits, size_t(end - digits));
 }
 
-/* ---- value collection: what the DataSource finds, copied into reusable storage ---- */
+/* ---- value collection: what a RowReader finds, copied into reusable storage ---- */
 
 /* Values by reply position. The DataSource numbers its answers by the index of the key (or
  * column) it was given; index_to_position_ maps that index to the reply position. */
@@ -83,12 +84,12 @@ public:
 		slots_.assign(positions, Slot{0, 0, false});
 		index_to_position_.clear();
 	}
-	/* The next key handed to the DataSource answers reply position `position`. */
+	/* The next key handed to the RowReader answers reply position `position`. */
 	void map_next_index(size_t position) { index_to_position_.push_back(position); }
 
 	void value(size_t index, std::string_view bytes) override
 	{
-		/* An index the DataSource was never given is ignored rather than trusted. */
+		/* An index the RowReader was never given is ignored rather than trusted. */
 		if (index >= index_to_position_.size())
 			return;
 		slots_[index_to_position_[index]] = Slot{arena_.size(), bytes.size(), true};
@@ -122,7 +123,7 @@ private:
 	std::vector<size_t> index_to_position_;
 };
 
-/* A row's columns for HGETALL, in the order the DataSource gives them. */
+/* A row's columns for HGETALL, in the order the RowReader gives them. */
 class FieldCollector final : public FieldSink {
 public:
 	void begin()
@@ -210,7 +211,7 @@ struct CommandProcessor::Scratch {
 struct CommandContext {
 	const Request &request;
 	Session &session;
-	DataSource &data;
+	const DataSources &data; /* each handler group uses its own interface */
 	ReplyWriter &reply;
 	CommandProcessor::Scratch &scratch;
 	const CommandSpec &command; /* the row being run (the subcommand's, for a container) */
@@ -234,7 +235,7 @@ void run_command(CommandContext &c);
 bool lookup_succeeded(CommandContext &c, const LookupResult &result);
 
 /* Looks up the rows of `count` keys into scratch.values, by position; keys that do not parse
- * stay missing without reaching the DataSource. Returns false when the command must stop (its
+ * stay missing without reaching the RowReader. Returns false when the command must stop (its
  * reply is written). */
 bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count);
 

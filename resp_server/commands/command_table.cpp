@@ -6,7 +6,9 @@
 #include "resp_server/commands/command_context.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 namespace local_cache::resp {
@@ -432,13 +434,22 @@ const CommandSpec *checked_command(const Request &request, const Session &sessio
 	return command;
 }
 
+/* All of the request or, when an allocation fails, none of it: the queue stays in step. */
 void queue_request(QueuedRequests &multi, const Request &request)
 {
-	for (std::string_view argument : request) {
-		multi.bytes.append(argument.data(), argument.size());
-		multi.arg_ends.push_back(multi.bytes.size());
+	size_t bytes = multi.bytes.size();
+	size_t ends = multi.arg_ends.size();
+	try {
+		for (std::string_view argument : request) {
+			multi.bytes.append(argument.data(), argument.size());
+			multi.arg_ends.push_back(multi.bytes.size());
+		}
+		multi.argcs.push_back(request.argc);
+	} catch (...) {
+		multi.bytes.resize(bytes);
+		multi.arg_ends.resize(ends);
+		throw;
 	}
-	multi.argcs.push_back(request.argc);
 }
 
 } // namespace
@@ -462,7 +473,7 @@ const CommandSpec *find_subcommand(const CommandSpec &container, std::string_vie
 	return nullptr;
 }
 
-CommandProcessor::CommandProcessor(DataSource &data) : data_(data), scratch_(new Scratch) {}
+CommandProcessor::CommandProcessor(const DataSources &data) : data_(data), scratch_(new Scratch) {}
 
 CommandProcessor::~CommandProcessor() = default;
 
@@ -484,17 +495,36 @@ void run_command(CommandContext &c)
 		if (c.session.retry_later)
 			out.truncate(reply_start);
 	} catch (const std::exception &e) {
-		/* A DataSource failure (a PostgreSQL error turned into an exception) fails this
-		 * command only; whatever part of a reply was written goes. */
+		/* The data sources answer PostgreSQL's errors as values: what comes here is a C++
+		 * failure, std::bad_alloc above all. It fails this command only (inside EXEC, the
+		 * others still run); whatever part of a reply was written goes, and the error's text
+		 * is made without allocating. */
 		out.truncate(reply_start);
-		std::string &message = c.scratch.text;
-		message.assign("internal error: ");
-		message.append(e.what());
-		c.reply.error(message);
+		c.session.retry_later = false;
+		char message[160];
+		snprintf(message, sizeof(message), "internal error: %s", e.what());
+		c.reply.error(dynamic_cast<const std::bad_alloc *>(&e) != nullptr ? "out of memory" : message);
 	}
 }
 
 void CommandProcessor::execute(const Request &request, Session &session, ReplyBuffer &out)
+{
+	size_t start = out.size();
+	try {
+		dispatch(request, session, out);
+	} catch (const std::exception &) {
+		/* An allocation failed outside a handler (queueing, an error's text): the request
+		 * fails as a whole and its partial reply goes; inside MULTI, EXEC then fails as after
+		 * any refused request. Should even this reply fail to grow the buffer, the exception
+		 * leaves and the server closes the connection. */
+		out.truncate(start);
+		session.retry_later = false;
+		session.multi.refused = session.multi.active;
+		ReplyWriter(out, session.protocol).error("out of memory");
+	}
+}
+
+void CommandProcessor::dispatch(const Request &request, Session &session, ReplyBuffer &out)
 {
 	ReplyWriter reply(out, session.protocol);
 	if (request.argc == 0) {
@@ -514,11 +544,16 @@ void CommandProcessor::execute(const Request &request, Session &session, ReplyBu
 		return;
 	}
 	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_};
-	int64_t started_us = data_.now_microseconds();
+	int64_t started_us = data_.server.now_microseconds();
 	run_command(context);
-	/* A request that will run again is timed when it does; EXEC is timed as a whole. */
-	if (!session.retry_later)
-		monitor_.record(*command, request, session, started_us, data_.now_microseconds() - started_us);
+	/* A request that will run again is timed when it does; EXEC is timed as a whole. Its reply
+	 * stands whatever happens here: an entry the slow log has no memory for is not kept. */
+	if (!session.retry_later) {
+		try {
+			monitor_.record(*command, request, session, started_us, data_.server.now_microseconds() - started_us);
+		} catch (const std::bad_alloc &) {
+		}
+	}
 }
 
 } // namespace local_cache::resp

@@ -1,14 +1,16 @@
 /*
  * command_table.h — the command table (one row per command, Redis module style: name, arity,
  * flags, key positions, docs, handler) and the CommandProcessor that runs one parsed request
- * against it. No PostgreSQL header: data comes through DataSource (data_source.h).
+ * against it. No PostgreSQL header: data comes through the interfaces of data_source.h.
  *
  * CommandProcessor::execute checks, in Redis's order: unknown command or subcommand, arity,
  * authentication (NOAUTH unless the row is flagged no_auth), then inside MULTI queues the
  * request (refusing unsupported writes at once, which makes EXEC fail as Redis does), else
  * runs the row's handler, timed for SLOWLOG and LATENCY (monitor.h). Each request
  * appends exactly one reply to the output buffer, except one that finds a table locked while
- * it may still wait (Session::retry_later): it appends nothing and is run again later.
+ * it may still wait (Session::retry_later): it appends nothing and is run again later. A C++
+ * allocation that fails (std::bad_alloc) fails the request with -ERR and leaves nothing half
+ * done (tests/allocation_failure_test.cpp).
  */
 #pragma once
 
@@ -94,11 +96,11 @@ const CommandSpec *find_subcommand(const CommandSpec &container, std::string_vie
 /* Redis's glob (stringmatchlen): * ? [abc] [^a-z] and \ escapes; linear time, no recursion. */
 bool glob_match(std::string_view pattern, std::string_view text, bool ignore_case);
 
-/* Runs requests for the connections of one worker (one loop thread): holds the DataSource and
+/* Runs requests for the connections of one worker (one loop thread): holds the data sources and
  * scratch buffers reused from request to request, so the hit path does not allocate. */
 class CommandProcessor {
 public:
-	explicit CommandProcessor(DataSource &data);
+	CommandProcessor(const DataSources &data);
 	~CommandProcessor();
 	CommandProcessor(const CommandProcessor &) = delete;
 	CommandProcessor &operator=(const CommandProcessor &) = delete;
@@ -116,7 +118,9 @@ public:
 	struct Scratch;
 
 private:
-	DataSource &data_;
+	void dispatch(const Request &request, Session &session, ReplyBuffer &out);
+
+	DataSources data_;
 	ClientDirectory *clients_ = nullptr;
 	CommandMonitor monitor_;
 	std::unique_ptr<Scratch> scratch_;

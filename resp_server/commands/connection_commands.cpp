@@ -2,7 +2,7 @@
  * connection_commands.cpp — the connection commands, as Redis's connection group: PING, ECHO, the
  * handshake (HELLO, AUTH), SELECT, RESET, QUIT and the CLIENT subcommands clients send at
  * connect. They read and change the Session; AUTH and HELLO AUTH check passwords through the
- * DataSource.
+ * Logins interface.
  */
 #include "resp_server/commands/command_context.h"
 
@@ -39,7 +39,7 @@ void reply_syntax_error(CommandContext &c)
  * answered, or nothing when the answer is not known yet (the request runs again later). */
 bool log_in(CommandContext &c, std::optional<std::string_view> user, std::string_view password)
 {
-	AuthResult result = c.data.authenticate(c.session, user, password);
+	AuthResult result = c.data.logins.authenticate(c.session, user, password);
 	switch (result.status) {
 	case AuthResult::Status::Ok:
 		c.session.role = std::move(result.role);
@@ -198,7 +198,7 @@ void reset_command(CommandContext &c)
 	c.session.name.clear();
 	c.session.multi.clear();
 	c.session.watched.clear();
-	c.session.role = c.data.default_role(c.session);
+	c.session.role = c.data.logins.default_role(c.session);
 	c.reply.simple_string("RESET");
 }
 
@@ -311,7 +311,7 @@ void append_client_line(std::string &line, const Session &s, int64_t now_ms, std
 /*
  * Every session this command can see, by id (Redis lists clients in id order): the caller's
  * own, those of its role, and those of the roles whose activity PostgreSQL shows it
- * (DataSource::sees_activity_of, asked once per role). The others are left out rather than
+ * (ServerInfo::sees_activity_of, asked once per role). The others are left out rather than
  * shown with fields masked: tools parse CLIENT LIST lines, and a line of placeholders would
  * read as a client with that address and name.
  */
@@ -332,7 +332,7 @@ std::vector<const Session *> visible_sessions(CommandContext &c)
 		for (const auto &[id, seen] : known)
 			if (id == role)
 				return !seen;
-		known.emplace_back(role, c.data.sees_activity_of(c.session, role));
+		known.emplace_back(role, c.data.server.sees_activity_of(c.session, role));
 		return !known.back().second;
 	};
 	sessions.erase(std::remove_if(sessions.begin(), sessions.end(), hidden), sessions.end());

@@ -1,10 +1,11 @@
 /*
- * data_source.h — the boundary between the protocol layer and PostgreSQL: the per-connection
- * Session, the parsed row key, and the DataSource interface the command handlers call for
- * everything that needs the database (rows, column values, passwords, counters).
+ * data_source.h — the boundary between the commands and PostgreSQL: the per-connection Session,
+ * the parsed row key, what lookups answer, and the small interfaces the command handlers call
+ * for everything that needs the database, one per handler group (reading rows, the hit path,
+ * writing rows, batches, logins, server information), bundled in DataSources.
  *
- * The PostgreSQL side implements DataSource inside each RESP worker; the unit tests implement
- * it with a fake. Nothing here includes a PostgreSQL header.
+ * The PostgreSQL side implements them inside each RESP worker (pg/); the unit tests implement
+ * each with a small fake (tests/). Nothing here includes a PostgreSQL header.
  */
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -61,7 +63,8 @@ struct Session {
 	std::string lib_name;
 	std::string lib_version;
 	/* Empty: not authenticated; data commands answer NOAUTH until AUTH or HELLO AUTH succeeds.
-	 * At accept (and on RESET) the server sets it to DataSource::default_role(session). */
+	 * At accept, or after a TLS handshake (and on RESET), the server sets it to
+	 * Logins::default_role(session). */
 	std::optional<AuthenticatedRole> role;
 	QueuedRequests multi;
 	/* WATCH: keys and the row versions seen, until EXEC, DISCARD, UNWATCH or RESET. */
@@ -105,7 +108,7 @@ struct Session {
 /*
  * A data key: "<prefix>:<id>", split at the first ':' (prefixes have none; a text key may),
  * the prefix non-empty. The id is the canonical text of a key of the prefix's table
- * (extension/key_bytes.h), which the DataSource reads. A key that names no row is a missing
+ * (extension/key_bytes.h), which the RowReader reads. A key that names no row is a missing
  * key (nil), never an error.
  */
 struct RowKey {
@@ -115,7 +118,7 @@ struct RowKey {
 
 std::optional<RowKey> parse_row_key(std::string_view key);
 
-/* Receives the values a DataSource finds, in any order. The bytes are only valid during the
+/* Receives the values a RowReader finds, in any order. The bytes are only valid during the
  * call (they may live under a shard lock): the receiver copies them. */
 class ValueSink {
 public:
@@ -136,7 +139,7 @@ protected:
 };
 
 /* Where a SCAN stands: at the start (the zero value), after the key whose bytes are
- * after_key[0..after_length) in the table `table` (both only the DataSource interprets), or at
+ * after_key[0..after_length) in the table `table` (both only the RowReader interprets), or at
  * the end (`finished`). The cursor carries it (scan_cursor.h), so its size bounds a cursor's. */
 struct ScanPosition {
 	static constexpr size_t kMaxKeyBytes = 240;
@@ -271,31 +274,26 @@ public:
 };
 
 /*
- * Everything the commands need from PostgreSQL. One instance per worker; every call comes
- * from the worker's loop thread, one at a time. Each lookup method checks that the session's
- * role may read the tables involved (SELECT on all columns, no row-level security) and answers
- * NoPermission otherwise. Keys of unknown prefixes and ids without a row are simply not found.
+ * What the commands need from PostgreSQL, split by the handler groups that use it: each group
+ * sees only its interface (CommandContext::data names them all). The PostgreSQL side implements
+ * them in one object per worker (pg/pg_data_source.h); the unit tests implement each with a
+ * small fake (tests/fake_*.h). Every call comes from the worker's loop thread, one at a time.
+ * Failures are answers, never exceptions: a LookupResult (or AuthResult) with its status and
+ * message, as a PostgreSQL error comes back from the error boundary. Lookups check that the
+ * session's role may read the tables involved (SELECT on all columns, no row-level security)
+ * and answer NoPermission otherwise; keys of unknown prefixes and ids without a row are simply
+ * not found. The only exception a call may throw is std::bad_alloc from C++ memory
+ * (CommandProcessor answers it with -ERR).
  */
-class DataSource {
-public:
-	virtual ~DataSource() = default;
 
+/* Reading rows and keys: the string, hash and keyspace commands' reads, DBSIZE and INFO
+ * keyspace. */
+class RowReader {
+public:
 	/* MGET, GET, EXISTS: for each keys[i] that has a row, call sink.value(i, row_json) with the
 	 * row's JSON (row_to_json's text). Duplicated keys are each answered. */
 	virtual LookupResult get_rows(const Session &session, const RowKey *keys, size_t count,
 								  ValueSink &sink) = 0;
-
-	/*
-	 * GET and MGET when every key can be answered from the cache as it stands: writes one value
-	 * per key into `reply` (the row's JSON as a bulk string; nil for a key without a row, one
-	 * that does not parse, or of no table), copied once, straight from the cache. Returns
-	 * false, having written nothing, when any key needs get_rows.
-	 */
-	virtual bool reply_hits(const Session &session, const std::string_view *keys, size_t count,
-							ReplyWriter &reply)
-	{
-		return false;
-	}
 
 	/* HGET, HMGET: for each columns[i] that names a column of the row whose value is not NULL,
 	 * call sink.value(i, text) with the value as text (the column's output function). */
@@ -306,22 +304,6 @@ public:
 	/* HGETALL: every non-NULL column of the row, in column order; nothing if there is no row. */
 	virtual LookupResult get_all_columns(const Session &session, const RowKey &key,
 										 FieldSink &sink) = 0;
-
-	/*
-	 * AUTH and HELLO ... AUTH: a login of the session as a PostgreSQL role. `user` empty means
-	 * the default role (AUTH <password>, or the user name "default" that Redis clients send
-	 * when configured with a password only). Pending: the answer is not known yet; the command
-	 * writes no reply and runs again later (Session::retry_later). Never logs the password.
-	 */
-	virtual AuthResult authenticate(const Session &session, std::optional<std::string_view> user,
-									std::string_view password) = 0;
-
-	/* The role the session acts as before it authenticates, if any: the role its verified TLS
-	 * client certificate logs in as (a `cert` line of pg_hba.conf), else local_cache.resp_role. */
-	virtual std::optional<AuthenticatedRole> default_role(const Session &session) = 0;
-
-	/* The connection closed. */
-	virtual void session_ended(const Session &session) = 0;
 
 	/*
 	 * SCAN and KEYS: from `position`, the keys of every enabled table the session's role may
@@ -336,12 +318,39 @@ public:
 	 * same in every worker), the session's role, the database. */
 	virtual ScanCursorKey scan_cursor_key(const Session &session) = 0;
 
+	/* DBSIZE and INFO keyspace: the number of cached keys of the tables the session's role may
+	 * read, as SCAN decides it (tables it may not read are not counted). */
+	virtual uint64_t count_keys(const Session &session) = 0;
+
+protected:
+	~RowReader() = default;
+};
+
+/* The fast hit path of GET and MGET: one virtual call per command, none per key. */
+class CacheHits {
+public:
 	/*
-	 * Writes, each a transaction of its own (or part of EXEC's batch) as the session's role,
-	 * through the table's constraints and triggers, so the cache is invalidated the ordinary
-	 * way; the call returns after COMMIT. Keys that name no enabled table are errors. A hot
-	 * standby answers ReadOnly; a row or table lock held by another transaction answers Busy.
+	 * GET and MGET when every key can be answered from the cache as it stands: writes one value
+	 * per key into `reply` (the row's JSON as a bulk string; nil for a key without a row, one
+	 * that does not parse, or of no table), copied once, straight from the cache. Returns
+	 * false, having written nothing, when any key needs RowReader::get_rows (which also
+	 * answers any error).
 	 */
+	virtual bool reply_hits(const Session &session, const std::string_view *keys, size_t count,
+							ReplyWriter &reply) = 0;
+
+protected:
+	~CacheHits() = default;
+};
+
+/*
+ * Writing rows, each write a transaction of its own (or part of EXEC's batch) as the session's
+ * role, through the table's constraints and triggers, so the cache is invalidated the ordinary
+ * way; the call returns after COMMIT. Keys that name no enabled table are errors. A hot
+ * standby answers ReadOnly; a row or table lock held by another transaction answers Busy.
+ */
+class RowWriter {
+public:
 	/* SET / MSET: the rows become exactly the JSON objects values[i] (absent columns take
 	 * their DEFAULT). With more than one key, all or nothing; with IfAbsent, none is written
 	 * unless all are absent (MSETNX). */
@@ -362,13 +371,21 @@ public:
 	virtual LookupResult increment_column(const Session &session, const RowKey &key, std::string_view column,
 										  std::string_view increment, std::string *result) = 0;
 
+protected:
+	~RowWriter() = default;
+};
+
+/* MULTI/EXEC and WATCH: batches and row versions. */
+class Batches {
+public:
 	/* WATCH: a token that changes whenever the row is written, deleted or inserted. */
 	virtual LookupResult row_version(const Session &session, const RowKey &key, std::string *version) = 0;
 
 	/*
 	 * EXEC: the calls between begin_batch() and end_batch() are one transaction with one
 	 * snapshot, so the queued reads of a MULTI are one consistent read and its writes commit
-	 * together. end_batch(true) commits; end_batch(false) rolls everything back.
+	 * together. end_batch(true) commits; end_batch(false) rolls everything back. A
+	 * begin_batch() that throws (std::bad_alloc) has begun no batch.
 	 * check_versions() answers whether the watched rows are all still at the versions WATCH
 	 * saw (false: the caller ends the batch without committing), `when`:
 	 *   Reads         first, for a batch of reads only: in the batch's snapshot, which is exact
@@ -386,32 +403,87 @@ public:
 	virtual LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
 										size_t count, WatchCheck when, bool *unchanged) = 0;
 
-	/* SLOWLOG: whether the session's role may see what other roles ran (it has the privileges
-	 * of pg_read_all_stats, as pg_stat_activity asks). */
-	virtual bool reads_all_stats(const Session &session) = 0;
+protected:
+	~Batches() = default;
+};
 
-	/* DBSIZE and INFO keyspace: the number of cached keys of the tables the session's role may
-	 * read, as SCAN decides it (tables it may not read are not counted). */
-	virtual uint64_t count_keys(const Session &session) = 0;
+/* Logins: AUTH, HELLO ... AUTH, the default role, and the end of a connection. */
+class Logins {
+public:
+	/*
+	 * A login of the session as a PostgreSQL role. `user` empty means the default role (AUTH
+	 * <password>, or the user name "default" that Redis clients send when configured with a
+	 * password only). Pending: the answer is not known yet; the command writes no reply and
+	 * runs again later (Session::retry_later). Never logs the password.
+	 */
+	virtual AuthResult authenticate(const Session &session, std::optional<std::string_view> user,
+									std::string_view password) = 0;
+
+	/* The role the session acts as before it authenticates, if any: the role its verified TLS
+	 * client certificate logs in as (a `cert` line of pg_hba.conf), else local_cache.resp_role.
+	 * A TLS connection's is set once its handshake is done. */
+	virtual std::optional<AuthenticatedRole> default_role(const Session &session) = 0;
+
+	/* The connection closed. */
+	virtual void session_ended(const Session &session) = 0;
+
+protected:
+	~Logins() = default;
+};
+
+/* What INFO, CONFIG GET, CLIENT LIST, SLOWLOG and TIME report about the server. */
+class ServerInfo {
+public:
+	/* What sees_activity_of asks about for what only members of pg_read_all_stats see. */
+	static constexpr uint64_t kEveryRole = 0;
 
 	/*
-	 * CLIENT LIST and INFO replication show another role's activity as pg_stat_activity and
-	 * pg_stat_wal_receiver do: whether the session's role may see what connections acting as
-	 * role `role` do (their addresses, names, state), being a member of that role or of
-	 * pg_read_all_stats. `role` 0: what only members of pg_read_all_stats see (connections not
-	 * authenticated yet, the primary's address).
+	 * CLIENT LIST, INFO replication and SLOWLOG show another role's activity as
+	 * pg_stat_activity and pg_stat_wal_receiver do: whether the session's role may see what
+	 * connections acting as role `role` do (their addresses, names, state, commands), being a
+	 * member of that role or having the privileges of pg_read_all_stats. `role` kEveryRole:
+	 * whether it may see every role's (connections not authenticated yet, the primary's
+	 * address, other roles' slow requests): pg_read_all_stats only.
 	 */
 	virtual bool sees_activity_of(const Session &session, uint64_t role) = 0;
 
 	virtual void fill_info(InfoStats &stats) = 0;
 
-	/* TIME: the server's clock, in microseconds since the Unix epoch. */
+	/* TIME, and the slow log's clock: the server's clock, in microseconds since the Unix epoch. */
 	virtual int64_t now_microseconds()
 	{
 		return std::chrono::duration_cast<std::chrono::microseconds>(
 				   std::chrono::system_clock::now().time_since_epoch())
 			.count();
 	}
+
+protected:
+	~ServerInfo() = default;
+};
+
+/* The interfaces one worker's commands use, usually all implemented by one object. */
+class DataSources {
+public:
+	DataSources(RowReader &rows, CacheHits &hits, RowWriter &writes, Batches &batches, Logins &logins,
+				ServerInfo &server)
+		: rows(rows), hits(hits), writes(writes), batches(batches), logins(logins), server(server)
+	{
+	}
+	/* One object that implements them all (the PostgreSQL side's PgDataSource). */
+	template <typename All,
+			  typename = std::enable_if_t<std::is_base_of_v<RowReader, All> && std::is_base_of_v<CacheHits, All> &&
+										  std::is_base_of_v<RowWriter, All> && std::is_base_of_v<Batches, All> &&
+										  std::is_base_of_v<Logins, All> && std::is_base_of_v<ServerInfo, All>>>
+	DataSources(All &all) : DataSources(all, all, all, all, all, all)
+	{
+	}
+
+	RowReader &rows;
+	CacheHits &hits;
+	RowWriter &writes;
+	Batches &batches;
+	Logins &logins;
+	ServerInfo &server;
 };
 
 } // namespace local_cache::resp

@@ -27,7 +27,7 @@ bool lookup_columns(CommandContext &c, std::string_view key_text, const std::str
 		return true;
 	for (size_t i = 0; i < count; i++)
 		s.values.map_next_index(i);
-	return lookup_succeeded(c, c.data.get_columns(c.session, *key, columns, count, s.values));
+	return lookup_succeeded(c, c.data.rows.get_columns(c.session, *key, columns, count, s.values));
 }
 
 /* Looks up every non-NULL column of the row `key_text` names into scratch.fields. */
@@ -35,7 +35,7 @@ bool lookup_all_columns(CommandContext &c, std::string_view key_text)
 {
 	c.scratch.fields.begin();
 	std::optional<RowKey> key = parse_row_key(key_text);
-	return !key || lookup_succeeded(c, c.data.get_all_columns(c.session, *key, c.scratch.fields));
+	return !key || lookup_succeeded(c, c.data.rows.get_all_columns(c.session, *key, c.scratch.fields));
 }
 
 } // namespace
@@ -124,7 +124,7 @@ void hset_command(CommandContext &c)
 		values.push_back(c.arg(3 + 2 * i));
 	}
 	int64_t added = 0;
-	if (!lookup_succeeded(c, c.data.set_columns(c.session, key, columns.data(), values.data(), count, &added)))
+	if (!lookup_succeeded(c, c.data.writes.set_columns(c.session, key, columns.data(), values.data(), count, &added)))
 		return;
 	if (c.command.full_name == "hmset")
 		c.reply.ok();
@@ -138,7 +138,7 @@ void hdel_command(CommandContext &c)
 	if (!parse_write_key(c, c.arg(1), &key))
 		return;
 	int64_t removed = 0;
-	if (lookup_succeeded(c, c.data.clear_columns(c.session, key, &c.request.argv[2], c.argc() - 2, &removed)))
+	if (lookup_succeeded(c, c.data.writes.clear_columns(c.session, key, &c.request.argv[2], c.argc() - 2, &removed)))
 		c.reply.integer(removed);
 }
 
@@ -165,7 +165,7 @@ void hincrby_command(CommandContext &c)
 	if (!parse_write_key(c, c.arg(1), &key))
 		return;
 	std::string result;
-	if (!lookup_succeeded(c, c.data.increment_column(c.session, key, c.arg(2), increment, &result)))
+	if (!lookup_succeeded(c, c.data.writes.increment_column(c.session, key, c.arg(2), increment, &result)))
 		return;
 	int64_t value = 0;
 	if (!floating && parse_canonical_int64(result, &value))

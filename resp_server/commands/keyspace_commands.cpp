@@ -49,7 +49,7 @@ bool parse_cursor(CommandContext &c, std::string_view text, ScanPosition *positi
 		*position = ScanPosition(); /* 0, however many digits, as Redis reads it */
 		return true;
 	}
-	ScanCursorKey key = c.data.scan_cursor_key(c.session);
+	ScanCursorKey key = c.data.rows.scan_cursor_key(c.session);
 	if (decode_scan_cursor(key, text, position))
 		return true;
 	return is_truncated_cursor(text) && !c.session.last_scan_cursor.empty() &&
@@ -61,7 +61,7 @@ bool scan_into_scratch(CommandContext &c, ScanPosition &position, size_t count, 
 {
 	std::string_view match_all = pattern == "*" ? std::string_view() : pattern;
 	c.scratch.scanned.begin(match_all);
-	return lookup_succeeded(c, c.data.scan_keys(c.session, position, count, literal_start(pattern),
+	return lookup_succeeded(c, c.data.rows.scan_keys(c.session, position, count, literal_start(pattern),
 												 c.scratch.scanned));
 }
 
@@ -129,7 +129,7 @@ void scan_command(CommandContext &c)
 	std::string &cursor = c.session.last_scan_cursor;
 	cursor.clear();
 	if (strings && !position.finished)
-		encode_scan_cursor(c.data.scan_cursor_key(c.session), position, cursor);
+		encode_scan_cursor(c.data.rows.scan_cursor_key(c.session), position, cursor);
 	c.reply.array(2);
 	c.reply.bulk(cursor.empty() ? std::string_view("0") : std::string_view(cursor));
 	if (strings)
@@ -164,7 +164,7 @@ void del_command(CommandContext &c)
 		if (std::optional<RowKey> key = parse_row_key(c.arg(i)))
 			keys.push_back(*key);
 	int64_t deleted = 0;
-	if (keys.empty() || lookup_succeeded(c, c.data.delete_rows(c.session, keys.data(), keys.size(), &deleted)))
+	if (keys.empty() || lookup_succeeded(c, c.data.writes.delete_rows(c.session, keys.data(), keys.size(), &deleted)))
 		c.reply.integer(deleted);
 }
 

@@ -39,7 +39,7 @@ struct SlowlogEntry {
 	std::string peer_address;
 	std::string client_name;
 	/* The role it ran as; none before authentication. Other roles' entries are shown only to
-	 * those who may read every role's statistics (DataSource::reads_all_stats). */
+	 * those who may read every role's statistics (ServerInfo::sees_activity_of with kEveryRole). */
 	std::optional<uint64_t> role_id;
 };
 

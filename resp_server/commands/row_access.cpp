@@ -65,7 +65,7 @@ bool lookup_rows(CommandContext &c, const std::string_view *keys, size_t count)
 	}
 	if (s.keys.empty())
 		return true;
-	return lookup_succeeded(c, c.data.get_rows(c.session, s.keys.data(), s.keys.size(), s.values));
+	return lookup_succeeded(c, c.data.rows.get_rows(c.session, s.keys.data(), s.keys.size(), s.values));
 }
 
 bool parse_write_key(CommandContext &c, std::string_view text, RowKey *key)

@@ -1,6 +1,6 @@
 /*
  * server_commands.cpp — the server commands, as Redis's server group: COMMAND and its subcommands
- * (COUNT, DOCS, INFO, LIST), read from the command table; INFO, from the DataSource's
+ * (COUNT, DOCS, INFO, LIST), read from the command table; INFO, from ServerInfo's
  * statistics; CONFIG GET over the few parameters clients ask for, and CONFIG SET, refused;
  * SLOWLOG and LATENCY over the worker's CommandMonitor; and the HELP of every container.
  */
@@ -302,7 +302,7 @@ void info_command(CommandContext &c)
 	}
 
 	InfoStats stats;
-	c.data.fill_info(stats);
+	c.data.server.fill_info(stats);
 	std::string &out = c.scratch.text;
 	out.clear();
 	/* Sections are separated by an empty line, as in Redis. */
@@ -367,7 +367,7 @@ void info_command(CommandContext &c)
 			info_field(out, "role", "slave");
 			/* Where the primary is, as pg_stat_wal_receiver shows it: only to members of
 			 * pg_read_all_stats. */
-			if (c.data.sees_activity_of(c.session, 0)) {
+			if (c.data.server.sees_activity_of(c.session, ServerInfo::kEveryRole)) {
 				info_field(out, "master_host", stats.master_host);
 				info_number(out, "master_port", stats.master_port);
 			}
@@ -385,7 +385,7 @@ void info_command(CommandContext &c)
 	if (sections & INFO_KEYSPACE) {
 		begin_section("Keyspace");
 		/* Redis lists only the databases that hold keys. */
-		if (uint64_t keys = c.data.count_keys(c.session)) {
+		if (uint64_t keys = c.data.rows.count_keys(c.session)) {
 			out.append("db0:keys=");
 			append_number(out, keys);
 			out.append(",expires=0,avg_ttl=0\r\n");
@@ -433,7 +433,7 @@ std::vector<std::pair<std::string_view, std::string>> config_parameters(const In
 void config_get_command(CommandContext &c)
 {
 	InfoStats stats;
-	c.data.fill_info(stats);
+	c.data.server.fill_info(stats);
 	auto parameters = config_parameters(stats, c.monitor.settings());
 	std::vector<bool> matched(parameters.size(), false);
 	size_t count = 0;
@@ -463,7 +463,7 @@ void config_set_command(CommandContext &c)
 /* TIME: the server's clock, as seconds and microseconds. */
 void time_command(CommandContext &c)
 {
-	int64_t micros = c.data.now_microseconds();
+	int64_t micros = c.data.server.now_microseconds();
 	std::string &text = c.scratch.text;
 	c.reply.array(2);
 	text.clear();
@@ -497,7 +497,7 @@ size_t visible_entries(CommandContext &c, bool reads_all_stats, size_t limit)
 /* SLOWLOG RESET and LATENCY RESET forget every role's requests: only for those who see them. */
 bool may_reset(CommandContext &c)
 {
-	if (c.data.reads_all_stats(c.session))
+	if (c.data.server.sees_activity_of(c.session, ServerInfo::kEveryRole))
 		return true;
 	std::string &message = c.scratch.text;
 	message.assign("this user has no permissions to run the '").append(c.command.full_name);
@@ -554,7 +554,7 @@ void slowlog_get_command(CommandContext &c)
 			return;
 		}
 	}
-	bool all = c.data.reads_all_stats(c.session);
+	bool all = c.data.server.sees_activity_of(c.session, ServerInfo::kEveryRole);
 	size_t limit = count == -1 ? SIZE_MAX : size_t(count);
 	c.reply.array(visible_entries(c, all, limit));
 	size_t sent = 0;
@@ -578,7 +578,7 @@ void slowlog_get_command(CommandContext &c)
 
 void slowlog_len_command(CommandContext &c)
 {
-	c.reply.integer(int64_t(visible_entries(c, c.data.reads_all_stats(c.session), SIZE_MAX)));
+	c.reply.integer(int64_t(visible_entries(c, c.data.server.sees_activity_of(c.session, ServerInfo::kEveryRole), SIZE_MAX)));
 }
 
 void slowlog_reset_command(CommandContext &c)

@@ -13,7 +13,7 @@ namespace local_cache::resp {
 
 void get_command(CommandContext &c)
 {
-	if (c.data.reply_hits(c.session, &c.request.argv[1], 1, c.reply))
+	if (c.data.hits.reply_hits(c.session, &c.request.argv[1], 1, c.reply))
 		return;
 	if (lookup_rows(c, &c.request.argv[1], 1))
 		reply_collected_value(c, 0);
@@ -24,7 +24,7 @@ void mget_command(CommandContext &c)
 	size_t count = c.argc() - 1;
 	size_t reply_start = c.reply.buffer().size();
 	c.reply.array(count);
-	if (c.data.reply_hits(c.session, &c.request.argv[1], count, c.reply))
+	if (c.data.hits.reply_hits(c.session, &c.request.argv[1], count, c.reply))
 		return;
 	c.reply.buffer().truncate(reply_start);
 	if (!lookup_rows(c, &c.request.argv[1], count))
@@ -67,7 +67,7 @@ bool write_rows(CommandContext &c, const std::string_view *pairs, size_t count, 
 		keys.push_back(key);
 		values.push_back(pairs[2 * i + 1]);
 	}
-	return lookup_succeeded(c, c.data.set_rows(c.session, keys.data(), values.data(), count, options, outcome));
+	return lookup_succeeded(c, c.data.writes.set_rows(c.session, keys.data(), values.data(), count, options, outcome));
 }
 
 } // namespace
@@ -158,7 +158,7 @@ void mset_command(CommandContext &c)
 
 void dbsize_command(CommandContext &c)
 {
-	c.reply.integer(int64_t(c.data.count_keys(c.session)));
+	c.reply.integer(int64_t(c.data.rows.count_keys(c.session)));
 }
 
 } // namespace local_cache::resp

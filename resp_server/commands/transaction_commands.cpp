@@ -1,6 +1,6 @@
 /*
  * transaction_commands.cpp — MULTI, EXEC, DISCARD, WATCH and UNWATCH, as Redis's multi.c. Requests
- * after MULTI are queued (command_table.cpp); EXEC runs them between DataSource::begin_batch() and
+ * after MULTI are queued (command_table.cpp); EXEC runs them between Batches::begin_batch() and
  * end_batch(): one PostgreSQL transaction with one snapshot, so a MULTI of reads is a
  * consistent read and its writes commit together.
  *
@@ -11,7 +11,7 @@
  * -EXECABORT Transaction rolled back: <that error>. WATCH keeps the watched rows' versions;
  * EXEC answers nil (runs nothing) if one changed. WATCH needs only SELECT: when EXEC writes,
  * the rows the role may lock are locked first, and all of them are checked once more after the
- * writes, before the commit (DataSource::WatchCheck), so no commit to them is missed.
+ * writes, before the commit (Batches::WatchCheck), so no commit to them is missed.
  */
 #include "resp_server/commands/command_context.h"
 
@@ -41,7 +41,7 @@ std::string_view error_text(std::string_view reply)
 
 /* Whether every watched row is as WATCH saw it; false with the reply written when the
  * command must stop (an error, or a lock to wait for). */
-bool watched_unchanged(CommandContext &c, DataSource::WatchCheck when, bool *unchanged)
+bool watched_unchanged(CommandContext &c, Batches::WatchCheck when, bool *unchanged)
 {
 	*unchanged = true;
 	std::vector<RowKey> keys;
@@ -54,9 +54,39 @@ bool watched_unchanged(CommandContext &c, DataSource::WatchCheck when, bool *unc
 	}
 	if (keys.empty())
 		return true;
-	return lookup_succeeded(c, c.data.check_versions(c.session, keys.data(), versions.data(), keys.size(), when,
+	return lookup_succeeded(c, c.data.batches.check_versions(c.session, keys.data(), versions.data(), keys.size(), when,
 													 unchanged));
 }
+
+/* EXEC's batch (Batches::begin_batch): ended exactly once, without committing when the
+ * command leaves early (an allocation failed), so no batch outlives its EXEC. */
+class BatchScope {
+public:
+	explicit BatchScope(Batches &batches) : batches_(batches) { batches_.begin_batch(); }
+	~BatchScope()
+	{
+		if (open_) {
+			try {
+				batches_.end_batch(false);
+			} catch (...) { /* the batch is ended; only its error's text was lost */
+			}
+		}
+	}
+	BatchScope(const BatchScope &) = delete;
+	BatchScope &operator=(const BatchScope &) = delete;
+
+	LookupResult end(bool commit)
+	{
+		open_ = false;
+		return batches_.end_batch(commit);
+	}
+
+private:
+	Batches &batches_;
+	bool open_ = true;
+};
+
+void run_batch(CommandContext &c);
 
 } // namespace
 
@@ -67,8 +97,8 @@ void multi_command(CommandContext &c)
 		return;
 	}
 	c.session.multi.clear();
+	c.reply.ok(); /* first: a reply that cannot be written (out of memory) leaves no MULTI */
 	c.session.multi.active = true;
-	c.reply.ok();
 }
 
 void discard_command(CommandContext &c)
@@ -98,6 +128,22 @@ void exec_command(CommandContext &c)
 		c.reply.error_with_code("EXECABORT", "Transaction discarded because of previous errors.");
 		return;
 	}
+	try {
+		run_batch(c);
+	} catch (...) {
+		/* An allocation failed: the batch is rolled back (BatchScope), the transaction ends as
+		 * EXECABORT ends it, and the command runner answers the error. */
+		end_transaction(c.session);
+		throw;
+	}
+}
+
+namespace {
+
+/* EXEC once the queue is known to run: the queued requests in one batch. */
+void run_batch(CommandContext &c)
+{
+	QueuedRequests &multi = c.session.multi;
 	std::vector<std::string_view> argv(multi.arg_ends.size());
 	size_t start = 0;
 	for (size_t i = 0; i < argv.size(); i++) {
@@ -110,12 +156,12 @@ void exec_command(CommandContext &c)
 
 	ReplyBuffer &out = c.reply.buffer();
 	size_t exec_start = out.size();
-	c.data.begin_batch();
+	BatchScope batch(c.data.batches);
 	bool unchanged = true;
-	if (!watched_unchanged(c, writes ? DataSource::WatchCheck::BeforeWrites : DataSource::WatchCheck::Reads,
+	if (!watched_unchanged(c, writes ? Batches::WatchCheck::BeforeWrites : Batches::WatchCheck::Reads,
 						   &unchanged) ||
 		!unchanged) {
-		c.data.end_batch(false);
+		batch.end(false);
 		if (c.session.retry_later)
 			return;
 		if (out.size() == exec_start) /* not an error: a watched row changed */
@@ -147,9 +193,9 @@ void exec_command(CommandContext &c)
 	 * check rolls back as a queued command's does. */
 	if (writes && !c.session.retry_later && failed.empty()) {
 		size_t check_start = out.size();
-		bool checked = watched_unchanged(c, DataSource::WatchCheck::BeforeCommit, &unchanged);
+		bool checked = watched_unchanged(c, Batches::WatchCheck::BeforeCommit, &unchanged);
 		if (checked && !unchanged) {
-			c.data.end_batch(false);
+			batch.end(false);
 			out.truncate(exec_start);
 			c.reply.null_array();
 			end_transaction(c.session);
@@ -160,7 +206,7 @@ void exec_command(CommandContext &c)
 			failed.assign(error_text(reply));
 	}
 	if (c.session.retry_later || !failed.empty()) {
-		c.data.end_batch(false);
+		batch.end(false);
 		if (c.session.retry_later)
 			return;
 		out.truncate(exec_start);
@@ -168,13 +214,15 @@ void exec_command(CommandContext &c)
 		end_transaction(c.session);
 		return;
 	}
-	LookupResult committed = c.data.end_batch(true);
+	LookupResult committed = batch.end(true);
 	if (committed.status != LookupResult::Status::Ok) {
 		out.truncate(exec_start);
 		c.reply.error_with_code("EXECABORT", "Transaction rolled back: " + committed.message);
 	}
 	end_transaction(c.session);
 }
+
+} // namespace
 
 /* WATCH key [key ...]: remembers each row's version for EXEC. */
 void watch_command(CommandContext &c)
@@ -191,7 +239,7 @@ void watch_command(CommandContext &c)
 	for (size_t i = 1; i < c.argc(); i++) {
 		std::string version = "no key";
 		if (std::optional<RowKey> key = parse_row_key(c.arg(i))) {
-			if (!lookup_succeeded(c, c.data.row_version(c.session, *key, &version)))
+			if (!lookup_succeeded(c, c.data.batches.row_version(c.session, *key, &version)))
 				return;
 		}
 		seen.emplace_back(std::string(c.arg(i)), std::move(version));

@@ -11,6 +11,7 @@
 extern "C" {
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 }
 
 #include <cstdlib>
@@ -231,21 +232,34 @@ bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableS
 	return false;
 }
 
-bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply, TableSlotRef *tables,
-				bool *negative)
+bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply)
 {
 	ReplyBuffer &buffer = reply.buffer();
 	size_t start = buffer.size();
 	auto key_at = [keys](size_t i) { return parse_row_key(keys[i]); };
+	TableSlotRef *tables = nullptr;
+	bool *negative = nullptr;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		RepliedHits replied{reply};
-		HitsOutcome outcome = look_up_hits(role, count, key_at, replied, tables, negative);
-		if (outcome == HitsOutcome::AllHits)
+		HitsOutcome outcome = HitsOutcome::NotAllHits;
+		PgError error;
+		bool ok = outside_transaction([&]() noexcept {
+			if (tables == nullptr) {
+				MemoryContextReset(results_context);
+				tables = results_array<TableSlotRef>(count);
+				negative = results_array<bool>(count);
+			}
+			outcome = look_up_hits(role, count, key_at, replied, tables, negative);
+			if (outcome == HitsOutcome::AllHits)
+				count_hits(tables, negative, count);
+		}, &error);
+		if (ok && outcome == HitsOutcome::AllHits)
 			return true;
 		buffer.truncate(start);
-		if (outcome == HitsOutcome::NotAllHits || replied.needed > size_t(local_cache_resp_output_buffer_limit))
+		if (!ok || outcome == HitsOutcome::NotAllHits ||
+			replied.needed > size_t(local_cache_resp_output_buffer_limit))
 			return false; /* the slow path answers (and the error for too large a reply) */
-		buffer.reserve(replied.needed); /* outside any lock: growing may allocate */
+		buffer.reserve(replied.needed); /* outside any lock and the boundary: may throw */
 	}
 	return false;
 }

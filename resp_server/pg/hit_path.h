@@ -18,17 +18,19 @@ void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count);
  * Serves every key from the cache, without a transaction; false (nothing served) when a key
  * is not a hit or needs something only a transaction can check. found[i] points into memory
  * of its own, valid until the next call; tables[i] receives the key's table, negative[i]
- * whether the key's hit says it has no row.
+ * whether the key's hit says it has no row. Inside outside_transaction (transaction.h).
  */
 bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables, bool *negative);
 
 /*
  * The same for GET and MGET, encoding each value into the reply straight from the shard (the
- * one copy, under the shard lock, into room reserved before); keys are parsed here, and keys
- * that do not parse answer nil. False, with nothing written, as for serve_hits.
+ * one copy, under the shard lock, into room reserved before), and counting the hits; keys are
+ * parsed here, and keys that do not parse answer nil. False, with nothing written, as for
+ * serve_hits, and when PostgreSQL raised an error (out of memory): the caller's slow path
+ * answers then. Runs its PostgreSQL calls in outside_transaction itself, and grows the reply
+ * (which may throw std::bad_alloc) between them.
  */
-bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply, TableSlotRef *tables,
-				bool *negative);
+bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply);
 
 /* Counts the hits either found (negative ones too), one addition per run of keys of the same
  * table. */

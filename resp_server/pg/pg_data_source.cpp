@@ -228,21 +228,30 @@ PgDataSource::PgDataSource(int worker_number) : worker_number_(worker_number)
 LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, size_t count,
 									ValueSink &sink)
 {
-	MemoryContextReset(results_context);
-	Found *found = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (count + 1)));
-	Oid *relids = static_cast<Oid *>(MemoryContextAllocZero(results_context, sizeof(Oid) * (count + 1)));
 	Oid role = Oid(session.role->id);
-	TableSlotRef *tables = static_cast<TableSlotRef *>(MemoryContextAlloc(results_context, sizeof(TableSlotRef) * (count + 1)));
-	bool *negative = static_cast<bool *>(MemoryContextAlloc(results_context, sizeof(bool) * (count + 1)));
-	if (serve_hits(role, keys, count, found, tables, negative)) {
-		count_hits(tables, negative, count);
+	Found *found = nullptr;
+	Oid *relids = nullptr;
+	bool hits = false;
+	PgError error;
+	if (!outside_transaction([&]() noexcept {
+			MemoryContextReset(results_context);
+			found = results_array<Found>(count);
+			relids = results_array<Oid>(count);
+			TableSlotRef *tables = results_array<TableSlotRef>(count);
+			bool *negative = results_array<bool>(count);
+			hits = serve_hits(role, keys, count, found, tables, negative);
+			if (hits)
+				count_hits(tables, negative, count);
+			else
+				memset(found, 0, sizeof(Found) * count);
+		}, &error))
+		return failure(error);
+	if (hits) {
 		deliver(found, count, sink);
 		return LookupResult::ok();
 	}
-	memset(found, 0, sizeof(Found) * count);
 	Budget budget = output_budget();
 	uint64 epoch = store_catalog_epoch(); /* before the transaction learns anything */
-	PgError error;
 	bool ok = in_transaction([&]() noexcept {
 		load_prefixes();
 		for (size_t i = 0; i < count; i++)
@@ -267,23 +276,18 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 
 bool PgDataSource::reply_hits(const Session &session, const std::string_view *keys, size_t count, ReplyWriter &reply)
 {
-	MemoryContextReset(results_context);
-	TableSlotRef *tables = static_cast<TableSlotRef *>(MemoryContextAlloc(results_context, sizeof(TableSlotRef) * (count + 1)));
-	bool *negative = static_cast<bool *>(MemoryContextAlloc(results_context, sizeof(bool) * (count + 1)));
-	if (!resp::reply_hits(Oid(session.role->id), keys, count, reply, tables, negative))
-		return false;
-	count_hits(tables, negative, count);
-	return true;
+	return resp::reply_hits(Oid(session.role->id), keys, count, reply);
 }
 
 LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key,
 									   const std::string_view *columns, size_t count, ValueSink &sink)
 {
-	MemoryContextReset(results_context);
-	Found *found = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (count + 1)));
+	Found *found = nullptr;
 	Budget budget = output_budget();
 	PgError error;
 	bool ok = in_transaction([&]() noexcept {
+		MemoryContextReset(results_context);
+		found = results_array<Found>(count);
 		RowValues row;
 		if (!fetch_row_values(session, key, &row))
 			return;
@@ -304,17 +308,17 @@ LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key
 
 LookupResult PgDataSource::get_all_columns(const Session &session, const RowKey &key, FieldSink &sink)
 {
-	MemoryContextReset(results_context);
 	Found *names = nullptr;
 	Found *values = nullptr;
 	int n = 0;
 	PgError error;
 	bool ok = in_transaction([&]() noexcept {
+		MemoryContextReset(results_context);
 		RowValues row;
 		if (!fetch_row_values(session, key, &row))
 			return;
-		names = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (row.desc->natts + 1)));
-		values = static_cast<Found *>(MemoryContextAllocZero(results_context, sizeof(Found) * (row.desc->natts + 1)));
+		names = results_array<Found>(size_t(row.desc->natts));
+		values = results_array<Found>(size_t(row.desc->natts));
 		for (int i = 0; i < row.desc->natts; i++) {
 			Form_pg_attribute att = TupleDescAttr(row.desc, i);
 			if (att->attisdropped || row.nulls[i])
@@ -371,7 +375,6 @@ void PgDataSource::settings_changed()
 LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &position, size_t count,
 									 std::string_view key_start, KeySink &sink)
 {
-	MemoryContextReset(results_context);
 	ScannedKey *keys = nullptr;
 	size_t n = 0;
 	ScanPosition next;
@@ -379,6 +382,7 @@ LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &posit
 	Oid role = Oid(session.role->id);
 	PgError error;
 	bool ok = in_transaction([&]() noexcept {
+		MemoryContextReset(results_context);
 		load_prefixes();
 		PrefixEntry *tables = static_cast<PrefixEntry *>(palloc(sizeof(PrefixEntry) * (nprefixes + 1)));
 		memcpy(tables, prefixes, sizeof(PrefixEntry) * nprefixes);
@@ -468,17 +472,6 @@ ScanCursorKey PgDataSource::scan_cursor_key(const Session &session)
 	return key;
 }
 
-bool PgDataSource::reads_all_stats(const Session &session)
-{
-	if (!session.role)
-		return false;
-	Oid role = Oid(session.role->id);
-	bool reads_all = false;
-	PgError error;
-	in_transaction([&]() noexcept { reads_all = has_privs_of_role(role, ROLE_PG_READ_ALL_STATS); }, &error);
-	return reads_all;
-}
-
 uint64_t PgDataSource::count_keys(const Session &session)
 {
 	uint64 keys = 0;
@@ -510,9 +503,29 @@ bool PgDataSource::sees_activity_of(const Session &session, uint64_t role)
 
 void PgDataSource::fill_info(InfoStats &stats)
 {
-	GlobalCounters global;
-	store_global_counters(&global);
-	ServerCounters counters = server_counters();
+	/* Read in the boundary into plain data; the strings are made after it. */
+	GlobalCounters global = {};
+	ServerCounters counters = {};
+	int64 uptime_us = 0;
+	bool replica = false;
+	bool streaming = false;
+	char host[NI_MAXHOST] = "";
+	int port = 0;
+	PgError error;
+	if (!outside_transaction([&]() noexcept {
+			store_global_counters(&global);
+			counters = server_counters();
+			uptime_us = GetCurrentTimestamp() - PgStartTime;
+			replica = RecoveryInProgress();
+			if (replica && WalRcv != nullptr) {
+				SpinLockAcquire(&WalRcv->mutex);
+				streaming = WalRcv->walRcvState == WALRCV_STREAMING;
+				strlcpy(host, WalRcv->sender_host, sizeof(host));
+				port = WalRcv->sender_port;
+				SpinLockRelease(&WalRcv->mutex);
+			}
+		}, &error))
+		return; /* INFO shows zeros, as for what it does not know */
 	stats.local_cache_version = LOCAL_CACHE_VERSION;
 	stats.postgresql_version = PG_VERSION;
 	stats.process_id = MyProcPid;
@@ -522,7 +535,7 @@ void PgDataSource::fill_info(InfoStats &stats)
 		stats.tls_auth_clients = local_cache_resp_tls_auth_clients == RESP_TLS_AUTH_CLIENTS_NO ? "no"
 			: local_cache_resp_tls_auth_clients == RESP_TLS_AUTH_CLIENTS_YES ? "yes" : "optional";
 	stats.bind_addresses = local_cache_resp_listen_addresses;
-	stats.uptime_seconds = (GetCurrentTimestamp() - PgStartTime) / USECS_PER_SEC;
+	stats.uptime_seconds = uptime_us / USECS_PER_SEC;
 	stats.idle_timeout_seconds = local_cache_resp_timeout;
 	stats.connected_clients = counters.connected_clients;
 	stats.max_clients = uint64_t(local_cache_resp_max_clients);
@@ -537,15 +550,11 @@ void PgDataSource::fill_info(InfoStats &stats)
 	stats.evicted_keys = global.counters[COUNTER_EVICTIONS];
 	stats.proto_max_bulk_len = uint64_t(local_cache_resp_max_request_size);
 	stats.client_query_buffer_limit = uint64_t(local_cache_resp_max_request_size);
-	stats.replica = RecoveryInProgress();
-	if (stats.replica && WalRcv != nullptr) {
-		SpinLockAcquire(&WalRcv->mutex);
-		stats.master_link_up = WalRcv->walRcvState == WALRCV_STREAMING;
-		char host[NI_MAXHOST];
-		strlcpy(host, WalRcv->sender_host, sizeof(host));
-		stats.master_port = WalRcv->sender_port;
-		SpinLockRelease(&WalRcv->mutex);
+	stats.replica = replica;
+	if (replica && WalRcv != nullptr) {
+		stats.master_link_up = streaming;
 		stats.master_host = host;
+		stats.master_port = port;
 	}
 }
 

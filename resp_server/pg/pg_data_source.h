@@ -1,7 +1,9 @@
 /*
- * pg_data_source.h — the RESP commands' DataSource, implemented on PostgreSQL: rows through
- * the shared lookup/fill path, privileges, passwords, counters (pg_data_source.cpp), and
- * writes through SQL (writes.cpp). Used by the RESP workers.
+ * pg_data_source.h — the RESP commands' data-source interfaces (commands/data_source.h), all
+ * implemented on PostgreSQL by one object per worker: rows through the shared lookup/fill path,
+ * privileges, counters (pg_data_source.cpp), hits without a transaction (hit_path.cpp), logins
+ * (auth/logins.h), and writes and batches through SQL (write_commands.cpp). Every PostgreSQL
+ * call inside runs within the error boundary (transaction.h). Used by the RESP workers.
  */
 #pragma once
 
@@ -12,7 +14,12 @@
 
 namespace local_cache::resp {
 
-class PgDataSource final : public DataSource {
+class PgDataSource final : public RowReader,
+						   public CacheHits,
+						   public RowWriter,
+						   public Batches,
+						   public Logins,
+						   public ServerInfo {
 public:
 	explicit PgDataSource(int worker_number);
 
@@ -43,7 +50,6 @@ public:
 	LookupResult end_batch(bool commit) override;
 	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
 								size_t count, WatchCheck when, bool *unchanged) override;
-	bool reads_all_stats(const Session &session) override;
 	uint64_t count_keys(const Session &session) override;
 	bool sees_activity_of(const Session &session, uint64_t role) override;
 	void fill_info(InfoStats &stats) override;

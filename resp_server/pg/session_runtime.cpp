@@ -31,7 +31,7 @@ bool end_batch(bool commit, PgError *error)
 			CommitTransactionCommand();
 		}, error);
 	} else if (batch.started) {
-		AbortCurrentTransaction();
+		ok = run_or_abort_transaction([]() noexcept { AbortCurrentTransaction(); }, error);
 	}
 	batch = Batch{false, false};
 	return ok;

@@ -63,6 +63,11 @@ bool budget_take(Budget *budget, size_t bytes);
 /* Outside shard locks: the command fails with -ERR. */
 void budget_check(const Budget *budget);
 char *copy_to_results(const char *bytes, uint32 length);
+/* Room for count (at least one) zeroed T in results_context. */
+template <typename T> T *results_array(size_t count)
+{
+	return static_cast<T *>(MemoryContextAllocZero(results_context, sizeof(T) * (count + 1)));
+}
 /* After the transaction: hand what was found to the command. */
 void deliver(const Found *found, size_t count, ValueSink &sink);
 

@@ -1,46 +1,34 @@
 /*
- * writes.cpp — what the RESP write commands do in PostgreSQL: SET, MSET, DEL, HSET, HDEL,
- * HINCRBY and WATCH's row versions, as SQL statements run through SPI as the connection's role.
+ * writes.cpp — the SQL of the RESP write commands: SET, MSET, DEL, HSET, HDEL, HINCRBY
+ * (RowWriter), built on the table their key names (write_target.h) and run through SPI as the
+ * connection's role (write_runner.h, whose run_write is every command's prologue).
  *
  * A write is an ordinary statement on the table: the role's INSERT/UPDATE/DELETE privileges,
  * the table's constraints and triggers apply, values are read as SQL reads a literal for the
  * column (input function and typmod), every text is checked against the server encoding, and
  * nothing the statement's triggers change in the worker's session outlives it (run_for_role).
- * The capture triggers invalidate the cache at pre-commit as for any SQL write; the reply goes out after COMMIT returned. Each call is a
- * transaction of its own, or part of EXEC's batch (transaction.h). A row or table lock held by
- * another transaction makes the statement fail after lock_timeout (1 ms in the workers): the
- * command answers Busy, and the server runs it again until local_cache.resp_lock_timeout.
+ * The capture triggers invalidate the cache at pre-commit as for any SQL write; the reply goes
+ * out after COMMIT returned. Each call is a transaction of its own, or part of EXEC's batch
+ * (transaction.h). A row or table lock held by another transaction makes the statement fail
+ * after lock_timeout (1 ms in the workers): the command answers Busy, and the server runs it
+ * again until local_cache.resp_lock_timeout.
  */
 #include "resp_server/pg/pg_data_source.h"
 #include "resp_server/pg/session_runtime.h"
-#include "resp_server/pg/transaction.h"
+#include "resp_server/pg/write_runner.h"
+#include "resp_server/pg/write_target.h"
 
 #include "extension/primary_key.h"
 
 extern "C" {
-#include "access/htup_details.h"
-#include "access/relation.h"
-#include "access/xlog.h"
-#include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
-#include "commands/prepare.h"
-#include "commands/sequence.h"
-#include "common/hashfn.h"
-#include "executor/spi.h"
 #include "lib/stringinfo.h"
-#include "mb/pg_wchar.h"
-#include "miscadmin.h"
-#include "storage/lock.h"
-#include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
-#include "utils/hsearch.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 }
+
+#include <string>
 
 namespace local_cache::resp {
 
@@ -48,298 +36,6 @@ namespace {
 
 /* Set when MSETNX found a key present: the transaction is rolled back, the reply is 0. */
 bool set_refused_present = false;
-
-/* A write's error: the message and its SQLSTATE, as the write commands answer it. */
-LookupResult write_failure(const PgError &error)
-{
-	LookupResult result = failure(error);
-	if (result.status == LookupResult::Status::Failed)
-		result.message += std::string(" (SQLSTATE ") + unpack_sql_state(error.sqlerrcode) + ")";
-	return result;
-}
-
-/* The table a key names, for writing: locked (conditionally), an enabled table without
- * row-level security, with its key columns' names and the key's values. In a transaction. */
-struct Target {
-	RelInfo *info;
-	const char *table;  /* quoted, schema-qualified */
-	int nkey;
-	const char *key_columns[MAX_KEY_COLUMNS]; /* quoted */
-	Datum key[MAX_KEY_COLUMNS];
-	bool valid_key; /* false: the id names no key of the table */
-
-	bool is_key_column(AttrNumber attnum) const
-	{
-		for (int c = 0; c < nkey; c++)
-			if (info->key.attnums[c] == attnum)
-				return true;
-		return false;
-	}
-	/* Appends the key's types and values to the statement's parameters, from index `first`. */
-	void add_parameters(Oid *types, Datum *values, int first) const
-	{
-		for (int c = 0; c < nkey; c++) {
-			types[first + c] = info->key.types[c];
-			values[first + c] = key[c];
-		}
-	}
-	/* "t.a OPERATOR(pg_catalog.=) $2 AND ...": the key's row, its values parameters $first, ... */
-	const char *condition(const char *alias, int first) const
-	{
-		StringInfoData out;
-		initStringInfo(&out);
-		for (int c = 0; c < nkey; c++)
-			appendStringInfo(&out, "%s%s.%s OPERATOR(pg_catalog.=) $%d", c > 0 ? " AND " : "", alias, key_columns[c],
-							 first + c);
-		return out.data;
-	}
-	/* "a, b", each column prefixed by `alias`. */
-	const char *columns(const char *alias = "") const
-	{
-		StringInfoData out;
-		initStringInfo(&out);
-		for (int c = 0; c < nkey; c++)
-			appendStringInfo(&out, "%s%s%s", c > 0 ? ", " : "", alias, key_columns[c]);
-		return out.data;
-	}
-	/* "$2, $3" */
-	const char *parameters(int first) const
-	{
-		StringInfoData out;
-		initStringInfo(&out);
-		for (int c = 0; c < nkey; c++)
-			appendStringInfo(&out, "%s$%d", c > 0 ? ", " : "", first + c);
-		return out.data;
-	}
-};
-
-/* A text from the client, as the server encoding requires it (what a SQL client's text meets
- * on its way in): ERROR 22021 for a byte sequence it does not allow, NUL included. */
-void verify_text(std::string_view text)
-{
-	pg_verify_mbstr(GetDatabaseEncoding(), text.data(), int(text.size()), false);
-}
-
-void verify_key(const RowKey &key)
-{
-	verify_text(key.prefix);
-	verify_text(key.id);
-}
-
-/* The table of the key's prefix, for writing; `require_key`: a non-canonical id is an error
- * (else valid_key says it). */
-Target write_target(const RowKey &key, bool require_key = true)
-{
-	verify_key(key);
-	load_prefixes();
-	Oid relid = relid_for_prefix(key.prefix);
-	if (!OidIsValid(relid))
-		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
-						errmsg("no enabled table has the RESP prefix \"%.*s\"", int(key.prefix.size()),
-							   key.prefix.data())));
-	lock_table(relid);
-	RelInfo *info = relinfo_lookup(relid);
-	Target target;
-	target.info = info;
-	target.table = quote_qualified_identifier(get_namespace_name(info->relnamespace), NameStr(info->relname));
-	target.nkey = info->key.ncolumns;
-	for (int c = 0; c < target.nkey; c++)
-		target.key_columns[c] = quote_identifier(get_attname(relid, info->key.attnums[c], false));
-	KeyBytes bytes;
-	target.valid_key = key_of_id(info, key.id, &bytes) && key_values(info->key, bytes, target.key);
-	if (!target.valid_key && require_key)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("invalid key '%.*s:%.*s': not a key of table %s", int(key.prefix.size()),
-							   key.prefix.data(), int(Min(key.id.size(), 128)), key.id.data(), NameStr(info->relname))));
-	return target;
-}
-
-/* The table's writable columns other than the key: not dropped, not generated. */
-struct Columns {
-	int count;
-	const char **names; /* unquoted */
-	Oid *types;
-	int32 *typmods;
-};
-
-Columns other_columns(const Target &target)
-{
-	Relation rel = relation_open(target.info->relid, NoLock);
-	TupleDesc desc = RelationGetDescr(rel);
-	Columns columns = {0, static_cast<const char **>(palloc(sizeof(char *) * (desc->natts + 1))),
-					   static_cast<Oid *>(palloc(sizeof(Oid) * (desc->natts + 1))),
-					   static_cast<int32 *>(palloc(sizeof(int32) * (desc->natts + 1)))};
-	for (int i = 0; i < desc->natts; i++) {
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		if (att->attisdropped || att->attgenerated || target.is_key_column(att->attnum))
-			continue;
-		columns.names[columns.count] = pstrdup(NameStr(att->attname));
-		columns.types[columns.count] = att->atttypid;
-		columns.typmods[columns.count] = att->atttypmod;
-		columns.count++;
-	}
-	relation_close(rel, NoLock);
-	return columns;
-}
-
-/* The key column `name` is, or -1. */
-int key_column_index(const Target &target, std::string_view name)
-{
-	for (int c = 0; c < target.nkey; c++)
-		if (name == get_attname(target.info->relid, target.info->key.attnums[c], false))
-			return c;
-	return -1;
-}
-
-/* The index of `name` in columns, -1 if none; errors for a key column. */
-int column_index(const Target &target, const Columns &columns, std::string_view name)
-{
-	if (key_column_index(target, name) >= 0)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
-						errmsg("column \"%.*s\" is the key: it is set by the key itself", int(name.size()),
-							   name.data())));
-	for (int i = 0; i < columns.count; i++)
-		if (strlen(columns.names[i]) == name.size() && memcmp(columns.names[i], name.data(), name.size()) == 0)
-			return i;
-	return -1;
-}
-
-[[noreturn]] void no_such_column(const Target &target, std::string_view name)
-{
-	ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
-					errmsg("column \"%.*s\" of table \"%s\" does not exist", int(name.size()), name.data(),
-						   NameStr(target.info->relname))));
-}
-
-/*
- * Runs `body` for the connection's role the way PostgreSQL runs code on another role's behalf
- * (REFRESH MATERIALIZED VIEW, VACUUM's index functions), so that nothing one role's triggers do
- * reaches another role's commands: in a transaction (transaction.h), connected to SPI, with the
- * role as the user id inside a security-restricted operation (no temporary objects, LISTEN,
- * cursors WITH HOLD or SET ROLE), and a GUC nest level rolled back after the body — a trigger's
- * set_config(..., false) of search_path, default_transaction_read_only, TimeZone or DateStyle
- * ends with the command. What a trigger can leave outside the GUCs (prepared statements,
- * session advisory locks, sequences' currval) is discarded after the transaction, committed or
- * not. So every command starts from the server's configured settings, as a new session would:
- * the table's own triggers run with the configured search_path ("$user" is the role), as
- * they do for that role's SQL, while the statements below name every function, operator and
- * type with its schema and so mean the same under any search_path.
- */
-template <typename Body> bool run_for_role(const Session &session, Body &&body, PgError *error)
-{
-	bool ok = in_transaction([&]() noexcept {
-		Oid saved_user;
-		int saved_context;
-		GetUserIdAndSecContext(&saved_user, &saved_context);
-		SetUserIdAndSecContext(Oid(session.role->id),
-							   saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		int nest_level = NewGUCNestLevel();
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		body();
-		SPI_finish();
-		AtEOXact_GUC(false, nest_level);
-		SetUserIdAndSecContext(saved_user, saved_context);
-	}, error);
-	PgError ignored;
-	(void) run_or_abort_transaction([]() noexcept {
-		DropAllPreparedStatements();
-		LockReleaseSession(USER_LOCKMETHOD);
-		ResetSequenceCaches();
-	}, &ignored);
-	return ok;
-}
-
-/*
- * The plans of the statements the writes run, by their text, parameter types and table. Kept
- * for the worker's life, at most kMaxPlans of them. The plan cache replans a statement after
- * DDL on the relations it reads, but not one that names the table only as a type
- * (json_populate_record(NULL::t, ...)), and never changes the parameter types it was prepared
- * with: so the plans of a table are dropped when it has a relcache invalidation (ALTER, DROP,
- * and a new table of the same name is another relid), and its parameter types are part of the
- * key (ALTER TYPE of a key column).
- */
-struct KeptPlan {
-	uint64 hash;   /* hash key: of the text, the types and the table */
-	char *sql;     /* in TopMemoryContext, as are types */
-	Oid relid;     /* the table it writes; InvalidOid: none */
-	int nargs;
-	Oid *types;
-	SPIPlanPtr plan;
-	bool stale;    /* its table had an invalidation: freed at the next run() */
-};
-constexpr long kMaxPlans = 1024;
-HTAB *kept_plans = nullptr;
-
-/* A relcache callback may run while a kept plan executes: it only marks plans stale. */
-void mark_plans_stale(Datum, Oid relid)
-{
-	HASH_SEQ_STATUS status;
-	hash_seq_init(&status, kept_plans);
-	while (KeptPlan *kept = static_cast<KeptPlan *>(hash_seq_search(&status)))
-		kept->stale |= !OidIsValid(relid) || kept->relid == relid;
-}
-
-void free_stale_plans()
-{
-	HASH_SEQ_STATUS status;
-	hash_seq_init(&status, kept_plans);
-	while (KeptPlan *kept = static_cast<KeptPlan *>(hash_seq_search(&status))) {
-		if (!kept->stale)
-			continue;
-		SPI_freeplan(kept->plan);
-		pfree(kept->sql);
-		pfree(kept->types);
-		hash_search(kept_plans, &kept->hash, HASH_REMOVE, nullptr);
-	}
-}
-
-/* Runs `sql`, a statement on the table `relid` (InvalidOid: on none), with the arguments
- * (through a kept plan); the number of rows it processed. */
-uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values)
-{
-	if (kept_plans == nullptr) {
-		HASHCTL ctl;
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(KeptPlan);
-		ctl.hcxt = TopMemoryContext;
-		kept_plans = hash_create("local_cache RESP write plans", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		CacheRegisterRelcacheCallback(pg_entry<mark_plans_stale>, (Datum) 0);
-	}
-	free_stale_plans();
-	uint64 hash = hash_bytes_extended(reinterpret_cast<const unsigned char *>(sql), int(strlen(sql)), relid);
-	hash = hash_bytes_extended(reinterpret_cast<const unsigned char *>(types), int(sizeof(Oid) * nargs), hash);
-	KeptPlan *kept = static_cast<KeptPlan *>(hash_search(kept_plans, &hash, HASH_FIND, nullptr));
-	if (kept == nullptr && hash_get_num_entries(kept_plans) < kMaxPlans) {
-		SPIPlanPtr plan = SPI_prepare(sql, nargs, types);
-		if (plan == nullptr)
-			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-		SPI_keepplan(plan);
-		kept = static_cast<KeptPlan *>(hash_search(kept_plans, &hash, HASH_ENTER, nullptr));
-		kept->sql = MemoryContextStrdup(TopMemoryContext, sql);
-		kept->relid = relid;
-		kept->nargs = nargs;
-		kept->types = static_cast<Oid *>(MemoryContextAlloc(TopMemoryContext, sizeof(Oid) * (nargs + 1)));
-		memcpy(kept->types, types, sizeof(Oid) * nargs);
-		kept->plan = plan;
-		kept->stale = false;
-	}
-	bool same = kept != nullptr && strcmp(kept->sql, sql) == 0 && kept->relid == relid && kept->nargs == nargs &&
-		memcmp(kept->types, types, sizeof(Oid) * nargs) == 0;
-	int rc = same ? SPI_execute_plan(kept->plan, values, nullptr, false, 0)
-				  : SPI_execute_with_args(sql, nargs, types, values, nullptr, false, 0);
-	if (rc < 0)
-		elog(ERROR, "SPI failed: %s", SPI_result_code_string(rc));
-	return SPI_processed;
-}
-
-/* The text of column 1 of row `row` of the last result, in results_context; nullptr if NULL. */
-char *result_text(uint64 row)
-{
-	char *text = SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1);
-	return text != nullptr ? copy_to_results(text, uint32(strlen(text))) : nullptr;
-}
 
 /* One SET: the row `key` becomes the JSON object `value`. Returns whether it was written. */
 bool set_one(const RowKey &key, std::string_view value, const SetOptions &options, char **old_value)
@@ -467,15 +163,11 @@ bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, siz
 LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, const std::string_view *values,
 									size_t count, const SetOptions &options, SetOutcome &outcome)
 {
-	if (RecoveryInProgress())
-		return LookupResult::read_only();
-	MemoryContextReset(results_context);
 	outcome = SetOutcome();
 	char *old_value = nullptr;
 	bool written = true;
 	set_refused_present = false;
-	PgError error;
-	bool ok = run_for_role(session, [&]() {
+	LookupResult result = run_write(session, Access::Write, [&]() {
 		for (size_t i = 0; i < count; i++) {
 			if (set_one(keys[i], values[i], options, count == 1 ? &old_value : nullptr))
 				continue;
@@ -485,13 +177,9 @@ LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, 
 				ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION), errmsg("a key exists")));
 			}
 		}
-	}, &error);
-	if (!ok && set_refused_present) {
-		outcome.written = false;
-		return LookupResult::ok();
-	}
-	if (!ok)
-		return write_failure(error);
+	});
+	if (result.status != LookupResult::Status::Ok)
+		return set_refused_present ? LookupResult::ok() : result;
 	outcome.written = written;
 	if (old_value != nullptr)
 		outcome.old_value = std::string(old_value);
@@ -500,13 +188,9 @@ LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, 
 
 LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted)
 {
-	if (RecoveryInProgress())
-		return LookupResult::read_only();
-	MemoryContextReset(results_context);
-	Oid *relids = static_cast<Oid *>(MemoryContextAllocZero(results_context, sizeof(Oid) * (count + 1)));
 	uint64 total = 0;
-	PgError error;
-	bool ok = run_for_role(session, [&]() {
+	LookupResult result = run_write(session, Access::Write, [&]() {
+		Oid *relids = results_array<Oid>(count);
 		load_prefixes();
 		for (size_t i = 0; i < count; i++) {
 			verify_key(keys[i]);
@@ -533,23 +217,18 @@ LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *key
 			appendStringInfoString(&sql, "))");
 			total += run(target.info->relid, sql.data, target.nkey, types, arrays);
 		}
-	}, &error);
-	if (!ok)
-		return write_failure(error);
-	*deleted = int64_t(total);
-	return LookupResult::ok();
+	});
+	if (result.status == LookupResult::Status::Ok)
+		*deleted = int64_t(total);
+	return result;
 }
 
 LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key, const std::string_view *names,
 									   const std::string_view *texts, size_t count, int64_t *added)
 {
-	if (RecoveryInProgress())
-		return LookupResult::read_only();
-	MemoryContextReset(results_context);
 	bool inserted = false;
 	int distinct = 0;
-	PgError error;
-	bool ok = run_for_role(session, [&]() {
+	LookupResult result = run_write(session, Access::Write, [&]() {
 		Target target = write_target(key);
 		Columns columns = other_columns(target);
 		/* The last value of each column wins, as in Redis. */
@@ -599,9 +278,9 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 						 target.columns(), updates.data);
 		run(target.info->relid, sql.data, n, types, values);
 		inserted = SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0;
-	}, &error);
-	if (!ok)
-		return write_failure(error);
+	});
+	if (result.status != LookupResult::Status::Ok)
+		return result;
 	*added = inserted ? distinct : 0;
 	return LookupResult::ok();
 }
@@ -609,12 +288,8 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &key, const std::string_view *names,
 										 size_t count, int64_t *removed)
 {
-	if (RecoveryInProgress())
-		return LookupResult::read_only();
-	MemoryContextReset(results_context);
 	uint64 cleared = 0;
-	PgError error;
-	bool ok = run_for_role(session, [&]() {
+	LookupResult result = run_write(session, Access::Write, [&]() {
 		Target target = write_target(key);
 		Columns columns = other_columns(target);
 		bool *listed = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
@@ -649,9 +324,9 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "UPDATE %s t SET %s WHERE %s", target.table, sets.data, target.condition("t", 1));
 		run(target.info->relid, sql.data, target.nkey, types, values);
-	}, &error);
-	if (!ok)
-		return write_failure(error);
+	});
+	if (result.status != LookupResult::Status::Ok)
+		return result;
 	*removed = int64_t(cleared);
 	return LookupResult::ok();
 }
@@ -659,12 +334,8 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 LookupResult PgDataSource::increment_column(const Session &session, const RowKey &key, std::string_view name,
 											std::string_view increment, std::string *result)
 {
-	if (RecoveryInProgress())
-		return LookupResult::read_only();
-	MemoryContextReset(results_context);
 	char *text = nullptr;
-	PgError error;
-	bool ok = run_for_role(session, [&]() {
+	LookupResult status = run_write(session, Access::Write, [&]() {
 		Target target = write_target(key);
 		verify_text(name);
 		verify_text(increment);
@@ -702,124 +373,10 @@ LookupResult PgDataSource::increment_column(const Session &session, const RowKey
 			run(target.info->relid, sql.data, 1 + target.nkey, types, values);
 		}
 		text = result_text(0);
-	}, &error);
-	if (!ok)
-		return write_failure(error);
+	});
+	if (status.status != LookupResult::Status::Ok)
+		return status;
 	result->assign(text != nullptr ? text : "");
-	return LookupResult::ok();
-}
-
-namespace {
-
-/*
- * WATCH's row versions, and how EXEC checks them (DataSource::WatchCheck). The version is
- * "xmin:ctid", which every UPDATE, DELETE and INSERT of the row changes.
- *
- * EXEC's batch is one REPEATABLE READ transaction whose snapshot is taken by its first check,
- * after the EXEC request arrived: a change committed before that is seen there, and EXEC
- * answers nil. A batch of reads needs nothing more: it reads nothing but that snapshot. A
- * batch that writes must also not commit over a change committed while it ran:
- *   - rows the role may lock (UPDATE on the table or a column: what SELECT ... FOR UPDATE
- *     needs) are locked FOR UPDATE by the first check; no other transaction can change them
- *     until the batch ends, and one that changed them after the snapshot makes the lock fail
- *     with a serialization failure, which counts as a change;
- *   - the others (SELECT only: "WATCH what you read, write elsewhere") are read without a lock,
- *     and after the batch's writes every watched row is read again in the latest snapshot
- *     (GetLatestSnapshot), with the command id of the first check so that the batch's own
- *     writes stay invisible: any change committed by another transaction before that last
- *     check makes EXEC answer nil. Left: a transaction that commits between that check and the
- *     batch's commit, which runs no statement of the batch; it is ordered after EXEC, as a
- *     concurrent writer is ordered after a SQL REPEATABLE READ transaction that read the row.
- */
-enum class VersionRead {
-	Snapshot, /* in the transaction's snapshot */
-	Lock,     /* in the transaction's snapshot, locked FOR UPDATE if the role may lock it */
-	Latest,   /* in the latest snapshot, as of command watch_command_id of this transaction */
-};
-
-/* The command id of EXEC's first check: the batch's writes come after it. */
-CommandId watch_command_id = InvalidCommandId;
-
-bool may_lock_rows(Oid relid, Oid role)
-{
-	return pg_class_aclcheck(relid, role, ACL_UPDATE) == ACLCHECK_OK ||
-		pg_attribute_aclcheck_all(relid, role, ACL_UPDATE, ACLMASK_ANY) == ACLCHECK_OK;
-}
-
-/* The row's version for WATCH: "xmin:ctid", "absent", or "no table". */
-LookupResult version_of(const Session &session, const RowKey &key, VersionRead how, std::string *version)
-{
-	MemoryContextReset(results_context);
-	const char *text = "absent";
-	PgError error;
-	bool ok = run_for_role(session, [&]() {
-		if (how != VersionRead::Latest)
-			watch_command_id = GetCurrentCommandId(false);
-		load_prefixes();
-		if (!OidIsValid(relid_for_prefix(key.prefix))) {
-			text = "no table";
-			return;
-		}
-		Target target = write_target(key, false);
-		if (!target.valid_key)
-			return; /* no row has it */
-		bool lock = how == VersionRead::Lock && may_lock_rows(target.info->relid, Oid(session.role->id));
-		StringInfoData sql;
-		initStringInfo(&sql);
-		appendStringInfo(&sql, "SELECT t.xmin::pg_catalog.text OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) "
-						 "t.ctid::pg_catalog.text FROM %s t WHERE %s%s",
-						 target.table, target.condition("t", 1), lock ? " FOR UPDATE" : "");
-		Oid types[MAX_KEY_COLUMNS];
-		Datum values[MAX_KEY_COLUMNS];
-		target.add_parameters(types, values, 0);
-		uint64 rows;
-		if (how == VersionRead::Latest) {
-			/* A read-only statement runs in the active snapshot as it is. */
-			PushCopiedSnapshot(GetLatestSnapshot());
-			GetActiveSnapshot()->curcid = watch_command_id;
-			int rc = SPI_execute_with_args(sql.data, target.nkey, types, values, nullptr, true, 0);
-			PopActiveSnapshot();
-			if (rc < 0)
-				elog(ERROR, "SPI failed: %s", SPI_result_code_string(rc));
-			rows = SPI_processed;
-		} else {
-			rows = run(target.info->relid, sql.data, target.nkey, types, values);
-		}
-		if (rows == 1)
-			text = result_text(0);
-	}, &error);
-	if (!ok)
-		return write_failure(error);
-	version->assign(text);
-	return LookupResult::ok();
-}
-
-} // namespace
-
-LookupResult PgDataSource::row_version(const Session &session, const RowKey &key, std::string *version)
-{
-	return version_of(session, key, VersionRead::Snapshot, version);
-}
-
-LookupResult PgDataSource::check_versions(const Session &session, const RowKey *keys, const std::string *versions,
-										  size_t count, WatchCheck when, bool *unchanged)
-{
-	VersionRead how = when == WatchCheck::Reads		   ? VersionRead::Snapshot
-		: when == WatchCheck::BeforeWrites ? VersionRead::Lock
-										   : VersionRead::Latest;
-	*unchanged = true;
-	for (size_t i = 0; i < count && *unchanged; i++) {
-		/* A row changed since the batch's snapshot cannot be locked (serialization failure):
-		 * it changed. */
-		std::string now;
-		LookupResult result = version_of(session, keys[i], how, &now);
-		if (result.status == LookupResult::Status::Failed && result.message.find("(SQLSTATE 40001)") != std::string::npos)
-			*unchanged = false;
-		else if (result.status != LookupResult::Status::Ok)
-			return result;
-		else
-			*unchanged = now == versions[i];
-	}
 	return LookupResult::ok();
 }
 

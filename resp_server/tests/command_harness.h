@@ -1,6 +1,6 @@
 /*
- * command_harness.h — a client connection for the command tests: one CommandProcessor over a
- * FakeDataSource and one Session, running a request given as strings and checking that the
+ * command_harness.h — a client connection for the command tests: one CommandProcessor over the
+ * fakes of fake_data.h and one Session, running a request given as strings and checking that the
  * reply is exactly one well-formed RESP value. Shared by the commands_*_test.cpp and
  * cmd_*_test.cpp files.
  */
@@ -9,7 +9,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "resp_server/commands/command_table.h"
-#include "resp_server/tests/fake_data_source.h"
+#include "resp_server/tests/fake_data.h"
 #include "resp_server/tests/resp_reader.h"
 
 #include <string>
@@ -20,16 +20,16 @@ namespace resp_test {
 
 using Args = std::vector<std::string>;
 
-/* One connection to a processor over a fake DataSource. */
+/* One connection to a processor over the fakes. */
 struct Connection {
-	FakeDataSource data;
-	local_cache::resp::CommandProcessor processor{data};
+	FakeData data;
+	local_cache::resp::CommandProcessor processor{data.sources()};
 	Session session;
 
 	Connection()
 	{
 		session.id = 42;
-		session.role = data.default_role(session);
+		session.role = data.logins.default_role(session);
 		session.peer_address = "127.0.0.1:50000";
 		session.local_address = "127.0.0.1:6380";
 		session.fd = 9;

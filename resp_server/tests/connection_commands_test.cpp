@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_CASE(hello)
 	Connection d;
 	d.session.role.reset();
 	BOOST_TEST(d.value({"HELLO", "3", "AUTH", "default", "reader-pw"}).type == '%');
-	BOOST_TEST(*d.data.last_auth_user == "(default)");
+	BOOST_TEST(*d.data.logins.last_auth_user == "(default)");
 	BOOST_TEST(d.session.role->name == "cache_reader");
 }
 
@@ -101,12 +101,12 @@ BOOST_AUTO_TEST_CASE(auth)
 	Connection c;
 	c.session.role.reset();
 	BOOST_TEST(c.run({"AUTH", "reader-pw"}) == "+OK\r\n");
-	BOOST_TEST(*c.data.last_auth_user == "(default)");
+	BOOST_TEST(*c.data.logins.last_auth_user == "(default)");
 	BOOST_TEST(c.session.role->name == "cache_reader");
 	BOOST_TEST(c.run({"AUTH", "default", "reader-pw"}) == "+OK\r\n");
-	BOOST_TEST(*c.data.last_auth_user == "(default)");
+	BOOST_TEST(*c.data.logins.last_auth_user == "(default)");
 	BOOST_TEST(c.run({"AUTH", "alice", "alice-pw"}) == "+OK\r\n");
-	BOOST_TEST(*c.data.last_auth_user == "alice");
+	BOOST_TEST(*c.data.logins.last_auth_user == "alice");
 	BOOST_TEST(c.session.role->id == 20u);
 	/* A failed AUTH leaves the connection as it was. */
 	BOOST_TEST(c.run({"AUTH", "alice", "nope"}) ==
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(auth)
 
 	/* Without a default role, AUTH <password> cannot succeed. */
 	Connection none;
-	none.data.default_role_value.reset();
+	none.data.logins.default_role_value.reset();
 	none.session.role.reset();
 	BOOST_TEST(none.run({"AUTH", "reader-pw"}) ==
 			   "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
@@ -130,7 +130,7 @@ BOOST_AUTO_TEST_CASE(auth_while_the_password_is_being_checked)
 	 * run again (the server keeps the connection's later requests behind it). */
 	Connection c;
 	c.session.role.reset();
-	c.data.pending_logins = 2;
+	c.data.logins.pending_logins = 2;
 	auto pending_run = [&](const resp_test::Args &args) {
 		std::vector<std::string_view> views(args.begin(), args.end());
 		local_cache::resp::ReplyBuffer out;
@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(auth_while_the_password_is_being_checked)
 	BOOST_TEST(c.run({"AUTH", "alice", "alice-pw"}) == "+OK\r\n");
 	BOOST_TEST(!c.session.retry_later);
 	BOOST_TEST(c.session.role->name == "alice");
-	BOOST_TEST(c.data.authenticate_calls == 3);
+	BOOST_TEST(c.data.logins.authenticate_calls == 3);
 }
 
 BOOST_AUTO_TEST_CASE(client_subcommands)
@@ -235,7 +235,7 @@ BOOST_AUTO_TEST_CASE(reset_and_quit)
 
 	/* RESET is allowed before authentication and returns to the default role (none here). */
 	Connection none;
-	none.data.default_role_value.reset();
+	none.data.logins.default_role_value.reset();
 	none.session.role = resp_test::AuthenticatedRole{20, "alice"};
 	BOOST_TEST(none.run({"RESET"}) == "+RESET\r\n");
 	BOOST_TEST(!none.session.authenticated());
@@ -287,7 +287,7 @@ struct Worker {
 BOOST_AUTO_TEST_CASE(client_list)
 {
 	Worker w;
-	w.c.data.stats_readers.insert(10); /* sees every role's connections */
+	w.c.data.server.stats_readers.insert(10); /* sees every role's connections */
 	Value list = w.c.value({"CLIENT", "LIST"});
 	std::string text = list.text;
 	/* in id order: 7, 42 (this session), 50, 60 */
@@ -323,11 +323,11 @@ BOOST_AUTO_TEST_CASE(client_list_of_other_roles)
 	BOOST_TEST(text.find("id=70 ") == std::string::npos);
 	BOOST_TEST(std::count(text.begin(), text.end(), '\n') == 3); /* 7, 42, 50: its own role's */
 	BOOST_TEST(w.c.value({"CLIENT", "LIST", "ID", "60"}).text.empty());
-	w.c.data.memberships.insert({10, 20});
+	w.c.data.server.memberships.insert({10, 20});
 	text = w.c.value({"CLIENT", "LIST"}).text;
 	BOOST_TEST(text.find("id=60 ") != std::string::npos);
 	BOOST_TEST(text.find("id=70 ") == std::string::npos);
-	w.c.data.stats_readers.insert(10);
+	w.c.data.server.stats_readers.insert(10);
 	text = w.c.value({"CLIENT", "LIST"}).text;
 	BOOST_TEST(std::count(text.begin(), text.end(), '\n') == 5);
 }

@@ -2,7 +2,7 @@
  * fuzz_commands.cpp — libFuzzer target for the command layer (command_table.cpp, cmd_*.cpp,
  * glob.cpp): the bytes of one connection go through the request parser, the way
  * connection.cpp's process_input drives it, and every request is run by a CommandProcessor over
- * a FakeDataSource. Beyond "no crash, no sanitizer report" (every argument is handed to the
+ * the fakes of fake_data.h. Beyond "no crash, no sanitizer report" (every argument is handed to the
  * command layer in an exact-size heap copy, so reading past an argument shows up under
  * AddressSanitizer), it checks, aborting when one breaks:
  *   - a request appends exactly one reply, or nothing with Session::retry_later set; a request
@@ -12,7 +12,7 @@
  *     canonical lengths and integers, no CR or LF inside a line, errors start with a code;
  *   - a reply other than an error names a known command, never a write command, and one that
  *     allows no authentication (CMD_NO_AUTH) while the session is not authenticated;
- *   - no data lookup (rows, columns, key counts) reaches the DataSource without a role;
+ *   - no data lookup (rows, columns, key counts, writes) reaches the fakes without a role;
  *   - the same input gives the same replies and session when it arrives in one read and each
  *     request runs on a fresh CommandProcessor (no state leaks through the scratch buffers,
  *     nothing depends on where the reads split the stream).
@@ -26,7 +26,7 @@
  * at what a seed or a crash input does.
  */
 #include "resp_server/commands/command_table.h"
-#include "resp_server/tests/fake_data_source.h"
+#include "resp_server/tests/fake_data.h"
 #include "resp_server/protocol/request_parser.h"
 #include "resp_server/protocol/reply.h"
 
@@ -41,7 +41,7 @@
 #include <vector>
 
 using namespace local_cache::resp;
-using resp_test::FakeDataSource;
+using resp_test::FakeData;
 
 namespace {
 
@@ -203,129 +203,10 @@ private:
 	bool resp3_;
 };
 
-/* ---- the DataSource: the fake, plus a locked table and the authentication check ---- */
+/* ---- the data sources: the fakes, with a locked table ---- */
 
-class CheckedDataSource final : public DataSource {
-public:
-	FakeDataSource fake;
-
-	LookupResult get_rows(const Session &session, const RowKey *keys, size_t count,
-						  ValueSink &sink) override
-	{
-		require_role(session);
-		for (size_t i = 0; i < count; i++) {
-			if (keys[i].prefix == kBusyPrefix)
-				return busy();
-		}
-		return fake.get_rows(session, keys, count, sink);
-	}
-	LookupResult get_columns(const Session &session, const RowKey &key,
-							 const std::string_view *columns, size_t count, ValueSink &sink) override
-	{
-		require_role(session);
-		if (key.prefix == kBusyPrefix)
-			return busy();
-		return fake.get_columns(session, key, columns, count, sink);
-	}
-	LookupResult get_all_columns(const Session &session, const RowKey &key, FieldSink &sink) override
-	{
-		require_role(session);
-		if (key.prefix == kBusyPrefix)
-			return busy();
-		return fake.get_all_columns(session, key, sink);
-	}
-	AuthResult authenticate(const Session &session, std::optional<std::string_view> user,
-							std::string_view password) override
-	{
-		return fake.authenticate(session, user, password);
-	}
-	std::optional<AuthenticatedRole> default_role(const Session &session) override
-	{
-		return fake.default_role(session);
-	}
-	void session_ended(const Session &session) override { fake.session_ended(session); }
-	uint64_t count_keys(const Session &session) override
-	{
-		require_role(session);
-		return fake.count_keys(session);
-	}
-	bool sees_activity_of(const Session &session, uint64_t role) override
-	{
-		require_role(session);
-		return fake.sees_activity_of(session, role);
-	}
-	bool reads_all_stats(const Session &session) override
-	{
-		require_role(session);
-		return fake.reads_all_stats(session);
-	}
-	LookupResult scan_keys(const Session &session, ScanPosition &position, size_t count,
-						   std::string_view key_start, KeySink &sink) override
-	{
-		require_role(session);
-		return fake.scan_keys(session, position, count, key_start, sink);
-	}
-	ScanCursorKey scan_cursor_key(const Session &session) override
-	{
-		return fake.scan_cursor_key(session);
-	}
-	LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values, size_t count,
-						  const SetOptions &options, SetOutcome &outcome) override
-	{
-		require_role(session);
-		return fake.set_rows(session, keys, values, count, options, outcome);
-	}
-	LookupResult delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted) override
-	{
-		require_role(session);
-		return fake.delete_rows(session, keys, count, deleted);
-	}
-	LookupResult set_columns(const Session &session, const RowKey &key, const std::string_view *columns,
-							 const std::string_view *values, size_t count, int64_t *added) override
-	{
-		require_role(session);
-		return fake.set_columns(session, key, columns, values, count, added);
-	}
-	LookupResult clear_columns(const Session &session, const RowKey &key, const std::string_view *columns,
-							   size_t count, int64_t *removed) override
-	{
-		require_role(session);
-		return fake.clear_columns(session, key, columns, count, removed);
-	}
-	LookupResult increment_column(const Session &session, const RowKey &key, std::string_view column,
-								  std::string_view increment, std::string *result) override
-	{
-		require_role(session);
-		return fake.increment_column(session, key, column, increment, result);
-	}
-	LookupResult row_version(const Session &session, const RowKey &key, std::string *version) override
-	{
-		require_role(session);
-		return fake.row_version(session, key, version);
-	}
-	void begin_batch() override { fake.begin_batch(); }
-	LookupResult end_batch(bool commit) override { return fake.end_batch(commit); }
-	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
-								size_t count, WatchCheck when, bool *unchanged) override
-	{
-		require_role(session);
-		return fake.check_versions(session, keys, versions, count, when, unchanged);
-	}
-	void fill_info(InfoStats &stats) override { fake.fill_info(stats); }
-	int64_t now_microseconds() override { return fake.now_microseconds(); }
-
-private:
-	/* Another transaction holds a lock on this table. */
-	static constexpr std::string_view kBusyPrefix = "busy";
-
-	static LookupResult busy() { return LookupResult::busy("table busy is locked"); }
-
-	static void require_role(const Session &session)
-	{
-		if (!session.authenticated())
-			fail("a data lookup reached the DataSource without a role");
-	}
-};
+/* Another transaction holds a lock on this table. */
+constexpr std::string_view kBusyPrefix = "busy";
 
 struct Options {
 	bool no_default_role = false;
@@ -350,17 +231,18 @@ public:
 	Client(const Options &options, bool fresh_processor_per_request)
 		: options_(options), fresh_processor_per_request_(fresh_processor_per_request)
 	{
-		data_.fake.pending_logins = options.pending_logins;
-		data_.fake.scramble_answers = !options.answers_in_order;
+		data_.db.busy_prefixes.insert(std::string(kBusyPrefix));
+		data_.logins.pending_logins = options.pending_logins;
+		data_.rows.scramble_answers = !options.answers_in_order;
 		if (options.no_default_role)
-			data_.fake.default_role_value.reset();
+			data_.logins.default_role_value.reset();
 		if (options.replica) {
-			data_.fake.info.replica = true;
-			data_.fake.info.master_host = "primary.example";
-			data_.fake.info.master_port = 5432;
+			data_.server.info.replica = true;
+			data_.server.info.master_host = "primary.example";
+			data_.server.info.master_port = 5432;
 		}
 		session_.id = 7;
-		session_.role = data_.default_role(session_);
+		session_.role = data_.logins.default_role(session_);
 		session_.peer_address = "127.0.0.1:50000";
 		session_.local_address = "127.0.0.1:6380";
 		session_.fd = 9;
@@ -379,7 +261,7 @@ public:
 
 	const std::string &transcript() const { return transcript_; }
 	const Session &session() const { return session_; }
-	const FakeDataSource &fake() const { return data_.fake; }
+	const FakeData &fake() const { return data_; }
 
 private:
 	void process()
@@ -432,12 +314,14 @@ private:
 		session_.lock_wait_expired = options_.lock_wait_expired || retries_ > 0;
 		ReplyBuffer out;
 		if (fresh_processor_per_request_) {
-			CommandProcessor fresh(data_);
+			CommandProcessor fresh(data_.sources());
 			fresh.execute(request, session_, out);
 		} else {
 			processor_.execute(request, session_, out);
 		}
 
+		if (data_.db.calls_without_role != 0)
+			fail("a data lookup reached the data sources without a role", argv[0]);
 		if (session_.retry_later) {
 			if (!out.empty())
 				fail("a request asked to be retried and wrote a reply", out.view());
@@ -470,8 +354,8 @@ private:
 
 	Options options_;
 	bool fresh_processor_per_request_;
-	CheckedDataSource data_;
-	CommandProcessor processor_{data_};
+	FakeData data_;
+	CommandProcessor processor_{data_.sources()};
 	Session session_;
 	RequestParser parser_;
 	std::string input_;
@@ -490,8 +374,8 @@ bool same_outcome(const Client &a, const Client &b)
 		   x.authenticated() == y.authenticated() &&
 		   (!x.authenticated() || (x.role->id == y.role->id && x.role->name == y.role->name)) &&
 		   x.close_after_reply == y.close_after_reply &&
-		   a.fake().authenticate_calls == b.fake().authenticate_calls &&
-		   a.fake().get_rows_calls == b.fake().get_rows_calls;
+		   a.fake().logins.authenticate_calls == b.fake().logins.authenticate_calls &&
+		   a.fake().rows.get_rows_calls == b.fake().rows.get_rows_calls;
 }
 
 } // namespace

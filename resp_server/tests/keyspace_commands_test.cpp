@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_SUITE(keyspace_commands)
 BOOST_AUTO_TEST_CASE(scan)
 {
 	Connection c;
-	/* Readable tables only (secret, broken and throws are skipped), a table at a time. */
+	/* Readable tables only (secret and broken are skipped), a table at a time. */
 	const std::vector<std::string> all = {"items:-7", "items:1", "items:2", "items:9223372036854775807",
 										  "odd:7"};
 	int calls = 0;
@@ -116,10 +116,10 @@ BOOST_AUTO_TEST_CASE(scan_cursors_are_stateless_and_signed)
 	same_role.session.role = c.session.role;
 	BOOST_TEST(same_role.value({"SCAN", cursor, "COUNT", "10"}).elements[1].elements.size() == 3u);
 	Connection alice;
-	alice.session.role = alice.data.authenticate(alice.session, std::string_view("alice"), "alice-pw").role;
+	alice.session.role = alice.data.logins.authenticate(alice.session, std::string_view("alice"), "alice-pw").role;
 	BOOST_TEST(alice.run({"SCAN", cursor}) == "-ERR invalid cursor\r\n");
 	Connection restarted;
-	restarted.data.secret_seed = 8;
+	restarted.data.rows.secret_seed = 8;
 	BOOST_TEST(restarted.run({"SCAN", cursor}) == "-ERR invalid cursor\r\n");
 
 	/* Any change to a cursor makes it invalid: every digit, one at a time. */
@@ -175,7 +175,7 @@ BOOST_AUTO_TEST_CASE(keys)
 	BOOST_TEST(reply.elements[1].text == "items:2");
 	BOOST_TEST(c.run({"KEYS", "secret:*"}) == "*0\r\n");
 	for (int64_t id = 100; id < 100200; id++)
-		c.data.tables["big"][id] = resp_test::FakeDataSource::Row{"{}", {}};
+		c.data.db.tables["big"][id] = resp_test::FakeTables::Row{"{}", {}};
 	BOOST_TEST(c.run({"KEYS", "*"}) == "-ERR KEYS would examine more than 100000 keys; use SCAN\r\n");
 	BOOST_TEST(c.run({"KEYS", "items:*"}).rfind("*4\r\n", 0) == 0); /* big is not read */
 }

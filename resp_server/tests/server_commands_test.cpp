@@ -178,21 +178,21 @@ BOOST_AUTO_TEST_CASE(info)
 	BOOST_TEST(c.value({"INFO", "everything"}).text == reply.text);
 
 	/* On a standby, where the primary is only to members of pg_read_all_stats. */
-	c.data.info.replica = true;
-	c.data.info.master_host = "primary.example";
-	c.data.info.master_port = 5432;
+	c.data.server.info.replica = true;
+	c.data.server.info.master_host = "primary.example";
+	c.data.server.info.master_port = 5432;
 	fields = info_fields(c.value({"INFO", "replication"}).text);
 	BOOST_TEST(fields["role"] == "slave");
 	BOOST_TEST(fields.count("master_host") == 0u);
 	BOOST_TEST(fields.count("master_port") == 0u);
-	c.data.stats_readers.insert(c.session.role->id);
+	c.data.server.stats_readers.insert(c.session.role->id);
 	fields = info_fields(c.value({"INFO", "replication"}).text);
 	BOOST_TEST(fields["master_host"] == "primary.example");
 	BOOST_TEST(fields["master_port"] == "5432");
-	c.data.info.replica = false;
+	c.data.server.info.replica = false;
 
 	/* An empty keyspace shows no db0 line, as in Redis. */
-	c.data.key_count = 0;
+	c.data.rows.key_count = 0;
 	BOOST_TEST(c.value({"INFO", "keyspace"}).text == "# Keyspace\r\n");
 
 	/* RESP3: a verbatim string, as Redis 7 sends it (redis-cli accepts both). */
@@ -255,7 +255,7 @@ BOOST_AUTO_TEST_CASE(time)
 struct SlowConnection : Connection {
 	explicit SlowConnection(int64_t cost_us)
 	{
-		data.get_rows_cost_us = cost_us;
+		data.rows.get_rows_cost_us = cost_us;
 		processor.configure_slowlog(SlowlogSettings{10000, 128});
 	}
 };
@@ -264,7 +264,7 @@ BOOST_AUTO_TEST_CASE(slowlog_get_len_reset)
 {
 	SlowConnection c(25000);
 	c.run({"GET", "items:1"});
-	c.data.get_rows_cost_us = 10;
+	c.data.rows.get_rows_cost_us = 10;
 	c.run({"GET", "items:2"}); /* fast: not logged */
 	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":1\r\n");
 	Value entries = c.value({"SLOWLOG", "GET"});
@@ -283,7 +283,7 @@ BOOST_AUTO_TEST_CASE(slowlog_get_len_reset)
 	BOOST_TEST(c.run({"SLOWLOG", "GET", "0"}) == "*0\r\n");
 	BOOST_TEST(c.run({"SLOWLOG", "GET", "x"}) == "-ERR count should be greater than or equal to -1\r\n");
 	BOOST_TEST(c.run({"SLOWLOG", "GET", "-2"}) == "-ERR count should be greater than or equal to -1\r\n");
-	c.data.get_rows_cost_us = 25000;
+	c.data.rows.get_rows_cost_us = 25000;
 	c.run({"GET", "items:3"});
 	BOOST_TEST(c.value({"SLOWLOG", "GET", "-1"}).elements.size() == 2u);
 	Value newest = c.value({"SLOWLOG", "GET", "1"});
@@ -293,7 +293,7 @@ BOOST_AUTO_TEST_CASE(slowlog_get_len_reset)
 	/* RESET forgets every role's requests: for roles with pg_read_all_stats's privileges. */
 	BOOST_TEST(c.run({"SLOWLOG", "RESET"}).rfind("-NOPERM ", 0) == 0);
 	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":2\r\n");
-	c.data.all_stats_readers.insert(10);
+	c.data.server.stats_readers.insert(10);
 	BOOST_TEST(c.run({"SLOWLOG", "RESET"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":0\r\n");
 	BOOST_TEST(c.value({"SLOWLOG", "HELP"}).elements.size() > 4u);
@@ -310,7 +310,7 @@ BOOST_AUTO_TEST_CASE(slowlog_shows_other_roles_entries_only_to_all_stats_readers
 	BOOST_REQUIRE(own.elements.size() == 1u);
 	BOOST_TEST(own.elements[0].elements[3].elements[1].text == "items:2");
 	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":1\r\n");
-	c.data.all_stats_readers.insert(10);
+	c.data.server.stats_readers.insert(10);
 	BOOST_TEST(c.value({"SLOWLOG", "GET"}).elements.size() == 2u);
 	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":2\r\n");
 }
@@ -352,7 +352,7 @@ BOOST_AUTO_TEST_CASE(latency_latest_histogram_reset)
 	BOOST_TEST(c.value({"LATENCY", "HISTOGRAM", "get"}).type == '%');
 
 	BOOST_TEST(c.run({"LATENCY", "RESET"}).rfind("-NOPERM ", 0) == 0);
-	c.data.all_stats_readers.insert(10);
+	c.data.server.stats_readers.insert(10);
 	BOOST_TEST(c.run({"LATENCY", "RESET", "other"}) == ":0\r\n");
 	BOOST_TEST(c.run({"LATENCY", "RESET"}) == ":1\r\n");
 	BOOST_TEST(c.run({"LATENCY", "LATEST"}) == "*0\r\n");

@@ -60,11 +60,11 @@ BOOST_AUTO_TEST_CASE(get)
 	BOOST_TEST(c.run({"GET", "odd:7"}) == "$8\r\n{\"id\":7}\r\n");
 	BOOST_TEST(c.run({"GET", "items:3"}) == "$-1\r\n");
 	BOOST_TEST(c.run({"GET", "nosuchtable:1"}) == "$-1\r\n");
-	int calls = c.data.get_rows_calls;
+	int calls = c.data.rows.get_rows_calls;
 	/* A key without a prefix never reaches the DataSource; one whose id is not canonical for its
 	 * table (the DataSource knows the key's type) is a missing key. */
 	BOOST_TEST(c.run({"GET", "items"}) == "$-1\r\n");
-	BOOST_TEST(c.data.get_rows_calls == calls);
+	BOOST_TEST(c.data.rows.get_rows_calls == calls);
 	BOOST_TEST(c.run({"GET", "items:01"}) == "$-1\r\n");
 	c.session.protocol = 3;
 	BOOST_TEST(c.run({"GET", "items:3"}) == "_\r\n");
@@ -76,19 +76,19 @@ BOOST_AUTO_TEST_CASE(get_and_mget_answered_from_hits_reply_the_same)
 {
 	for (int protocol : {2, 3}) {
 		Connection slow, fast;
-		fast.data.reply_from_hits = true;
+		fast.data.hits.reply_from_hits = true;
 		slow.session.protocol = fast.session.protocol = protocol;
 		for (const Args &args : {Args{"MGET", "items:1", "items:01", "nokey", "nosuchtable:1", "items:2", "items:1"},
 								 Args{"GET", "items:2"}, Args{"GET", "items:01"}, Args{"MGET", "nokey"}}) {
 			BOOST_TEST(fast.run(args) == slow.run(args));
 		}
-		BOOST_TEST(fast.data.reply_hits_answers == 4);
-		BOOST_TEST(fast.data.get_rows_calls == 0);
+		BOOST_TEST(fast.data.hits.reply_hits_answers == 4);
+		BOOST_TEST(fast.data.rows.get_rows_calls == 0);
 		/* items:999 has no row: the request goes to get_rows, and its reply is the only one. */
 		for (const Args &args : {Args{"MGET", "items:1", "items:999"}, Args{"GET", "items:999"}})
 			BOOST_TEST(fast.run(args) == slow.run(args));
-		BOOST_TEST(fast.data.reply_hits_answers == 4);
-		BOOST_TEST(fast.data.get_rows_calls == 2);
+		BOOST_TEST(fast.data.hits.reply_hits_answers == 4);
+		BOOST_TEST(fast.data.rows.get_rows_calls == 2);
 	}
 }
 
@@ -102,10 +102,10 @@ BOOST_AUTO_TEST_CASE(mget)
 			   "$22\r\n{\"id\":2,\"value\":\"two\"}\r\n"
 			   "$22\r\n{\"id\":1,\"value\":\"one\"}\r\n");
 	/* One DataSource call with the five keys that have a prefix, duplicates kept, in order. */
-	BOOST_TEST(c.data.get_rows_calls == 1);
+	BOOST_TEST(c.data.rows.get_rows_calls == 1);
 	std::vector<std::pair<std::string, std::string>> expected = {
 		{"items", "1"}, {"items", "999"}, {"items", "01"}, {"items", "2"}, {"items", "1"}};
-	BOOST_TEST((c.data.last_keys == expected));
+	BOOST_TEST((c.data.rows.last_keys == expected));
 
 	c.session.protocol = 3;
 	BOOST_TEST(c.run({"MGET", "items:2", "x"}) == "*2\r\n$22\r\n{\"id\":2,\"value\":\"two\"}\r\n_\r\n");

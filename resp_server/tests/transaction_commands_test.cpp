@@ -10,9 +10,9 @@
 
 #include <string>
 
-using local_cache::resp::DataSource;
+using local_cache::resp::Batches;
 using resp_test::Connection;
-using resp_test::FakeDataSource;
+using resp_test::FakeTables;
 
 BOOST_AUTO_TEST_SUITE(transactions)
 
@@ -24,11 +24,11 @@ BOOST_AUTO_TEST_CASE(multi_exec)
 	BOOST_TEST(c.run({"HGET", "items:2", "value"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"PING"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"GET", "secret:1"}) == "+QUEUED\r\n"); /* refused when run, as in Redis */
-	BOOST_TEST(c.data.get_rows_calls == 0);
+	BOOST_TEST(c.data.rows.get_rows_calls == 0);
 	BOOST_TEST(c.run({"EXEC"}) == "*4\r\n$22\r\n{\"id\":1,\"value\":\"one\"}\r\n$3\r\ntwo\r\n+PONG\r\n"
 								  "-NOPERM permission denied for table secret\r\n");
-	BOOST_TEST(c.data.batches == 1);
-	BOOST_TEST(!c.data.in_batch);
+	BOOST_TEST(c.data.batches.begun == 1);
+	BOOST_TEST(!c.data.batches.in_batch);
 	BOOST_TEST(c.run({"GET", "items:1"}) == "$22\r\n{\"id\":1,\"value\":\"one\"}\r\n"); /* not queued */
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "*0\r\n");
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(errors)
 BOOST_AUTO_TEST_CASE(exec_without_authentication)
 {
 	Connection c;
-	c.data.default_role_value.reset();
+	c.data.logins.default_role_value.reset();
 	c.session.role.reset();
 	BOOST_TEST(c.run({"MULTI"}) == "-NOAUTH Authentication required.\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "-NOAUTH Authentication required.\r\n");
@@ -98,19 +98,19 @@ BOOST_AUTO_TEST_CASE(queue_is_released)
 BOOST_AUTO_TEST_CASE(exec_finding_a_table_locked)
 {
 	Connection c;
-	c.data.busy_prefixes.insert("items");
+	c.data.db.busy_prefixes.insert("items");
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"PING"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "");
 	BOOST_TEST(c.session.retry_later);
 	BOOST_TEST(c.session.multi.active);
-	BOOST_TEST(!c.data.in_batch);
+	BOOST_TEST(!c.data.batches.in_batch);
 	c.session.lock_wait_expired = true;
 	BOOST_TEST(c.run({"EXEC"}) == "*2\r\n+PONG\r\n-BUSY table \"items\" is locked by another transaction\r\n");
 	BOOST_TEST(!c.session.multi.active);
 	c.session.lock_wait_expired = false;
-	c.data.busy_prefixes.clear();
+	c.data.db.busy_prefixes.clear();
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"EXISTS", "items:1"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n:1\r\n");
@@ -124,13 +124,13 @@ BOOST_AUTO_TEST_CASE(exec_with_writes)
 	BOOST_TEST(c.run({"SET", "items:5", "{\"id\":5}"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"GET", "items:5"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "*2\r\n+OK\r\n$8\r\n{\"id\":5}\r\n");
-	BOOST_TEST(c.data.rollbacks == 0);
+	BOOST_TEST(c.data.batches.rollbacks == 0);
 
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"DEL", "items:5"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"GET", "secret:1"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "-EXECABORT Transaction rolled back: NOPERM permission denied for table secret\r\n");
-	BOOST_TEST(c.data.rollbacks == 1);
+	BOOST_TEST(c.data.batches.rollbacks == 1);
 	BOOST_TEST(c.run({"EXISTS", "items:5"}) == ":1\r\n"); /* the DEL was rolled back */
 	BOOST_TEST(!c.session.multi.active);
 }
@@ -146,40 +146,40 @@ BOOST_AUTO_TEST_CASE(watch)
 	BOOST_TEST(c.session.watched.empty());
 
 	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
-	c.data.tables["items"][1].json = "changed by someone else";
+	c.data.db.tables["items"][1].json = "changed by someone else";
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"SET", "items:1", "{}"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "*-1\r\n");
-	BOOST_TEST(c.data.tables["items"][1].json == "changed by someone else");
+	BOOST_TEST(c.data.db.tables["items"][1].json == "changed by someone else");
 	c.session.protocol = 3;
 	BOOST_TEST(c.run({"WATCH", "items:3"}) == "+OK\r\n");
-	c.data.tables["items"].erase(3);
+	c.data.db.tables["items"].erase(3);
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "_\r\n");
 	/* A batch of reads checks once; one that writes checks before its writes and again before
 	 * its commit. */
 	c.session.protocol = 2;
-	c.data.watch_checks.clear();
+	c.data.batches.watch_checks.clear();
 	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"EXEC"}).rfind("*1\r\n", 0) == 0);
-	BOOST_TEST((c.data.watch_checks == std::vector<DataSource::WatchCheck>{DataSource::WatchCheck::Reads}));
-	c.data.watch_checks.clear();
+	BOOST_TEST((c.data.batches.watch_checks == std::vector<Batches::WatchCheck>{Batches::WatchCheck::Reads}));
+	c.data.batches.watch_checks.clear();
 	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"SET", "items:1", "{}"}) == "+QUEUED\r\n"); /* its own write is no change */
 	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n+OK\r\n");
-	BOOST_TEST((c.data.watch_checks == std::vector<DataSource::WatchCheck>{DataSource::WatchCheck::BeforeWrites,
-																			DataSource::WatchCheck::BeforeCommit}));
+	BOOST_TEST((c.data.batches.watch_checks == std::vector<Batches::WatchCheck>{Batches::WatchCheck::BeforeWrites,
+																			Batches::WatchCheck::BeforeCommit}));
 	/* Another client commits a change to the watched row while EXEC runs: nil, rolled back. */
 	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"SET", "items:2", "{\"v\":1}"}) == "+QUEUED\r\n");
-	c.data.commit_during_batch = [](FakeDataSource::Tables &committed) { committed["items"][1].json = "theirs"; };
-	int rollbacks = c.data.rollbacks;
+	c.data.batches.commit_during_batch = [](FakeTables::Tables &committed) { committed["items"][1].json = "theirs"; };
+	int rollbacks = c.data.batches.rollbacks;
 	BOOST_TEST(c.run({"EXEC"}) == "*-1\r\n");
-	BOOST_TEST(c.data.rollbacks == rollbacks + 1);
+	BOOST_TEST(c.data.batches.rollbacks == rollbacks + 1);
 	BOOST_TEST(c.session.watched.empty());
 	/* DISCARD and RESET end the watch too. */
 	BOOST_TEST(c.run({"WATCH", "items:1"}) == "+OK\r\n");

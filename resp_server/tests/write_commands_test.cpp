@@ -27,13 +27,13 @@ BOOST_AUTO_TEST_CASE(set)
 	BOOST_TEST(c.run({"SET", "items:6", "{}", "EX", "10"}) == "-ERR rows do not expire: EX is not supported\r\n");
 	BOOST_TEST(c.run({"SET", "items:6", "{}", "keepttl"}) == "-ERR rows do not expire: KEEPTTL is not supported\r\n");
 	BOOST_TEST(c.run({"SET", "items:6", "{}", "EX"}) == "-ERR syntax error\r\n");
-	BOOST_TEST(c.run({"SET", "items:01", "{}"}) == "-ERR invalid key 'items:01': not a key of table items\r\n");
-	BOOST_TEST(c.run({"SET", "nosuch:1", "{}"}) == "-ERR no enabled table has the RESP prefix \"nosuch\"\r\n");
+	BOOST_TEST(c.run({"SET", "items:01", "{}"}) == "-ERR invalid key 'items:01': not a key of table items (SQLSTATE 22023)\r\n");
+	BOOST_TEST(c.run({"SET", "nosuch:1", "{}"}) == "-ERR no enabled table has the RESP prefix \"nosuch\" (SQLSTATE 42P01)\r\n");
 	BOOST_TEST(c.run({"SET", "secret:1", "{}"}) == "-NOPERM permission denied for table secret\r\n");
 	BOOST_TEST(c.run({"SETNX", "items:7", "{}"}) == ":1\r\n");
 	BOOST_TEST(c.run({"SETNX", "items:7", "{}"}) == ":0\r\n");
 	BOOST_TEST(c.run({"GETSET", "items:7", "{\"a\":1}"}) == "$2\r\n{}\r\n");
-	c.data.replica = true;
+	c.data.writes.replica = true;
 	BOOST_TEST(c.run({"SET", "items:5", "{}"}) == "-READONLY You can't write against a read only replica.\r\n");
 }
 

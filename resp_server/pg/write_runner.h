@@ -1,0 +1,97 @@
+/*
+ * write_runner.h — how a RESP write runs in PostgreSQL: the one prologue every write command
+ * and WATCH's version reads share (run_write: a hot standby refuses, the results' memory is
+ * reset, the body runs as the connection's role in a transaction inside the error boundary, an
+ * error becomes the reply with its SQLSTATE), and the statements it runs through SPI with plans
+ * kept for the worker's life (run, result_text). The SQL they run is built in writes.cpp and
+ * row_versions.cpp from write_target.h.
+ */
+#pragma once
+
+#include "extension/pg.h"
+
+#include "resp_server/commands/data_source.h"
+#include "resp_server/pg/session_runtime.h"
+#include "resp_server/pg/transaction.h"
+
+extern "C" {
+#include "access/xlog.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+}
+
+namespace local_cache::resp {
+
+/* A write's error: the message and its SQLSTATE, as the write commands answer it. */
+LookupResult write_failure(const PgError &error);
+
+/* After run_for_role's transaction, committed or not: what a trigger may have left in the
+ * worker's session outside the GUCs (prepared statements, session advisory locks, sequences'
+ * currval) is discarded. */
+void discard_session_leftovers();
+
+/*
+ * Runs `body` for the connection's role the way PostgreSQL runs code on another role's behalf
+ * (REFRESH MATERIALIZED VIEW, VACUUM's index functions), so that nothing one role's triggers do
+ * reaches another role's commands: in a transaction (transaction.h), connected to SPI, with the
+ * role as the user id inside a security-restricted operation (no temporary objects, LISTEN,
+ * cursors WITH HOLD or SET ROLE), and a GUC nest level rolled back after the body — a trigger's
+ * set_config(..., false) of search_path, default_transaction_read_only, TimeZone or DateStyle
+ * ends with the command. What a trigger can leave outside the GUCs (prepared statements,
+ * session advisory locks, sequences' currval) is discarded after the transaction, committed or
+ * not. So every command starts from the server's configured settings, as a new session would:
+ * the table's own triggers run with the configured search_path ("$user" is the role), as
+ * they do for that role's SQL, while the statements below name every function, operator and
+ * type with its schema and so mean the same under any search_path.
+ */
+template <typename Body> bool run_for_role(const Session &session, Body &&body, PgError *error)
+{
+	return in_transaction([&]() noexcept {
+		Oid saved_user;
+		int saved_context;
+		GetUserIdAndSecContext(&saved_user, &saved_context);
+		SetUserIdAndSecContext(Oid(session.role->id),
+							   saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+		int nest_level = NewGUCNestLevel();
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		body();
+		SPI_finish();
+		AtEOXact_GUC(false, nest_level);
+		SetUserIdAndSecContext(saved_user, saved_context);
+	}, error);
+}
+
+/* Whether a command that writes must answer ReadOnly: a hot standby. */
+bool on_standby(PgError *error);
+
+/*
+ * The prologue and epilogue of every write command (`writes`) and of WATCH's version reads:
+ * ReadOnly on a hot standby (writes only), then `body` through run_for_role with the results'
+ * memory reset first, then the session's leftovers discarded; an error answers write_failure.
+ * `body` leaves what it found in plain data of the caller's frame (in results_context).
+ */
+enum class Access { Write, Read };
+template <typename Body> LookupResult run_write(const Session &session, Access access, Body &&body)
+{
+	PgError error;
+	if (access == Access::Write && on_standby(&error))
+		return error.sqlerrcode == 0 ? LookupResult::read_only() : write_failure(error);
+	bool ok = run_for_role(session, [&]() {
+		MemoryContextReset(results_context);
+		body();
+	}, &error);
+	discard_session_leftovers();
+	return ok ? LookupResult::ok() : write_failure(error);
+}
+
+/* Runs `sql`, a statement on the table `relid` (InvalidOid: on none), with the arguments
+ * (through a kept plan); the number of rows it processed. */
+uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values);
+
+/* The text of column 1 of row `row` of the last result, in results_context; nullptr if NULL. */
+char *result_text(uint64 row);
+
+} // namespace local_cache::resp

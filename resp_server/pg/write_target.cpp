@@ -1,0 +1,111 @@
+/*
+ * write_target.cpp — the table a RESP write names (write_target.h): its name, key and columns
+ * from the catalogs, and the checks of client text.
+ */
+#include "resp_server/pg/write_target.h"
+
+#include "extension/primary_key.h"
+#include "resp_server/pg/session_runtime.h"
+
+extern "C" {
+#include "access/relation.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+}
+
+namespace local_cache::resp {
+
+/* A text from the client, as the server encoding requires it (what a SQL client's text meets
+ * on its way in): ERROR 22021 for a byte sequence it does not allow, NUL included. */
+void verify_text(std::string_view text)
+{
+	pg_verify_mbstr(GetDatabaseEncoding(), text.data(), int(text.size()), false);
+}
+
+void verify_key(const RowKey &key)
+{
+	verify_text(key.prefix);
+	verify_text(key.id);
+}
+
+/* The table of the key's prefix, for writing; `require_key`: a non-canonical id is an error
+ * (else valid_key says it). */
+Target write_target(const RowKey &key, bool require_key)
+{
+	verify_key(key);
+	load_prefixes();
+	Oid relid = relid_for_prefix(key.prefix);
+	if (!OidIsValid(relid))
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+						errmsg("no enabled table has the RESP prefix \"%.*s\"", int(key.prefix.size()),
+							   key.prefix.data())));
+	lock_table(relid);
+	RelInfo *info = relinfo_lookup(relid);
+	Target target;
+	target.info = info;
+	target.table = quote_qualified_identifier(get_namespace_name(info->relnamespace), NameStr(info->relname));
+	target.nkey = info->key.ncolumns;
+	for (int c = 0; c < target.nkey; c++)
+		target.key_columns[c] = quote_identifier(get_attname(relid, info->key.attnums[c], false));
+	KeyBytes bytes;
+	target.valid_key = key_of_id(info, key.id, &bytes) && key_values(info->key, bytes, target.key);
+	if (!target.valid_key && require_key)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid key '%.*s:%.*s': not a key of table %s", int(key.prefix.size()),
+							   key.prefix.data(), int(Min(key.id.size(), 128)), key.id.data(), NameStr(info->relname))));
+	return target;
+}
+
+
+Columns other_columns(const Target &target)
+{
+	Relation rel = relation_open(target.info->relid, NoLock);
+	TupleDesc desc = RelationGetDescr(rel);
+	Columns columns = {0, static_cast<const char **>(palloc(sizeof(char *) * (desc->natts + 1))),
+					   static_cast<Oid *>(palloc(sizeof(Oid) * (desc->natts + 1))),
+					   static_cast<int32 *>(palloc(sizeof(int32) * (desc->natts + 1)))};
+	for (int i = 0; i < desc->natts; i++) {
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		if (att->attisdropped || att->attgenerated || target.is_key_column(att->attnum))
+			continue;
+		columns.names[columns.count] = pstrdup(NameStr(att->attname));
+		columns.types[columns.count] = att->atttypid;
+		columns.typmods[columns.count] = att->atttypmod;
+		columns.count++;
+	}
+	relation_close(rel, NoLock);
+	return columns;
+}
+
+/* The key column `name` is, or -1. */
+int key_column_index(const Target &target, std::string_view name)
+{
+	for (int c = 0; c < target.nkey; c++)
+		if (name == get_attname(target.info->relid, target.info->key.attnums[c], false))
+			return c;
+	return -1;
+}
+
+/* The index of `name` in columns, -1 if none; errors for a key column. */
+int column_index(const Target &target, const Columns &columns, std::string_view name)
+{
+	if (key_column_index(target, name) >= 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+						errmsg("column \"%.*s\" is the key: it is set by the key itself", int(name.size()),
+							   name.data())));
+	for (int i = 0; i < columns.count; i++)
+		if (strlen(columns.names[i]) == name.size() && memcmp(columns.names[i], name.data(), name.size()) == 0)
+			return i;
+	return -1;
+}
+
+[[noreturn]] void no_such_column(const Target &target, std::string_view name)
+{
+	ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+					errmsg("column \"%.*s\" of table \"%s\" does not exist", int(name.size()), name.data(),
+						   NameStr(target.info->relname))));
+}
+
+} // namespace local_cache::resp

@@ -1,0 +1,101 @@
+/*
+ * write_target.h — the table a RESP write names, as the write statements (writes.cpp,
+ * row_versions.cpp) need it: locked, its quoted name, its key columns and the key's values with
+ * the SQL fragments that name them, its other writable columns, and the checks of client text.
+ * All of it runs in a transaction, inside the error boundary (write_runner.h): errors are
+ * ereport(ERROR)s.
+ */
+#pragma once
+
+#include "extension/pg.h"
+
+#include "extension/cached_table.h"
+#include "resp_server/commands/data_source.h"
+
+#include <string_view>
+
+namespace local_cache::resp {
+
+/* The table a key names, for writing: locked (conditionally), an enabled table without
+ * row-level security, with its key columns' names and the key's values. In a transaction. */
+struct Target {
+	RelInfo *info;
+	const char *table;  /* quoted, schema-qualified */
+	int nkey;
+	const char *key_columns[MAX_KEY_COLUMNS]; /* quoted */
+	Datum key[MAX_KEY_COLUMNS];
+	bool valid_key; /* false: the id names no key of the table */
+
+	bool is_key_column(AttrNumber attnum) const
+	{
+		for (int c = 0; c < nkey; c++)
+			if (info->key.attnums[c] == attnum)
+				return true;
+		return false;
+	}
+	/* Appends the key's types and values to the statement's parameters, from index `first`. */
+	void add_parameters(Oid *types, Datum *values, int first) const
+	{
+		for (int c = 0; c < nkey; c++) {
+			types[first + c] = info->key.types[c];
+			values[first + c] = key[c];
+		}
+	}
+	/* "t.a OPERATOR(pg_catalog.=) $2 AND ...": the key's row, its values parameters $first, ... */
+	const char *condition(const char *alias, int first) const
+	{
+		StringInfoData out;
+		initStringInfo(&out);
+		for (int c = 0; c < nkey; c++)
+			appendStringInfo(&out, "%s%s.%s OPERATOR(pg_catalog.=) $%d", c > 0 ? " AND " : "", alias, key_columns[c],
+							 first + c);
+		return out.data;
+	}
+	/* "a, b", each column prefixed by `alias`. */
+	const char *columns(const char *alias = "") const
+	{
+		StringInfoData out;
+		initStringInfo(&out);
+		for (int c = 0; c < nkey; c++)
+			appendStringInfo(&out, "%s%s%s", c > 0 ? ", " : "", alias, key_columns[c]);
+		return out.data;
+	}
+	/* "$2, $3" */
+	const char *parameters(int first) const
+	{
+		StringInfoData out;
+		initStringInfo(&out);
+		for (int c = 0; c < nkey; c++)
+			appendStringInfo(&out, "%s$%d", c > 0 ? ", " : "", first + c);
+		return out.data;
+	}
+};
+
+/* A text from the client, as the server encoding requires it (what a SQL client's text meets
+ * on its way in): ERROR 22021 for a byte sequence it does not allow, NUL included. */
+void verify_text(std::string_view text);
+void verify_key(const RowKey &key);
+
+/* The table of the key's prefix, for writing; `require_key`: a non-canonical id is an error
+ * (else valid_key says it). */
+Target write_target(const RowKey &key, bool require_key = true);
+
+/* The table's writable columns other than the key: not dropped, not generated. */
+struct Columns {
+	int count;
+	const char **names; /* unquoted */
+	Oid *types;
+	int32 *typmods;
+};
+
+Columns other_columns(const Target &target);
+
+/* The key column `name` is, or -1. */
+int key_column_index(const Target &target, std::string_view name);
+
+/* The index of `name` in columns, -1 if none; errors for a key column. */
+int column_index(const Target &target, const Columns &columns, std::string_view name);
+
+[[noreturn]] void no_such_column(const Target &target, std::string_view name);
+
+} // namespace local_cache::resp

@@ -103,10 +103,13 @@ RESP_HEADERS = extension/key_bytes.h extension/shard.h $(wildcard resp_server/pr
 	resp_server/auth/password_check.h resp_server/net/batching.h resp_server/net/disconnect_log.h \
 	resp_server/net/tls_session.h
 RESP_UNITTEST_SRCS = $(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)
-RESP_TEST_HEADERS = $(wildcard resp_server/tests/*.h)
+# Replies are read by the C++ tools' reader (tools/lib/resp_reply.*).
+RESP_TEST_HEADERS = $(wildcard resp_server/tests/*.h) tools/lib/resp_reply.h
+RESP_TEST_SRCS = tools/lib/resp_reply.cpp
 
-$(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
-	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(RESP_UNITTEST_SRCS) $(RESP_SRCS) -lboost_unit_test_framework -lssl -lcrypto -pthread
+$(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
+	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS) -lboost_unit_test_framework \
+		-lssl -lcrypto -pthread
 
 .PHONY: unittest
 unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)

@@ -10,13 +10,18 @@
 
 #include "resp_server/commands/command_table.h"
 #include "resp_server/tests/fake_data.h"
-#include "resp_server/tests/resp_reader.h"
+#include "tools/lib/resp_reply.h"
 
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace resp_test {
+
+/* Replies as the tools read them (tools/lib/resp_reply.h): one reader for tests and tools. */
+using Value = tooling::Reply;
+using tooling::read_all;
+using tooling::read_one;
 
 using Args = std::vector<std::string>;
 

@@ -5,7 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "resp_server/protocol/reply.h"
-#include "resp_server/tests/resp_reader.h"
+#include "tools/lib/resp_reply.h"
 
 #include <cmath>
 #include <limits>
@@ -32,8 +32,8 @@ void expect_encoding(Write write, const std::string &resp2, const std::string &r
 	BOOST_TEST(encode(2, write) == resp2);
 	BOOST_TEST(encode(3, write) == resp3);
 	/* Each encoding is one well-formed value. */
-	BOOST_CHECK_NO_THROW(resp_test::read_one(resp2));
-	BOOST_CHECK_NO_THROW(resp_test::read_one(resp3));
+	BOOST_CHECK_NO_THROW(tooling::read_one(resp2));
+	BOOST_CHECK_NO_THROW(tooling::read_one(resp3));
 }
 
 } // namespace

@@ -131,27 +131,37 @@ bool address_matches(const HbaLine *line, const sockaddr_storage &client)
 
 } // namespace
 
-void HbaRules::load()
+namespace {
+
+/*
+ * Reads `file_name` with PostgreSQL's tokenizer and `parse_line` (parse_hba_line or
+ * parse_ident_line) into a new context: its lines, or false (logged, nothing kept) when the file
+ * cannot be read or a line has an error, as the postmaster keeps its rules then. `discard` frees
+ * what parsed lines hold outside the context.
+ */
+template <typename ParseLine, typename Discard>
+bool parse_auth_file(const char *file_name, ParseLine parse_line, Discard discard, MemoryContext *context_out,
+					 List **lines_out)
 {
-	FILE *file = AllocateFile(HbaFileName, "r");
+	FILE *file = AllocateFile(file_name, "r");
 	if (file == nullptr) {
 		ereport(LOG, (errcode_for_file_access(),
-					  errmsg("local_cache RESP: could not open configuration file \"%s\": %m; keeping the rules read before",
-							 HbaFileName)));
-		return;
+					  errmsg("local_cache RESP: could not open configuration file \"%s\": %m; keeping the one read before",
+							 file_name)));
+		return false;
 	}
 	List *tokenized = NIL;
-	MemoryContext tokens = tokenize_auth_file(HbaFileName, file, &tokenized, LOG);
+	MemoryContext tokens = tokenize_auth_file(file_name, file, &tokenized, LOG);
 	FreeFile(file);
-
-	MemoryContext context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP pg_hba.conf", ALLOCSET_SMALL_SIZES);
+	MemoryContext context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP authentication file",
+												  ALLOCSET_SMALL_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(context);
 	List *lines = NIL;
 	bool ok = true;
 	ListCell *cell;
 	foreach (cell, tokenized) {
 		TokenizedAuthLine *tokenized_line = static_cast<TokenizedAuthLine *>(lfirst(cell));
-		HbaLine *line = tokenized_line->err_msg == nullptr ? parse_hba_line(tokenized_line, LOG) : nullptr;
+		void *line = tokenized_line->err_msg == nullptr ? parse_line(tokenized_line, LOG) : nullptr;
 		if (line == nullptr) {
 			ok = false;
 			continue;
@@ -161,14 +171,32 @@ void HbaRules::load()
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tokens);
 	if (!ok) {
-		ereport(LOG, (errmsg("local_cache RESP: \"%s\" has errors; keeping the rules read before", HbaFileName)));
-		MemoryContextDelete(context);
-		return;
+		discard(lines, context);
+		ereport(LOG, (errmsg("local_cache RESP: \"%s\" has errors; keeping the one read before", file_name)));
+		return false;
 	}
-	if (context_ != nullptr)
-		MemoryContextDelete(context_);
-	context_ = context;
-	lines_ = lines;
+	*context_out = context;
+	*lines_out = lines;
+	return true;
+}
+
+void discard_hba_lines(List *, MemoryContext context)
+{
+	MemoryContextDelete(context);
+}
+
+} // namespace
+
+void HbaRules::load()
+{
+	MemoryContext context;
+	List *lines;
+	if (parse_auth_file(HbaFileName, parse_hba_line, discard_hba_lines, &context, &lines)) {
+		if (context_ != nullptr)
+			MemoryContextDelete(context_);
+		context_ = context;
+		lines_ = lines;
+	}
 	load_user_maps();
 }
 
@@ -177,37 +205,10 @@ void HbaRules::load_user_maps()
 	/* PostgreSQL's load_ident() cannot be used here: it replaces the postmaster's parsed copy,
 	 * which this process freed with PostmasterContext. The lines are parsed by its
 	 * parse_ident_line() all the same (which compiles their regular expressions). */
-	FILE *file = AllocateFile(IdentFileName, "r");
-	if (file == nullptr) {
-		ereport(LOG, (errcode_for_file_access(),
-					  errmsg("local_cache RESP: could not open usermap file \"%s\": %m; keeping the maps read before",
-							 IdentFileName)));
+	MemoryContext context;
+	List *lines;
+	if (!parse_auth_file(IdentFileName, parse_ident_line, free_user_maps, &context, &lines))
 		return;
-	}
-	List *tokenized = NIL;
-	MemoryContext tokens = tokenize_auth_file(IdentFileName, file, &tokenized, LOG);
-	FreeFile(file);
-	MemoryContext context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP pg_ident.conf", ALLOCSET_SMALL_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(context);
-	List *lines = NIL;
-	bool ok = true;
-	ListCell *cell;
-	foreach (cell, tokenized) {
-		TokenizedAuthLine *tokenized_line = static_cast<TokenizedAuthLine *>(lfirst(cell));
-		IdentLine *line = tokenized_line->err_msg == nullptr ? parse_ident_line(tokenized_line, LOG) : nullptr;
-		if (line == nullptr) {
-			ok = false;
-			continue;
-		}
-		lines = lappend(lines, line);
-	}
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(tokens);
-	if (!ok) {
-		free_user_maps(lines, context);
-		ereport(LOG, (errmsg("local_cache RESP: \"%s\" has errors; keeping the maps read before", IdentFileName)));
-		return;
-	}
 	free_user_maps(ident_lines_, ident_context_);
 	ident_context_ = context;
 	ident_lines_ = lines;

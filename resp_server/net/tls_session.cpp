@@ -101,7 +101,9 @@ std::shared_ptr<TlsContext> TlsContext::load(const TlsConfig &config, std::strin
 	SSL_CTX_set_options(context, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
 									 SSL_OP_NO_TICKET);
 	SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
-	SSL_CTX_set_mode(context, SSL_MODE_RELEASE_BUFFERS);
+	/* No SSL_MODE_RELEASE_BUFFERS: a connection keeps OpenSSL's record buffers (about 34 kB)
+	 * between requests, as Redis's do; releasing them costs two allocations per request (measured:
+	 * MGET of 16 over TLS at 24.4 against 22.3 µs of server CPU per request). */
 	if (!config.ciphers.empty() && SSL_CTX_set_cipher_list(context, config.ciphers.c_str()) != 1) {
 		*error = "could not set the cipher list \"" + config.ciphers + "\": " + openssl_reason();
 		return nullptr;

@@ -89,10 +89,18 @@ UNITTEST_CXXFLAGS = -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -I.
 UNITTEST_BIN = extension/tests/unit_tests
 UNITTEST_SRCS = $(wildcard extension/tests/test_main.cpp extension/tests/*_test.cpp) \
 	extension/shard.cpp extension/key_bytes.cpp
-UNITTEST_HEADERS = $(wildcard extension/tests/*.h) extension/shard.h extension/key_bytes.h
 
-$(UNITTEST_BIN): $(UNITTEST_SRCS) $(UNITTEST_HEADERS)
-	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(UNITTEST_SRCS) -lboost_unit_test_framework
+# Each source is compiled on its own into .unittest/ (make -j compiles them in parallel; a
+# change rebuilds only what it touches).
+UNITTEST_OBJDIR = .unittest
+unittest_objects = $(patsubst %.cpp,$(UNITTEST_OBJDIR)/%.o,$(1))
+
+$(UNITTEST_OBJDIR)/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(UNITTEST_CXXFLAGS) -MMD -MP -c -o $@ $<
+
+$(UNITTEST_BIN): $(call unittest_objects,$(UNITTEST_SRCS))
+	$(CXX) -o $@ $^ -lboost_unit_test_framework
 
 # The RESP server's PostgreSQL-free and libuv-free layers (protocol/, commands/) and the
 # password checks of auth/ are tested alone, over fakes of the data-source interfaces.
@@ -104,12 +112,12 @@ RESP_HEADERS = extension/key_bytes.h extension/shard.h $(wildcard resp_server/pr
 	resp_server/net/tls_session.h
 RESP_UNITTEST_SRCS = $(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)
 # Replies are read by the C++ tools' reader (tools/lib/resp_reply.*).
-RESP_TEST_HEADERS = $(wildcard resp_server/tests/*.h) tools/lib/resp_reply.h
 RESP_TEST_SRCS = tools/lib/resp_reply.cpp
 
-$(RESP_UNITTEST_BIN): $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS) $(RESP_HEADERS) $(RESP_TEST_HEADERS)
-	$(CXX) $(UNITTEST_CXXFLAGS) -o $@ $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS) -lboost_unit_test_framework \
-		-lssl -lcrypto -pthread
+$(RESP_UNITTEST_BIN): $(call unittest_objects,$(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS))
+	$(CXX) -o $@ $^ -lboost_unit_test_framework -lssl -lcrypto -pthread
+
+-include $(patsubst %.o,%.d,$(call unittest_objects,$(UNITTEST_SRCS) $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS)))
 
 .PHONY: unittest
 unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
@@ -169,5 +177,6 @@ fuzz-keys: $(FUZZ_KEYS_BIN)
 clean: clean-local
 .PHONY: clean-local
 clean-local:
+	rm -rf $(UNITTEST_OBJDIR)
 	rm -f $(UNITTEST_BIN) $(RESP_UNITTEST_BIN) $(FUZZ_BIN) $(FUZZ_COMMANDS_BIN) $(FUZZ_KEYS_BIN) $(OBJS:.o=.d)
 	rm -rf regress/output regress/output_isolation

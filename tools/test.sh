@@ -12,7 +12,7 @@
 #   tree-check, tree-self-test  tools/check_tree.py: include root, layers, folder READMEs, file
 #              sizes, entry-point wrappers; its self-test breaks each rule in a copy and must see
 #              it fail; each counts as one
-#   unittest   `make unittest`; each Boost.Test case counts as one test
+#   unittest   `make -j2 unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one
 #   ic-regress, ic-isolation  the same suites through `make installcheck` against a running
@@ -215,7 +215,7 @@ installed_matches_build() {
 step_unittest() {
     banner "unittest: make unittest"
     local rc=0 counts seen p f
-    run_logged "$LOGS/unittest.log" "$(step_timeout 300)" make unittest PG_CONFIG="$PG_CONFIG" || rc=$?
+    run_logged "$LOGS/unittest.log" "$(step_timeout 300)" make -j2 unittest PG_CONFIG="$PG_CONFIG" || rc=$?
     # Boost.Test short report: "N test cases out of M passed" / "... failed" lines, or
     # "Test module "x" has passed with N test cases out of M."
     counts=$(awk '

@@ -79,7 +79,8 @@ def tracked_files(root):
             return sorted(f for f in files if os.path.exists(os.path.join(root, f)))
     except (OSError, subprocess.CalledProcessError):
         pass
-    skip = re.compile(r'(^|/)(\.git|node_modules|output|output_isolation|results|tmp_check)(/|$)|\.(o|d|so|bc)$')
+    skip = re.compile(r'(^|/)(\.git|node_modules|tmp_check|\.unittest)(/|$)|^regress/(results|output|output_isolation)/'
+                      r'|\.(o|d|so|bc)$')
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         for name in filenames:

@@ -34,7 +34,7 @@
 # failed step counts as one failure, and so does every suite it kept from running.
 # The last line is always `N passed, N failed`; the exit status is 0 only if nothing failed.
 # The whole run is capped at TEST_BUDGET seconds (default 1800 = 30 minutes; a run takes about
-# 19 on 2 cores, the package and installcheck steps about 5 of them).
+# 17 on 2 cores, the package and installcheck steps about 3 of them).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

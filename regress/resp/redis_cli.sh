@@ -69,6 +69,9 @@ check "no password appears in the server log (end of run)" "" "$(passwords_leake
 
 echo
 if ((FAILED > 0)); then
+    # A worker that ended or a process that crashed: its lines may be long gone from the tail.
+    echo "---- worker exits, crashes and errors in $LOG ----"
+    grep -E 'exited with exit code|terminated by signal|PANIC|FATAL|ERROR|local_cache RESP: ' "$LOG" | tail -n 60
     echo "---- last lines of $LOG ----"
     tail -n 40 "$LOG"
     echo "----"

@@ -167,7 +167,7 @@ void on_timer(uv_timer_t *timer)
 		}
 	}
 	/* A TLS handshake has as long as a PostgreSQL login (authentication_timeout). */
-	for (Connection *c = server->connections, *next; c != nullptr; c = next) {
+	for (Connection *c = server->tls != nullptr ? server->connections : nullptr, *next; c != nullptr; c = next) {
 		next = c->next;
 		if (c->tls != nullptr && !c->tls->handshake_done() &&
 			now - c->session.connected_at_ms > int64_t(AuthenticationTimeout) * 1000)

@@ -89,11 +89,6 @@ bool client_address(const std::string &peer, sockaddr_storage *address)
 	return false;
 }
 
-std::string client_host(const Session &session)
-{
-	return session.peer_address.substr(0, session.peer_address.rfind(':'));
-}
-
 /*
  * One login's line in the server log: `message` as PostgreSQL words it, then a DETAIL with the
  * client's address, `reason` (may be empty) and the pg_hba.conf line that applied (none when
@@ -259,7 +254,7 @@ int64_t Authenticator::backoff_until(const Session &session) const
 	if (mine != session_failures_.end() && mine->second.count > 0)
 		until = mine->second.last_ms +
 			std::min(kMaxBackoffMs, kFirstBackoffMs << std::min<uint32_t>(mine->second.count - 1, 7));
-	auto source = source_failures_.find(client_host(session));
+	auto source = source_failures_.find(session.peer_host());
 	if (source != source_failures_.end() && source->second.count > kSourceFailuresAllowed &&
 		now_ms() - source->second.last_ms < kSourceWindowMs)
 		until = std::max(until, source->second.last_ms +
@@ -275,11 +270,11 @@ bool Authenticator::note_failure(const Session &session)
 	mine.last_ms = now;
 	if (source_failures_.size() >= kMaxRemembered)
 		source_failures_.clear();
-	Failures &source = source_failures_[client_host(session)];
+	Failures &source = source_failures_[session.peer_host()];
 	if (now - source.last_ms >= kSourceWindowMs) {
 		if (source.unlogged > 0)
 			ereport(LOG, (errmsg("local_cache RESP: %u failed logins from host \"%s\" were not logged", source.unlogged,
-								 client_host(session).c_str())));
+								 session.peer_host().c_str())));
 		source.count = 0;
 		source.unlogged = 0;
 	}
@@ -291,7 +286,7 @@ bool Authenticator::note_failure(const Session &session)
 	if (source.unlogged++ == 0)
 		ereport(LOG, (errmsg("local_cache RESP: more than %u failed logins from host \"%s\"; further ones are not "
 							 "logged until it has none for %d s",
-							 kSourceFailuresAllowed, client_host(session).c_str(), int(kSourceWindowMs / 1000))));
+							 kSourceFailuresAllowed, session.peer_host().c_str(), int(kSourceWindowMs / 1000))));
 	return false;
 }
 
@@ -374,7 +369,7 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 			return AuthResult::denied("ERR", session.peer_address.empty() ? "unknown client address" : error.message);
 		}
 		const LoginFacts &facts = pending.facts;
-		std::string where = "host \"" + client_host(session) + "\", user \"" + name + "\", database \"" +
+		std::string where = "host \"" + session.peer_host() + "\", user \"" + name + "\", database \"" +
 			local_cache_resp_database + "\"";
 		pending.role_name = name;
 		pending.request = request;

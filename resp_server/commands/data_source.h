@@ -95,6 +95,8 @@ struct Session {
 	std::string tls_common_name;
 
 	bool authenticated() const { return role.has_value(); }
+	/* The client's address without its port ("10.0.0.7" of "10.0.0.7:51234"): what back-offs count by. */
+	std::string peer_host() const { return peer_address.substr(0, peer_address.rfind(':')); }
 	/* What MULTI and WATCH keep, for the connection's share of local_cache.resp_client_memory. */
 	size_t kept_memory() const
 	{

@@ -325,7 +325,7 @@ bool decrypt(Connection *c, const char *records, size_t length)
 	}
 	if (status == TlsSession::Status::Failed) {
 		if (!was_established)
-			note_tls_handshake_failure(c->server, c->session.peer_address);
+			note_tls_handshake_failure(c->server, c->session);
 		/* An alert, if the session made one, is the only answer. */
 		if (ReplyBuffer *out = outgoing(c); out != nullptr && !out->empty()) {
 			uv_buf_t buffer = uv_buf_init(const_cast<char *>(out->data()), unsigned(out->size()));
@@ -462,7 +462,7 @@ void accept_connection(Server *server, uv_stream_t *listener)
 			c->session.tls = true;
 		}
 		describe_session(c);
-		if (c->tls != nullptr && !tls_handshake_allowed(server, c->session.peer_address)) {
+		if (c->tls != nullptr && !tls_handshake_allowed(server, c->session)) {
 			disconnect(c, "too many failed TLS handshakes from this address; closed without one");
 			return;
 		}

@@ -170,8 +170,8 @@ void log_left_out_disconnects(Server *server);
 bool load_tls_context(Server *server);
 /* Whether a client address may start another handshake: past too many failed ones in the
  * window it is closed at once, as failed AUTHs back off. */
-bool tls_handshake_allowed(Server *server, const std::string &peer_address);
-void note_tls_handshake_failure(Server *server, const std::string &peer_address);
+bool tls_handshake_allowed(Server *server, const Session &session);
+void note_tls_handshake_failure(Server *server, const Session &session);
 /* From the worker's timer: forgets the windows that ended. */
 void forget_old_tls_failures(Server *server);
 

@@ -54,13 +54,6 @@ TlsConfig tls_config()
 	return config;
 }
 
-/* "10.0.0.7:51234" -> "10.0.0.7" (IPv6 addresses have colons of their own). */
-std::string host_of(const std::string &peer_address)
-{
-	size_t colon = peer_address.rfind(':');
-	return colon == std::string::npos ? peer_address : peer_address.substr(0, colon);
-}
-
 } // namespace
 
 bool load_tls_context(Server *server)
@@ -79,20 +72,20 @@ bool load_tls_context(Server *server)
 	return true;
 }
 
-bool tls_handshake_allowed(Server *server, const std::string &peer_address)
+bool tls_handshake_allowed(Server *server, const Session &session)
 {
-	auto found = server->tls_failures.find(host_of(peer_address));
+	auto found = server->tls_failures.find(session.peer_host());
 	return found == server->tls_failures.end() || found->second.count < kTlsFailuresAllowed ||
 		now_ms() - found->second.window_start_ms >= kTlsFailureWindowMs;
 }
 
-void note_tls_handshake_failure(Server *server, const std::string &peer_address)
+void note_tls_handshake_failure(Server *server, const Session &session)
 {
 	if (server->tls_failures.size() >= kTlsFailureAddressesKept)
 		forget_old_tls_failures(server);
 	if (server->tls_failures.size() >= kTlsFailureAddressesKept)
 		return;
-	TlsFailures &failures = server->tls_failures[host_of(peer_address)];
+	TlsFailures &failures = server->tls_failures[session.peer_host()];
 	int64_t now = now_ms();
 	if (now - failures.window_start_ms >= kTlsFailureWindowMs)
 		failures = TlsFailures{0, now};

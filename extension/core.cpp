@@ -1,7 +1,8 @@
 /*
  * core.cpp — initialises the core component: its settings, the "local_cache" WAL resource
  * manager, the session caches' invalidation callbacks, the transaction callback that
- * invalidates written keys, the planner and utility hooks, and the shared segment.
+ * invalidates written keys, the planner and utility hooks, the shared segment and the tracking
+ * log.
  */
 #include "extension/pg.h"
 
@@ -11,6 +12,7 @@
 #include "extension/cached_table.h"
 #include "extension/settings.h"
 #include "extension/store.h"
+#include "extension/tracking_log.h"
 #include "extension/utility.h"
 #include "extension/wal.h"
 
@@ -30,12 +32,14 @@ void core_shmem_request(void)
 {
 	store_request_shmem();
 	wal_request_shmem();
+	tracking_log_request_shmem();
 }
 
 void core_shmem_startup(void)
 {
 	store_startup_shmem();
 	wal_startup_shmem();
+	tracking_log_startup_shmem();
 }
 
 } // namespace local_cache

@@ -7,7 +7,9 @@
  * enabled ALWAYS so logical replication apply fires them too) records changed keys in backend-local hash tables in TopTransactionContext. At
  * XACT_EVENT_PRE_COMMIT (and PRE_PREPARE, so two-phase commits are covered whoever runs
  * COMMIT PREPARED) each key is removed from the store and its shard's invalidation
- * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole.
+ * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole. Once
+ * the commit is visible (XACT_EVENT_COMMIT) the same lists go to the tracking log for CLIENT
+ * TRACKING; a PREPARE logs them at once, marked with its xid (tracking_log.h).
  * Why that is enough, with the fill rules in fetch.cpp: docs/TECHNICAL.md.
  */
 #include "extension/invalidation.h"
@@ -15,6 +17,7 @@
 #include "extension/boundary.h"
 #include "extension/primary_key.h"
 #include "extension/store.h"
+#include "extension/tracking_log.h"
 #include "extension/wal.h"
 
 extern "C" {
@@ -74,6 +77,17 @@ int changed_key_match(const void *a, const void *b, Size)
 /* Both live in TopTransactionContext and are forgotten at transaction end. */
 HTAB *changed_tables = nullptr;
 HTAB *changed_keys = nullptr;
+
+/* What invalidate_changes() did, in TopTransactionContext, for the tracking log once the
+ * commit is visible. */
+struct Invalidated {
+	Oid *flushed;
+	bool *definition_changed;
+	int nflushed;
+	WalKey *keys;
+	int nkeys;
+};
+Invalidated invalidated = {};
 
 /* Where a changed row's key bytes are made, before they are found new and copied. */
 StringInfo key_buffer = nullptr;
@@ -173,8 +187,10 @@ void invalidate_changes(void)
 		return;
 	long ntables = hash_get_num_entries(changed_tables);
 	long nkeys = hash_get_num_entries(changed_keys);
-	Oid *flushed = static_cast<Oid *>(palloc(sizeof(Oid) * (ntables + 1)));
-	WalKey *keys = static_cast<WalKey *>(palloc(sizeof(WalKey) * (nkeys + 1)));
+	Oid *flushed = static_cast<Oid *>(MemoryContextAlloc(TopTransactionContext, sizeof(Oid) * (ntables + 1)));
+	bool *definition_changed =
+		static_cast<bool *>(MemoryContextAlloc(TopTransactionContext, sizeof(bool) * (ntables + 1)));
+	WalKey *keys = static_cast<WalKey *>(MemoryContextAlloc(TopTransactionContext, sizeof(WalKey) * (nkeys + 1)));
 	int nflushed = 0;
 	int ninvalidated = 0;
 
@@ -191,6 +207,7 @@ void invalidate_changes(void)
 			table->capture_began = true;
 		}
 		store_flush(MyDatabaseId, table->relid);
+		definition_changed[nflushed] = table->capture_changed;
 		flushed[nflushed++] = table->relid;
 	}
 	hash_seq_init(&status, changed_keys);
@@ -203,6 +220,14 @@ void invalidate_changes(void)
 		keys[ninvalidated++] = {changed->relid, changed->key};
 	}
 	wal_log_invalidations(MyDatabaseId, flushed, nflushed, keys, ninvalidated);
+	invalidated = {flushed, definition_changed, nflushed, keys, ninvalidated};
+}
+
+/* `xid` valid: at PREPARE, visible only once COMMIT PREPARED has run. */
+void log_for_tracking(TransactionId xid)
+{
+	tracking_log_changes(MyDatabaseId, invalidated.flushed, invalidated.definition_changed, invalidated.nflushed,
+						 invalidated.keys, invalidated.nkeys, xid);
 }
 
 void end_capture_changes(void)
@@ -234,10 +259,17 @@ void xact_event(XactEvent event, void *)
 	switch (event) {
 	case XACT_EVENT_PRE_COMMIT:
 	case XACT_EVENT_PARALLEL_PRE_COMMIT:
-	case XACT_EVENT_PRE_PREPARE:
 		invalidate_changes();
 		break;
+	case XACT_EVENT_PRE_PREPARE:
+		invalidate_changes();
+		if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
+			log_for_tracking(GetTopTransactionIdIfAny());
+		break;
 	case XACT_EVENT_COMMIT:
+		/* Visible now (ProcArrayEndTransaction ran): a reader told of it reads the new rows. */
+		log_for_tracking(InvalidTransactionId);
+		/* fall through */
 	case XACT_EVENT_ABORT:
 		/* The change is visible (or undone): readers may validate the triggers again. */
 		end_capture_changes();
@@ -250,6 +282,7 @@ void xact_event(XactEvent event, void *)
 		 * change stays begun; the first reader after COMMIT PREPARED settles it. */
 		changed_tables = nullptr;
 		changed_keys = nullptr;
+		invalidated = {};
 		wal_xact_ended();
 		break;
 	}

@@ -33,6 +33,7 @@
 #include "extension/key_bytes.h"
 #include "extension/settings.h"
 #include "extension/store.h"
+#include "extension/tracking_log.h"
 
 extern "C" {
 #include "access/transam.h"
@@ -155,12 +156,33 @@ void redo_invalidate(XLogReaderState *reader)
 			store_capture_begin(dbid, record.flushed(i), xid);
 		store_flush(dbid, record.flushed(i));
 	}
+	WalKey *keys = static_cast<WalKey *>(palloc(sizeof(WalKey) * (record.header.nkeys + 1)));
 	for (uint32 i = 0; i < record.header.nkeys; i++) {
-		Oid relid;
-		KeyBytes key;
-		record.next_key(&relid, &key);
-		store_invalidate(store_key(dbid, relid, key));
+		record.next_key(&keys[i].relid, &keys[i].key);
+		store_invalidate(store_key(dbid, keys[i].relid, keys[i].key));
 	}
+	/* For CLIENT TRACKING on this standby, once the commit is replayed. The record does not say
+	 * which flushes were definition changes: each counts as one. */
+	{
+		Oid *flushed = static_cast<Oid *>(palloc(sizeof(Oid) * (record.header.nflushed + 1)));
+		bool *definition_changed = static_cast<bool *>(palloc(sizeof(bool) * (record.header.nflushed + 1)));
+		for (uint32 i = 0; i < record.header.nflushed; i++) {
+			flushed[i] = record.flushed(i);
+			definition_changed[i] = true;
+		}
+		tracking_log_changes(dbid, flushed, definition_changed, int(record.header.nflushed), keys,
+							 int(record.header.nkeys), xid);
+		pfree(flushed);
+		pfree(definition_changed);
+	}
+	pfree(keys);
+}
+
+void log_everything_changed(void)
+{
+	Oid every_table = InvalidOid;
+	bool definition_changed = true;
+	tracking_log_changes(InvalidOid, &every_table, &definition_changed, 1, nullptr, 0, InvalidTransactionId);
 }
 
 void redo(XLogReaderState *reader)
@@ -180,6 +202,8 @@ void redo(XLogReaderState *reader)
 	case XLOG_LOCAL_CACHE_START:
 		store_flush(InvalidOid, InvalidOid);
 		pg_atomic_write_u32(&state->standby_stopped, 0);
+		/* Commits between STOP and START logged nothing: every tracked key may have changed. */
+		log_everything_changed();
 		break;
 	default:
 		elog(PANIC, "local_cache redo: unknown record type %u", record_type(reader));

@@ -200,7 +200,7 @@ void client_tracking_command(CommandContext &c)
 		next.optout = options.optout;
 		next.noloop = options.noloop;
 		if (options.bcast && options.prefixes.empty())
-			options.prefixes.push_back(std::string_view());
+			options.prefixes.push_back(std::string_view(""));
 		for (std::string_view prefix : options.prefixes) {
 			if (std::find(next.prefixes.begin(), next.prefixes.end(), prefix) == next.prefixes.end())
 				next.prefixes.emplace_back(prefix);
@@ -356,7 +356,7 @@ bool ping_subscribed(CommandContext &c)
 		return false;
 	c.reply.array(2);
 	c.reply.bulk("pong");
-	c.reply.bulk(c.argc() == 2 ? c.arg(1) : std::string_view());
+	c.reply.bulk(c.argc() == 2 ? c.arg(1) : std::string_view(""));
 	return true;
 }
 

@@ -230,7 +230,7 @@ struct CommandContext {
 const CommandSpec *command_for(const Request &request);
 /* Runs c.command's handler: one reply, or none when it sets Session::retry_later. A read
  * that succeeded notes its keys for CLIENT TRACKING, unless `note_reads` is false (EXEC notes
- * its reads once it committed). */
+ * its reads when it commits). */
 void run_command(CommandContext &c, bool note_reads = true);
 /* For CLIENT TRACKING: the keys of c.request, a read of c.command that succeeded, at the
  * positions its row gives (as Redis tracks the keys of commands flagged readonly). */

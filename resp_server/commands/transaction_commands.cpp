@@ -227,17 +227,19 @@ void run_batch(CommandContext &c)
 		end_transaction(c.session);
 		return;
 	}
+	/* Before the commit: should noting fail (out of memory), nothing is committed and the
+	 * client caches nothing; a commit that fails after it leaves keys tracked, which costs at
+	 * most an invalidation nobody needed. */
+	note_reads(c, argv, reads);
 	LookupResult committed = batch.end(true);
 	if (committed.status != LookupResult::Status::Ok) {
 		out.truncate(exec_start);
 		c.reply.error_with_code("EXECABORT", "Transaction rolled back: " + committed.message);
-	} else {
-		note_reads(c, argv, reads);
 	}
 	end_transaction(c.session);
 }
 
-/* CLIENT TRACKING: the reads of an EXEC that committed, each with CLIENT CACHING's flags as
+/* CLIENT TRACKING: the reads of an EXEC about to commit, each with CLIENT CACHING's flags as
  * they were when it ran. */
 void note_reads(CommandContext &c, const std::vector<std::string_view> &argv, const std::vector<TrackedRead> &reads)
 {

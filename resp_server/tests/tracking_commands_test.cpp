@@ -3,7 +3,7 @@
  * (resp_server/commands/tracking_commands.cpp) and of what the dispatcher does for them
  * (command_table.cpp): CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO with Redis 7.2's
  * replies and errors, the reads that note their keys (and the failed ones that do not, EXEC's
- * once it committed), CLIENT CACHING's scope, SUBSCRIBE / UNSUBSCRIBE and RESP2's subscribed
+ * when it commits), CLIENT CACHING's scope, SUBSCRIBE / UNSUBSCRIBE and RESP2's subscribed
  * mode, RESET, CLIENT LIST's fields and INFO's tracking sizes.
  */
 #include <boost/test/unit_test.hpp>
@@ -272,7 +272,7 @@ BOOST_AUTO_TEST_CASE(every_read_notes_its_keys)
 	BOOST_TEST(tracked_items(c) == expected);
 }
 
-BOOST_AUTO_TEST_CASE(exec_notes_its_reads_once_committed)
+BOOST_AUTO_TEST_CASE(exec_notes_its_reads_when_it_commits)
 {
 	Connection c;
 	BOOST_TEST(c.run({"CLIENT", "TRACKING", "on"}) == "+OK\r\n");

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace local_cache::resp {
@@ -100,8 +101,43 @@ public:
 	TrackingStats stats() const;
 
 private:
+	/* Where a tracking connection's invalidations go: its REDIRECT target, or itself. */
+	static uint64_t target_of(uint64_t client, const TrackingMode &mode)
+	{
+		return mode.redirect != 0 ? mode.redirect : client;
+	}
+	struct Pending;
+	Pending &pending_for(uint64_t client, const TrackingMode &mode);
+	void queue_key(uint64_t client, const TrackingMode &mode, std::string_view key);
+	void queue_flush(uint64_t client, const TrackingMode &mode);
+	/* A default-mode key is invalidated for every connection tracking it (skipping `skip`,
+	 * NOLOOP's writer) and forgotten. */
+	void invalidate_tracked(std::unordered_map<std::string, std::vector<uint64_t>>::iterator entry, uint64_t skip,
+							bool flush);
+	void evict_one();
+	void forget_prefixes(uint64_t client, const TrackingMode &mode);
+
 	size_t max_keys_;
-	/* The implementation's own members follow. */
+	/* The connections with tracking on, with a copy of their mode (NOLOOP, REDIRECT, BCAST and
+	 * its prefixes are needed when a change arrives, long after their command ran). */
+	std::unordered_map<uint64_t, TrackingMode> clients_;
+	/* Default mode: key -> the connections that read it, sorted. Ids of connections that
+	 * turned tracking off or closed stay until the key's invalidation (as in Redis: forgetting
+	 * them eagerly would cost a walk of the whole table per connection). */
+	std::unordered_map<std::string, std::vector<uint64_t>> keys_;
+	uint64_t items_ = 0;
+	/* Eviction's clock hand over keys_'s buckets: a cheap, roughly random order. */
+	size_t evict_bucket_ = 0;
+	/* BCAST: prefix -> the connections that asked for it ("" matches every key). */
+	std::unordered_map<std::string, std::vector<uint64_t>> prefixes_;
+	/* What take_invalidations hands over, one entry per (target, tracking connection), with
+	 * the keys already in each (a key changed twice is sent once). */
+	struct Pending {
+		size_t index;
+		std::unordered_set<std::string> keys;
+	};
+	std::vector<Invalidation> invalidations_;
+	std::unordered_map<uint64_t, std::unordered_map<uint64_t, Pending>> pending_; /* target -> tracker -> */
 };
 
 } // namespace local_cache::resp

@@ -205,6 +205,7 @@ struct CommandProcessor::Scratch {
 	KeyCollector scanned;
 	std::string text; /* error messages, INFO, CLIENT INFO */
 	std::vector<const CommandSpec *> commands; /* LATENCY HISTOGRAM */
+	std::vector<std::string_view> tracked_keys; /* a read's keys, for CLIENT TRACKING */
 };
 
 /* What a handler sees. */
@@ -217,6 +218,7 @@ struct CommandContext {
 	const CommandSpec &command; /* the row being run (the subcommand's, for a container) */
 	ClientDirectory *clients;   /* nullptr: CLIENT LIST and KILL see only this session */
 	CommandMonitor &monitor;    /* the worker's slow log and latencies */
+	TrackingTable &tracking;    /* the worker's CLIENT TRACKING table */
 
 	size_t argc() const { return request.argc; }
 	std::string_view arg(size_t i) const { return request.argv[i]; }
@@ -226,8 +228,13 @@ struct CommandContext {
 
 /* The command or subcommand the request names; nullptr when unknown. */
 const CommandSpec *command_for(const Request &request);
-/* Runs c.command's handler: one reply, or none when it sets Session::retry_later. */
-void run_command(CommandContext &c);
+/* Runs c.command's handler: one reply, or none when it sets Session::retry_later. A read
+ * that succeeded notes its keys for CLIENT TRACKING, unless `note_reads` is false (EXEC notes
+ * its reads when it commits). */
+void run_command(CommandContext &c, bool note_reads = true);
+/* For CLIENT TRACKING: the keys of c.request, a read of c.command that succeeded, at the
+ * positions its row gives (as Redis tracks the keys of commands flagged readonly). */
+void note_tracked_reads(CommandContext &c);
 
 /* ---- what the data commands share (string_commands.cpp) ---- */
 
@@ -303,6 +310,23 @@ void client_setname_command(CommandContext &c);
 void client_no_evict_command(CommandContext &c); /* CLIENT NO-EVICT and NO-TOUCH */
 void client_list_command(CommandContext &c);
 void client_kill_command(CommandContext &c);
+
+/* tracking_commands.cpp */
+void client_tracking_command(CommandContext &c);
+void client_caching_command(CommandContext &c);
+void client_getredir_command(CommandContext &c);
+void client_trackinginfo_command(CommandContext &c);
+void subscribe_command(CommandContext &c);   /* SUBSCRIBE and PSUBSCRIBE */
+void unsubscribe_command(CommandContext &c); /* UNSUBSCRIBE and PUNSUBSCRIBE */
+/* RESET and the end of CLIENT TRACKING: tracking off (and the table told). */
+void stop_tracking(CommandContext &c);
+/* RESET: every channel and pattern unsubscribed, without replies. */
+void unsubscribe_all(Session &session);
+/* PING in RESP2's subscribed mode: *2 pong <argument or "">. */
+bool ping_subscribed(CommandContext &c);
+/* CLIENT LIST / INFO's fields from flags= (P, x, t, R, B, or N) to ssub=, for session `s` as
+ * `caller` sees it. */
+void append_client_flags(std::string &line, const Session &s, const Session &caller, ClientDirectory *clients);
 
 /* server_commands.cpp */
 void help_command(CommandContext &c); /* CLIENT HELP, COMMAND HELP, CONFIG HELP */

@@ -1,7 +1,8 @@
 /*
  * command_table.cpp — the command table (one row per command; the handlers are in the cmd_*.cpp
  * files, by command group), its lookup, and the dispatcher that checks a request against its
- * row, in Redis's order, before running the row's handler.
+ * row, in Redis's order, before running the row's handler (and, after a read, notes its keys
+ * for CLIENT TRACKING).
  */
 #include "resp_server/commands/command_context.h"
 
@@ -25,12 +26,21 @@ void refuse_write_command(CommandContext &c)
 
 constexpr uint32_t kConnection = CMD_LOADING | CMD_STALE | CMD_FAST;
 constexpr uint32_t kRead = CMD_READONLY | CMD_FAST;
+/* Redis's CLIENT TRACKING family and the Pub/Sub commands are not flagged fast. */
+constexpr uint32_t kTracking = CMD_LOADING | CMD_STALE;
+constexpr uint32_t kPubsub = CMD_PUBSUB | CMD_LOADING | CMD_STALE;
 
 constexpr CommandSpec kClientSubcommands[] = {
 	/* full name, arity, flags, first key, last key, step, group, since, summary, complexity,
 	 * handler, subcommands */
+	{"client|caching", 3, kTracking, 0, 0, 0, "connection", "6.0.0",
+	 "Instructs the server whether to track the keys in the next request.", "O(1)",
+	 client_caching_command, nullptr, 0},
 	{"client|getname", 2, kConnection, 0, 0, 0, "connection", "2.6.9",
 	 "Returns the name of the connection.", "O(1)", client_getname_command, nullptr, 0},
+	{"client|getredir", 2, kTracking, 0, 0, 0, "connection", "6.0.0",
+	 "Returns the client ID to which the connection's tracking notifications are redirected.", "O(1)",
+	 client_getredir_command, nullptr, 0},
 	{"client|help", 2, kConnection, 0, 0, 0, "connection", "5.0.0",
 	 "Returns helpful text about the different subcommands.", "O(1)", help_command, nullptr, 0},
 	{"client|id", 2, kConnection, 0, 0, 0, "connection", "5.0.0",
@@ -57,6 +67,12 @@ constexpr CommandSpec kClientSubcommands[] = {
 	 nullptr, 0},
 	{"client|setname", 3, kConnection, 0, 0, 0, "connection", "2.6.9",
 	 "Sets the connection name.", "O(1)", client_setname_command, nullptr, 0},
+	{"client|tracking", -3, kTracking, 0, 0, 0, "connection", "6.0.0",
+	 "Controls server-assisted client-side caching for the connection: invalidations at each commit.",
+	 "O(1). Some options may introduce additional complexity.", client_tracking_command, nullptr, 0},
+	{"client|trackinginfo", 2, kTracking, 0, 0, 0, "connection", "6.2.0",
+	 "Returns information about server-assisted client-side caching for the connection.", "O(1)",
+	 client_trackinginfo_command, nullptr, 0},
 };
 
 constexpr CommandSpec kCommandSubcommands[] = {
@@ -230,6 +246,18 @@ constexpr CommandSpec kCommands[] = {
 	 "Closes the connection.", "O(1)", quit_command, nullptr, 0},
 	{"client", -2, 0, 0, 0, 0, "connection", "2.4.0", "A container for client connection commands.",
 	 "Depends on subcommand.", nullptr, kClientSubcommands, count_of(kClientSubcommands)},
+
+	/* Pub/Sub, for CLIENT TRACKING's REDIRECT over RESP2: only __redis__:invalidate carries messages */
+	{"subscribe", -2, kPubsub, 0, 0, 0, "pubsub", "2.0.0", "Listens for messages published to channels.",
+	 "O(N) where N is the number of channels to subscribe to.", subscribe_command, nullptr, 0},
+	{"unsubscribe", -1, kPubsub, 0, 0, 0, "pubsub", "2.0.0", "Stops listening to messages posted to channels.",
+	 "O(N) where N is the number of channels to unsubscribe.", unsubscribe_command, nullptr, 0},
+	{"psubscribe", -2, kPubsub, 0, 0, 0, "pubsub", "2.0.0",
+	 "Listens for messages published to channels that match one or more patterns.",
+	 "O(N) where N is the number of patterns to subscribe to.", subscribe_command, nullptr, 0},
+	{"punsubscribe", -1, kPubsub, 0, 0, 0, "pubsub", "2.0.0",
+	 "Stops listening to messages published to channels that match one or more patterns.",
+	 "O(N) where N is the number of patterns to unsubscribe.", unsubscribe_command, nullptr, 0},
 
 	/* server */
 	{"command", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
@@ -426,12 +454,37 @@ const CommandSpec *checked_command(const Request &request, const Session &sessio
 		reply.error_with_code("NOAUTH", "Authentication required.");
 		return nullptr;
 	}
+	/* A RESP2 connection with subscriptions reads only Pub/Sub replies; RESP3 has no limit. */
+	if (session.protocol == 2 && session.subscribed() && !(command->flags & CMD_PUBSUB) &&
+		command->full_name != "ping" && command->full_name != "quit" && command->full_name != "reset") {
+		message.assign("Can't execute '");
+		message.append(command->full_name);
+		message.append("': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+		reply.error(message);
+		return nullptr;
+	}
 	/* Unsupported writes are refused when queued, not at EXEC, so that EXEC fails as a whole. */
 	if (session.multi.active && (command->flags & CMD_UNSUPPORTED)) {
 		reply.error(kUnsupportedWriteError);
 		return nullptr;
 	}
+	/* (P)SUBSCRIBE answers once per channel, which EXEC's array of one reply per command
+	 * cannot hold (Redis lets it break the array; we refuse it as its NO_MULTI commands). */
+	if (session.multi.active && (command->flags & CMD_PUBSUB)) {
+		reply.error("Command not allowed inside a transaction");
+		return nullptr;
+	}
 	return command;
+}
+
+/* CLIENT CACHING YES/NO covers the next command, or the whole MULTI ... EXEC that follows
+ * (Redis clears it in resetClient, outside MULTI, after any other command). */
+void end_caching_scope(Session &session, const CommandSpec *command)
+{
+	if (session.retry_later || session.multi.active ||
+		(command != nullptr && command->full_name == "client|caching"))
+		return;
+	session.tracking.caching_yes = session.tracking.caching_no = false;
 }
 
 /* All of the request or, when an allocation fails, none of it: the queue stays in step. */
@@ -485,7 +538,20 @@ const CommandSpec *command_for(const Request &request)
 	return command;
 }
 
-void run_command(CommandContext &c)
+void note_tracked_reads(CommandContext &c)
+{
+	const CommandSpec &command = c.command;
+	if (command.first_key <= 0 || command.key_step <= 0)
+		return;
+	int64_t last = command.last_key < 0 ? int64_t(c.argc()) + command.last_key : command.last_key;
+	std::vector<std::string_view> &keys = c.scratch.tracked_keys;
+	keys.clear();
+	for (int64_t i = command.first_key; i <= last && i < int64_t(c.argc()); i += command.key_step)
+		keys.push_back(c.arg(size_t(i)));
+	c.tracking.note_read(c.session, keys.data(), keys.size());
+}
+
+void run_command(CommandContext &c, bool note_reads)
 {
 	ReplyBuffer &out = c.reply.buffer();
 	size_t reply_start = out.size();
@@ -494,6 +560,9 @@ void run_command(CommandContext &c)
 		c.command.handler(c);
 		if (c.session.retry_later)
 			out.truncate(reply_start);
+		else if (note_reads && c.session.tracking.on && (c.command.flags & CMD_READONLY) &&
+				 out.size() > reply_start && out.view()[reply_start] != '-')
+			note_tracked_reads(c);
 	} catch (const std::exception &e) {
 		/* The data sources answer PostgreSQL's errors as values: what comes here is a C++
 		 * failure, std::bad_alloc above all. It fails this command only (inside EXEC, the
@@ -536,6 +605,7 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 	if (command == nullptr) {
 		/* Inside MULTI, a refused request makes EXEC fail too (Redis's flagTransaction). */
 		session.multi.refused = session.multi.active;
+		end_caching_scope(session, nullptr);
 		return;
 	}
 	if (session.multi.active && !(command->flags & CMD_NOT_QUEUED)) {
@@ -543,9 +613,10 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 		reply.simple_string("QUEUED");
 		return;
 	}
-	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_};
+	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_, tracking_};
 	int64_t started_us = data_.server.now_microseconds();
 	run_command(context);
+	end_caching_scope(session, command);
 	/* A request that will run again is timed when it does; EXEC is timed as a whole. Its reply
 	 * stands whatever happens here: an entry the slow log has no memory for is not kept. */
 	if (!session.retry_later) {

@@ -4,16 +4,19 @@
  * against it. No PostgreSQL header: data comes through the interfaces of data_source.h.
  *
  * CommandProcessor::execute checks, in Redis's order: unknown command or subcommand, arity,
- * authentication (NOAUTH unless the row is flagged no_auth), then inside MULTI queues the
- * request (refusing unsupported writes at once, which makes EXEC fail as Redis does), else
- * runs the row's handler, timed for SLOWLOG and LATENCY (monitor.h). Each request
+ * authentication (NOAUTH unless the row is flagged no_auth), RESP2's subscribed mode, then inside
+ * MULTI queues the request (refusing unsupported writes at once, which makes EXEC fail as Redis
+ * does), else runs the row's handler, timed for SLOWLOG and LATENCY (monitor.h); a read that
+ * succeeded notes its keys for CLIENT TRACKING (client_tracking.h). Each request
  * appends exactly one reply to the output buffer, except one that finds a table locked while
- * it may still wait (Session::retry_later): it appends nothing and is run again later. A C++
+ * it may still wait (Session::retry_later): it appends nothing and is run again later; and
+ * (P)SUBSCRIBE / (P)UNSUBSCRIBE, which answer once per channel, as Redis does. A C++
  * allocation that fails (std::bad_alloc) fails the request with -ERR and leaves nothing half
  * done (tests/allocation_failure_test.cpp).
  */
 #pragma once
 
+#include "resp_server/commands/client_tracking.h"
 #include "resp_server/commands/data_source.h"
 #include "resp_server/commands/monitor.h"
 #include "resp_server/protocol/request_parser.h"
@@ -43,6 +46,7 @@ enum CommandFlag : uint32_t {
 	CMD_ADMIN = 1u << 6,    /* administrative */
 	CMD_NOT_QUEUED = 1u << 7, /* runs at once inside MULTI too (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET) */
 	CMD_UNSUPPORTED = 1u << 8, /* a Redis write with no meaning for rows: always refused */
+	CMD_PUBSUB = 1u << 9,   /* (P)SUBSCRIBE, (P)UNSUBSCRIBE: allowed in RESP2's subscribed mode */
 };
 
 struct CommandContext;
@@ -115,6 +119,11 @@ public:
 	/* SLOWLOG's threshold and length (the worker passes its settings at start and reload). */
 	void configure_slowlog(const SlowlogSettings &settings) { monitor_.configure(settings); }
 
+	/* The worker's CLIENT TRACKING table: the commands fill it; the event layer feeds it the
+	 * commits, takes its invalidations, and calls session_stopped_tracking when a connection
+	 * closes. */
+	TrackingTable &tracking() { return tracking_; }
+
 	struct Scratch;
 
 private:
@@ -123,6 +132,7 @@ private:
 	DataSources data_;
 	ClientDirectory *clients_ = nullptr;
 	CommandMonitor monitor_;
+	TrackingTable tracking_;
 	std::unique_ptr<Scratch> scratch_;
 };
 

@@ -71,6 +71,8 @@ void ping_command(CommandContext &c)
 		c.reply.error("wrong number of arguments for 'ping' command");
 		return;
 	}
+	if (ping_subscribed(c))
+		return;
 	if (c.argc() == 2)
 		c.reply.bulk(c.arg(1));
 	else
@@ -191,8 +193,11 @@ void select_command(CommandContext &c)
 
 void reset_command(CommandContext &c)
 {
-	/* As Redis's RESET: back to RESP2, no name, the default role; the library attributes stay
-	 * because they still describe the client behind the connection. */
+	/* As Redis's RESET: back to RESP2, no name, the default role, tracking off, no
+	 * subscriptions; the library attributes stay because they still describe the client
+	 * behind the connection. */
+	stop_tracking(c);
+	unsubscribe_all(c.session);
 	c.session.protocol = 2;
 	c.reply.set_protocol(2);
 	c.session.name.clear();
@@ -274,13 +279,14 @@ void client_setinfo_command(CommandContext &c)
 	c.reply.ok();
 }
 
-/* One CLIENT LIST line in Redis 7.2's field order; memory and pub/sub fields we do not track
- * are reported as Redis reports them for an idle client. */
+/* One CLIENT LIST line in Redis 7.2's field order; memory fields we do not track are reported
+ * as Redis reports them for an idle client. */
 namespace {
 
 /* One line of CLIENT INFO / CLIENT LIST, as Redis 7.2 formats it; `now_ms` is when the
  * current request arrived. */
-void append_client_line(std::string &line, const Session &s, int64_t now_ms, std::string_view last_command)
+void append_client_line(std::string &line, const Session &s, const Session &caller, ClientDirectory *clients,
+						int64_t now_ms, std::string_view last_command)
 {
 	line.append("id=");
 	append_number(line, s.id);
@@ -293,14 +299,17 @@ void append_client_line(std::string &line, const Session &s, int64_t now_ms, std
 	append_number(line, std::max<int64_t>(0, (now_ms - s.connected_at_ms) / 1000));
 	line.append(" idle=");
 	append_number(line, std::max<int64_t>(0, (now_ms - s.last_request_at_ms) / 1000));
-	line.append(" flags=N db=0 sub=0 psub=0 ssub=0 multi=");
+	append_client_flags(line, s, caller, clients);
+	line.append(" multi=");
 	append_number(line, s.multi.active ? int64_t(s.multi.count()) : -1);
 	line.append(" watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=");
 	append_number(line, s.multi.active ? s.multi.memory() : 0);
 	line.append(" rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=").append(last_command);
 	line.append(" user=");
 	line.append(s.role ? std::string_view(s.role->name) : std::string_view("default"));
-	line.append(" redir=-1 resp=");
+	line.append(" redir=");
+	append_number(line, s.tracking.on ? int64_t(s.tracking.redirect) : -1);
+	line.append(" resp=");
 	append_number(line, s.protocol);
 	line.append(" lib-name=").append(s.lib_name);
 	line.append(" lib-ver=").append(s.lib_version);
@@ -355,7 +364,7 @@ void client_info_command(CommandContext &c)
 {
 	std::string &line = c.scratch.text;
 	line.clear();
-	append_client_line(line, c.session, c.session.last_request_at_ms, "client|info");
+	append_client_line(line, c.session, c.session, c.clients, c.session.last_request_at_ms, "client|info");
 	c.reply.verbatim(line);
 }
 
@@ -391,7 +400,7 @@ void client_list_command(CommandContext &c)
 	if (equals_ignore_case(type, "normal")) {
 		for (const Session *s : visible_sessions(c)) {
 			if (ids.empty() || std::find(ids.begin(), ids.end(), s->id) != ids.end())
-				append_client_line(lines, *s, c.session.last_request_at_ms,
+				append_client_line(lines, *s, c.session, c.clients, c.session.last_request_at_ms,
 								   s == &c.session ? "client|list" : "NULL");
 		}
 	}

@@ -9,6 +9,8 @@
  */
 #pragma once
 
+#include "resp_server/commands/client_tracking.h"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -72,6 +74,14 @@ struct Session {
 	/* The last SCAN cursor handed to this connection, for clients that cannot give it back
 	 * whole (scan_cursor.h, is_truncated_cursor); empty after a walk's end. */
 	std::string last_scan_cursor;
+	/* CLIENT TRACKING and CACHING (client_tracking.h); the worker's TrackingTable keeps a
+	 * copy while tracking is on. */
+	TrackingMode tracking;
+	/* SUBSCRIBE and PSUBSCRIBE: the channels and patterns, in subscription order. Only
+	 * __redis__:invalidate ever carries a message (CLIENT TRACKING's REDIRECT over RESP2); a
+	 * RESP2 connection with any subscription runs only the Pub/Sub commands, PING, QUIT, RESET. */
+	std::vector<std::string> channels;
+	std::vector<std::string> patterns;
 	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
 	bool close_after_reply = false;
 	/* Set by the server before each request: the request has waited for a locked table as
@@ -95,14 +105,22 @@ struct Session {
 	std::string tls_common_name;
 
 	bool authenticated() const { return role.has_value(); }
+	/* Redis's CLIENT_PUBSUB: subscribed to a channel or a pattern. */
+	bool subscribed() const { return !channels.empty() || !patterns.empty(); }
 	/* The client's address without its port ("10.0.0.7" of "10.0.0.7:51234"): what back-offs count by. */
 	std::string peer_host() const { return peer_address.substr(0, peer_address.rfind(':')); }
-	/* What MULTI and WATCH keep, for the connection's share of local_cache.resp_client_memory. */
+	/* What MULTI, WATCH, subscriptions and tracking prefixes keep, for the connection's share of
+	 * local_cache.resp_client_memory. */
 	size_t kept_memory() const
 	{
 		size_t bytes = multi.memory() + watched.capacity() * sizeof(watched[0]) + last_scan_cursor.capacity();
 		for (const auto &[key, version] : watched)
 			bytes += key.capacity() + version.capacity();
+		for (const auto *names : {&channels, &patterns, &tracking.prefixes}) {
+			bytes += names->capacity() * sizeof(std::string);
+			for (const std::string &name : *names)
+				bytes += name.capacity();
+		}
 		return bytes;
 	}
 };
@@ -263,8 +281,9 @@ struct InfoStats {
 };
 
 /*
- * The connections of one worker, for CLIENT LIST and CLIENT KILL. Each worker is a process of
- * its own and sees only its own connections (INFO's counters cover every worker).
+ * The connections of one worker, for CLIENT LIST, CLIENT KILL and CLIENT TRACKING REDIRECT. Each
+ * worker is a process of its own and sees only its own connections (INFO's counters cover every
+ * worker).
  */
 class ClientDirectory {
 public:
@@ -273,6 +292,9 @@ public:
 	virtual void each_session(const std::function<void(const Session &)> &visit) = 0;
 	/* Closes another connection at once; its unsent replies are dropped. */
 	virtual void close_session(uint64_t id) = 0;
+	/* Whether a connection with this CLIENT ID is open on any worker (CLIENT TRACKING
+	 * REDIRECT's check): this worker's connections, or a running worker's for its ids. */
+	virtual bool client_exists(uint64_t id) = 0;
 };
 
 /*

@@ -55,7 +55,7 @@ struct FlagName {
 constexpr FlagName kFlagNames[] = {
 	{CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_ADMIN, "admin"},
 	{CMD_LOADING, "loading"}, {CMD_STALE, "stale"}, {CMD_FAST, "fast"},
-	{CMD_NO_AUTH, "no_auth"},
+	{CMD_NO_AUTH, "no_auth"}, {CMD_PUBSUB, "pubsub"},
 };
 
 /* ACL categories as Redis derives them: from the flags and the group. */
@@ -79,6 +79,8 @@ size_t command_categories(const CommandSpec &command, std::string_view *out)
 		out[count++] = "@keyspace";
 	else if (command.group == "connection")
 		out[count++] = "@connection";
+	else if (command.group == "pubsub")
+		out[count++] = "@pubsub";
 	return count;
 }
 
@@ -359,6 +361,11 @@ void info_command(CommandContext &c)
 		info_number(out, "evicted_keys", stats.evicted_keys);
 		info_number(out, "keyspace_hits", stats.keyspace_hits);
 		info_number(out, "keyspace_misses", stats.keyspace_misses);
+		/* CLIENT TRACKING: the serving worker's table (each worker tracks its connections). */
+		TrackingStats tracking = c.tracking.stats();
+		info_number(out, "tracking_total_keys", tracking.keys);
+		info_number(out, "tracking_total_items", tracking.items);
+		info_number(out, "tracking_total_prefixes", tracking.prefixes);
 	}
 	if (sections & INFO_REPLICATION) {
 		begin_section("Replication");

@@ -88,6 +88,15 @@ private:
 
 void run_batch(CommandContext &c);
 
+/* A queued read that answered, for CLIENT TRACKING once the EXEC commits. */
+struct TrackedRead {
+	size_t first_arg;
+	size_t argc;
+	bool caching_yes;
+	bool caching_no;
+};
+void note_reads(CommandContext &c, const std::vector<std::string_view> &argv, const std::vector<TrackedRead> &reads);
+
 } // namespace
 
 void multi_command(CommandContext &c)
@@ -170,6 +179,7 @@ void run_batch(CommandContext &c)
 		return;
 	}
 	c.reply.array(multi.count());
+	std::vector<TrackedRead> reads;
 	std::string failed;
 	size_t first_arg = 0;
 	for (size_t argc : multi.argcs) {
@@ -177,12 +187,15 @@ void run_batch(CommandContext &c)
 		first_arg += argc;
 		size_t reply_start = out.size();
 		/* Checked when it was queued; the table has not changed since. */
-		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request), c.clients,
-							   c.monitor};
-		run_command(queued);
+		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request),
+							  c.clients, c.monitor, c.tracking};
+		run_command(queued, false);
 		if (c.session.retry_later)
 			break;
 		std::string_view reply = out.view().substr(reply_start);
+		if (c.session.tracking.on && (queued.command.flags & CMD_READONLY) && !reply.empty() && reply[0] != '-')
+			reads.push_back(TrackedRead{first_arg - argc, argc, c.session.tracking.caching_yes,
+										c.session.tracking.caching_no});
 		if (writes && !reply.empty() && reply[0] == '-') {
 			failed.assign(error_text(reply));
 			break;
@@ -214,12 +227,34 @@ void run_batch(CommandContext &c)
 		end_transaction(c.session);
 		return;
 	}
+	/* Before the commit: should noting fail (out of memory), nothing is committed and the
+	 * client caches nothing; a commit that fails after it leaves keys tracked, which costs at
+	 * most an invalidation nobody needed. */
+	note_reads(c, argv, reads);
 	LookupResult committed = batch.end(true);
 	if (committed.status != LookupResult::Status::Ok) {
 		out.truncate(exec_start);
 		c.reply.error_with_code("EXECABORT", "Transaction rolled back: " + committed.message);
 	}
 	end_transaction(c.session);
+}
+
+/* CLIENT TRACKING: the reads of an EXEC about to commit, each with CLIENT CACHING's flags as
+ * they were when it ran. */
+void note_reads(CommandContext &c, const std::vector<std::string_view> &argv, const std::vector<TrackedRead> &reads)
+{
+	TrackingMode &mode = c.session.tracking;
+	bool yes = mode.caching_yes, no = mode.caching_no;
+	for (const TrackedRead &read : reads) {
+		Request request{&argv[read.first_arg], read.argc};
+		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request),
+							  c.clients, c.monitor, c.tracking};
+		mode.caching_yes = read.caching_yes;
+		mode.caching_no = read.caching_no;
+		note_tracked_reads(queued);
+	}
+	mode.caching_yes = yes;
+	mode.caching_no = no;
 }
 
 } // namespace

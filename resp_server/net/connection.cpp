@@ -527,4 +527,18 @@ void WorkerClients::close_session(uint64_t id)
 	}
 }
 
+/* CLIENT TRACKING REDIRECT: an id carries its worker's number above bit 40 (describe_session);
+ * another worker's connection is taken to exist while that worker runs (it cannot be asked). */
+bool WorkerClients::client_exists(uint64_t id)
+{
+	uint64_t worker = id >> 40;
+	if (worker != uint64_t(server_->worker_number))
+		return worker < uint64_t(RESP_MAX_WORKERS) && worker_pid(int(worker)) != 0;
+	for (Connection *c = server_->connections; c != nullptr; c = c->next) {
+		if (c->session.id == id && !c->closing)
+			return true;
+	}
+	return false;
+}
+
 } // namespace local_cache::resp

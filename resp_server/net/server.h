@@ -188,6 +188,7 @@ public:
 	explicit WorkerClients(Server *server) : server_(server) {}
 	void each_session(const std::function<void(const Session &)> &visit) override;
 	void close_session(uint64_t id) override;
+	bool client_exists(uint64_t id) override;
 
 private:
 	Server *server_;

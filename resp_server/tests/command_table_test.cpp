@@ -283,11 +283,14 @@ BOOST_AUTO_TEST_CASE(unsupported_writes_are_refused)
 
 BOOST_AUTO_TEST_CASE(every_reply_is_one_value_in_both_protocols)
 {
-	/* Whatever a command answers, it answers exactly one well-formed value. */
+	/* Whatever a command answers, it answers exactly one well-formed value (but Pub/Sub). */
 	for (int protocol : {2, 3}) {
 		Connection c;
 		c.session.protocol = protocol;
 		for (const CommandSpec *command : every_command()) {
+			/* (P)SUBSCRIBE answers once per channel (tracking_commands_test.cpp). */
+			if (command->flags & CMD_PUBSUB)
+				continue;
 			for (size_t extra = 0; extra < 3; extra++)
 				c.run(args_for(*command, minimal_argc(*command) + extra));
 		}

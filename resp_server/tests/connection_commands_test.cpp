@@ -262,6 +262,15 @@ struct FakeClients final : ClientDirectory {
 			visit(s);
 	}
 	void close_session(uint64_t id) override { closed.push_back(id); }
+	bool client_exists(uint64_t id) override
+	{
+		if (me != nullptr && me->id == id)
+			return true;
+		for (const Session &s : others)
+			if (s.id == id)
+				return true;
+		return false;
+	}
 };
 
 struct Worker {

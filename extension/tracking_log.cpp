@@ -232,6 +232,17 @@ void tracking_log_changes(Oid dbid, const Oid *flushed, const bool *definition_c
 	wake_readers();
 }
 
+void tracking_log_unlogged(void)
+{
+	pg_memory_barrier();
+	if (state == nullptr || pg_atomic_read_u32(&state->trackers) == 0)
+		return;
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	append(LoggedChangeKind::Unlogged, InvalidOid, InvalidOid, InvalidTransactionId, 0, nullptr, 0);
+	LWLockRelease(state->lock);
+	wake_readers();
+}
+
 void tracking_log_relay(uint64 client, const char *message, uint32 length)
 {
 	if (record_length(length) > MAX_TRANSACTION_BYTES)

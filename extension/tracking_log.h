@@ -33,6 +33,8 @@ enum class LoggedChangeKind : uint8 {
 	Definition = 3, /* the table's definition or capture changed (ALTER, enable(), disable()):
 	                 * also keys of other prefixes may name rows now */
 	Relay = 4,      /* a worker's message for connection `client` on another worker */
+	Unlogged = 5,   /* a standby replayed STOP: commits change tables without records from now
+	                 * until START, so nothing tracked can be kept */
 };
 
 /* One record, as a reader sees it. `bytes` point into the reader's copy. */
@@ -63,6 +65,9 @@ void tracking_log_set_writer(uint64 client);
  */
 void tracking_log_changes(Oid dbid, const Oid *flushed, const bool *definition_changed, int nflushed,
 						  const WalKey *keys, int nkeys, TransactionId xid);
+
+/* A standby's redo of STOP (wal.cpp). */
+void tracking_log_unlogged(void);
 
 /* A relay to connection `client`: `message` is the reader's own encoding. */
 void tracking_log_relay(uint64 client, const char *message, uint32 length);

@@ -198,6 +198,7 @@ void redo(XLogReaderState *reader)
 		/* Stop first: a fill that began earlier is rejected by the flush's new sequence. */
 		pg_atomic_write_u32(&state->standby_stopped, 1);
 		store_flush(InvalidOid, InvalidOid);
+		tracking_log_unlogged();
 		break;
 	case XLOG_LOCAL_CACHE_START:
 		store_flush(InvalidOid, InvalidOid);

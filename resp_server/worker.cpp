@@ -5,10 +5,12 @@
  * Started by the launcher (launcher.cpp), a worker connects to local_cache.resp_database and
  * runs one libuv loop on its main thread (no libuv thread pool: PostgreSQL is only called
  * from this thread). Signals are PostgreSQL's own handlers (die, procsignal_sigusr1_handler,
- * SignalHandlerForConfigReload), each followed by uv_async_send to wake the loop; a prepare
- * handle then runs before the loop blocks, at every turn:
+ * SignalHandlerForConfigReload, and SIGUSR2 from a writer of the tracking log), each followed
+ * by uv_async_send to wake the loop; a prepare handle then runs before the loop blocks, at every
+ * turn:
  *   - SIGTERM (ProcDiePending): close the listeners and every connection, end the loop, exit;
  *   - SIGHUP: reload the settings;
+ *   - the tracking log woke the worker: CLIENT TRACKING's invalidations (tracking_delivery.cpp);
  *   - CHECK_FOR_INTERRUPTS(): ProcSignalBarriers (DROP DATABASE, ALTER DATABASE SET
  *     TABLESPACE wait for every backend to absorb them), memory-context logging. A cancel
  *     (pg_cancel_backend) that arrives between commands has nothing to cancel: dropped.
@@ -78,6 +80,14 @@ void handle_sigusr1(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
+/* A writer committed changes to the tracking log (extension/tracking_log.h). */
+void handle_sigusr2(SIGNAL_ARGS)
+{
+	int save_errno = errno;
+	wake_loop();
+	errno = save_errno;
+}
+
 void handle_sighup(SIGNAL_ARGS)
 {
 	int save_errno = errno;
@@ -99,14 +109,17 @@ void shut_down(Server *server)
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->interrupts), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->batch_pause), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->postmaster_watch), nullptr);
+	stop_tracking_delivery(server);
 	wakeup_usable = false;
 	uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
 }
 
-void configure_slowlog(CommandProcessor *processor)
+/* The settings the command layer keeps: SLOWLOG's and CLIENT TRACKING's. */
+void configure_commands(CommandProcessor *processor)
 {
 	processor->configure_slowlog(SlowlogSettings{local_cache_resp_slowlog_log_slower_than,
 												 size_t(local_cache_resp_slowlog_max_len)});
+	processor->tracking().set_max_keys(size_t(local_cache_resp_tracking_max_keys));
 }
 
 /* Before the loop blocks, and after every wakeup: what PostgreSQL asked of this process. */
@@ -123,7 +136,7 @@ void process_interrupts(Server *server)
 		ProcessConfigFile(PGC_SIGHUP);
 		load_tls_context(server);
 		server->data->settings_changed();
-		configure_slowlog(server->processor);
+		configure_commands(server->processor);
 	}
 	if (InterruptPending) {
 		QueryCancelPending = false;
@@ -186,7 +199,10 @@ void on_wakeup(uv_async_t *handle)
 
 void before_blocking(uv_prepare_t *handle)
 {
-	process_interrupts(static_cast<Server *>(handle->data));
+	Server *server = static_cast<Server *>(handle->data);
+	process_interrupts(server);
+	if (!server->shutting_down && server->tracking_feed->woken())
+		deliver_invalidations(server);
 }
 
 void after_turn(uv_check_t *handle)
@@ -232,7 +248,9 @@ void run_server(int worker_number, WorkerCounters *counters)
 	CommandProcessor processor(data);
 	WorkerClients clients(&server);
 	processor.set_client_directory(&clients);
-	configure_slowlog(&processor);
+	TrackingFeed tracking_feed(worker_number);
+	server.tracking_feed = &tracking_feed;
+	configure_commands(&processor);
 	server.data = &data;
 	server.processor = &processor;
 
@@ -253,6 +271,7 @@ void run_server(int worker_number, WorkerCounters *counters)
 	uv_timer_start(&server.timer, uv_callback<on_timer>, TIMER_INTERVAL_MS, TIMER_INTERVAL_MS);
 	uv_timer_init(&server.loop, &server.retry_timer);
 	server.retry_timer.data = &server;
+	start_tracking_delivery(&server);
 	uv_poll_init(&server.loop, &server.postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH]);
 	uv_poll_start(&server.postmaster_watch, UV_READABLE, uv_callback<on_postmaster_death>);
 
@@ -281,6 +300,7 @@ void worker_main(Datum main_arg)
 	pqsignal(SIGTERM, handle_sigterm);
 	pqsignal(SIGUSR1, handle_sigusr1);
 	pqsignal(SIGHUP, handle_sighup);
+	pqsignal(SIGUSR2, handle_sigusr2);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(local_cache_resp_database, NULL, 0);
 	WorkerCounters *counters = worker_started(number);

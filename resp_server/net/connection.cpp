@@ -14,6 +14,7 @@
  */
 #include "extension/pg.h"
 
+#include "extension/tracking_log.h"
 #include "resp_server/protocol/buffers.h"
 #include "resp_server/net/server.h"
 #include "resp_server/pg/settings.h"
@@ -255,7 +256,10 @@ void process_input(Connection *c)
 		if (result.status == ParseStatus::Request) {
 			c->session.last_request_at_ms = c->last_active_ms;
 			c->session.lock_wait_expired = lock_wait_expired(c);
+			tracking_log_set_writer(c->session.id);
 			server->processor->execute(result.request, c->session, c->pending);
+			tracking_log_set_writer(0);
+			note_tracking_mode(c);
 			if (c->session.retry_later) {
 				block(c);
 				break;
@@ -385,6 +389,7 @@ void describe_session(Connection *c)
 	Server *server = c->server;
 	c->last_active_ms = now_ms();
 	c->session.id = (uint64_t(server->worker_number) << 40) | ++server->next_client_number;
+	server->connections_by_id[c->session.id] = c;
 	c->session.connected_at_ms = c->last_active_ms;
 	sockaddr_storage address;
 	int length = sizeof(address);
@@ -486,11 +491,24 @@ void close_connection(Connection *c)
 	if (c->blocked_since_ms != 0)
 		unblock(c);
 	server->connections_here--;
+	server->connections_by_id.erase(c->session.id);
+	forget_tracking(c);
 	count(&server->counters->connected_clients, -1);
 	server->data->session_ended(c->session);
 	server->client_memory -= c->accounted_memory;
 	c->accounted_memory = 0;
 	uv_close(reinterpret_cast<uv_handle_t *>(&c->handle), uv_callback<on_closed>);
+}
+
+void write_unrequested(Connection *c)
+{
+	if (unsent_bytes(c) > size_t(local_cache_resp_output_buffer_limit)) {
+		disconnect(c, "output buffer limit exceeded");
+		return;
+	}
+	account(c);
+	if (make_room(c, 0))
+		flush(c);
 }
 
 void retry_blocked(Server *server)

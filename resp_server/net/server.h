@@ -4,6 +4,7 @@
  *   worker.cpp      the worker's main: signals, interrupts, the loop and its timers
  *   listener.cpp    the listening sockets; accepting and refusing connections
  *   connection.cpp  one connection: reading, running requests, writing, closing
+ *   tracking_delivery.cpp  CLIENT TRACKING's invalidations, from the tracking log to connections
  *
  * Everything runs on the worker's one thread, inside one libuv loop; PostgreSQL is only called
  * from there. A Connection is owned by its libuv handle: created when the connection is
@@ -18,6 +19,7 @@
 #include "resp_server/net/disconnect_log.h"
 #include "resp_server/net/tls_session.h"
 #include "resp_server/pg/pg_data_source.h"
+#include "resp_server/pg/tracking_feed.h"
 #include "resp_server/protocol/request_parser.h"
 #include "resp_server/protocol/reply.h"
 #include "resp_server/shared_state.h"
@@ -60,6 +62,8 @@ struct Connection {
 	/* When the request at input_start first found its table locked; 0: it did not. */
 	int64_t blocked_since_ms = 0;
 	uint64_t read_in_ms = BatchPolicy::kNever; /* for Server::batching */
+	/* Counted in the tracking log's trackers (session.tracking.on, as last seen). */
+	bool counted_as_tracker = false;
 	Connection *prev = nullptr;
 	Connection *next = nullptr;
 
@@ -83,6 +87,8 @@ struct Server {
 	BatchPolicy batching;
 	uv_poll_t postmaster_watch;
 	Connection *connections = nullptr;
+	/* The same connections by CLIENT ID, for invalidations addressed to one. */
+	std::unordered_map<uint64_t, Connection *> connections_by_id;
 	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */
 	WorkerCounters *counters = nullptr; /* this worker's, in shared memory (shared_state.h) */
 	size_t connections_here = 0;
@@ -101,6 +107,8 @@ struct Server {
 	std::unordered_map<std::string, TlsFailures> tls_failures;
 	PgDataSource *data = nullptr;
 	CommandProcessor *processor = nullptr;
+	TrackingFeed *tracking_feed = nullptr;
+	uv_timer_t tracking_timer; /* runs while the feed waits for transactions to end */
 	uint64_t next_client_number = 0;
 	int64_t next_bind_attempt_ms = 0;
 	bool shutting_down = false;
@@ -181,6 +189,19 @@ void accept_connection(Server *server, uv_stream_t *listener);
 void close_connection(Connection *c);
 /* Runs the requests of blocked connections again (retry_timer). */
 void retry_blocked(Server *server);
+/* Writes what was added to c->pending outside a request (an invalidation), within the
+ * connection's output limits. */
+void write_unrequested(Connection *c);
+
+/* tracking_delivery.cpp */
+void start_tracking_delivery(Server *server);
+void stop_tracking_delivery(Server *server);
+/* Collects from the tracking log and writes the invalidations (when woken, and by its timer). */
+void deliver_invalidations(Server *server);
+/* After each request: the tracking log counts the connection while CLIENT TRACKING is on. */
+void note_tracking_mode(Connection *c);
+/* At close. */
+void forget_tracking(Connection *c);
 
 /* The worker's connections as CLIENT LIST and CLIENT KILL see them. */
 class WorkerClients final : public ClientDirectory {

@@ -29,6 +29,7 @@ int local_cache_resp_client_memory = 256 * 1024;
 int local_cache_resp_batch_delay = 50;
 int local_cache_resp_slowlog_log_slower_than = 10000;
 int local_cache_resp_slowlog_max_len = 128;
+int local_cache_resp_tracking_max_keys = 1000000;
 bool local_cache_resp_tls = false;
 char *local_cache_resp_tls_cert_file = nullptr;
 char *local_cache_resp_tls_key_file = nullptr;
@@ -115,6 +116,12 @@ void resp_define_settings(void)
 	DefineCustomIntVariable("local_cache.resp_slowlog_max_len",
 							"How many entries each RESP worker's slow log keeps.", NULL,
 							&local_cache_resp_slowlog_max_len, 128, 0, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/* Redis's tracking-table-max-keys, per worker */
+	DefineCustomIntVariable("local_cache.resp_tracking_max_keys",
+							"How many keys each RESP worker's CLIENT TRACKING table holds.",
+							"Past it, keys are evicted by sending their invalidation. 0: no limit.",
+							&local_cache_resp_tracking_max_keys, 1000000, 0, INT_MAX, PGC_SIGHUP, 0, NULL, NULL,
+							NULL);
 	/* TLS as PostgreSQL serves it: its certificate files unless these name others (read again at
 	 * reload, like ssl_cert_file), its ssl_min_protocol_version and ssl_ciphers. */
 	DefineCustomBoolVariable("local_cache.resp_tls", "Serve the RESP port over TLS only.",

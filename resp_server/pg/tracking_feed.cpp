@@ -7,6 +7,7 @@
 
 #include "extension/cached_table.h"
 #include "extension/primary_key.h"
+#include "extension/wal.h"
 #include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/transaction.h"
 
@@ -223,6 +224,10 @@ void TrackingFeed::collect(std::vector<TrackedChange> &changes, std::vector<Trac
 					relays.push_back(TrackingRelay{change.client, std::string(change.bytes.data, change.bytes.len)});
 				continue;
 			}
+			if (change.kind == LoggedChangeKind::Unlogged) {
+				changes.push_back(TrackedChange{TrackedChange::Kind::Unlogged, {}, 0, InvalidOid});
+				continue;
+			}
 			if (OidIsValid(change.dbid) && change.dbid != MyDatabaseId)
 				continue;
 			if (TransactionIdIsValid(change.xid))
@@ -235,6 +240,11 @@ void TrackingFeed::collect(std::vector<TrackedChange> &changes, std::vector<Trac
 			break;
 	}
 	resolve_pending(changes);
+}
+
+bool TrackingFeed::changes_logged()
+{
+	return wal_cache_trusted();
 }
 
 bool TrackingFeed::role_may_read(uint64_t role, Oid relid)

@@ -26,7 +26,8 @@
 namespace local_cache::resp {
 
 struct TrackedChange {
-	enum class Kind { Key, Table, Everything };
+	/* Unlogged: this standby's primary stopped logging invalidations; nothing can be tracked. */
+	enum class Kind { Key, Table, Everything, Unlogged };
 	Kind kind;
 	std::string name; /* Key: "<prefix>:<id>"; Table: the prefix */
 	uint64_t writer;  /* Key: the RESP connection whose write it was (0: none) */
@@ -47,6 +48,9 @@ public:
 	 * their transaction's end (then collect again soon: nothing wakes the worker for that). */
 	bool woken();
 	bool waiting() const { return !pending_.empty() || !running_at_loss_.empty(); }
+
+	/* Whether changes reach the log: not on a standby whose primary stopped logging them. */
+	static bool changes_logged();
 
 	/* What became visible since the last call, in log order, and the relays for this worker's
 	 * connections. A PostgreSQL error (logged) reports "everything changed". */

@@ -1,0 +1,229 @@
+/*
+ * tracking_delivery.cpp — CLIENT TRACKING in the event layer: hands what the feed collected
+ * (pg/tracking_feed.h) to the worker's tracking table (commands/client_tracking.h), and writes
+ * the invalidations it answers to their connections: a RESP3 push, or a Pub/Sub message of
+ * __redis__:invalidate on a RESP2 connection subscribed to it. An invalidation for a connection
+ * of another worker goes there through the tracking log (a relay).
+ *
+ * The worker collects when a writer woke it (SIGUSR2, see worker.cpp), and every millisecond
+ * while the feed holds records whose transaction has not ended (nothing wakes it for those).
+ */
+#include "resp_server/net/server.h"
+
+#include "extension/tracking_log.h"
+
+namespace local_cache::resp {
+
+namespace {
+
+constexpr uint64_t kWaitingPollMs = 1;
+constexpr std::string_view kInvalidateChannel = "__redis__:invalidate";
+
+Connection *find_connection(Server *server, uint64_t id)
+{
+	auto found = server->connections_by_id.find(id);
+	return found == server->connections_by_id.end() ? nullptr : found->second;
+}
+
+bool is_local(const Server *server, uint64_t id)
+{
+	return int(id >> 40) == server->worker_number;
+}
+
+/* Redis's sendTrackingMessage: false when the connection cannot receive it (RESP2 and not
+ * subscribed to the invalidation channel). */
+bool render_invalidation(ReplyBuffer &out, const Session &session, bool flush_all, const std::vector<std::string> &keys)
+{
+	ReplyWriter reply(out, session.protocol);
+	if (session.protocol >= 3) {
+		out.append(">2\r\n");
+		reply.bulk("invalidate");
+	} else if (session.tracking.subscribed_invalidate) {
+		reply.array(3);
+		reply.bulk("message");
+		reply.bulk(kInvalidateChannel);
+	} else {
+		return false;
+	}
+	if (flush_all) {
+		reply.null();
+		return true;
+	}
+	reply.array(keys.size());
+	for (const std::string &key : keys)
+		reply.bulk(key);
+	return true;
+}
+
+void write_to(Connection *target, bool flush_all, const std::vector<std::string> &keys)
+{
+	if (target->closing || !render_invalidation(target->pending, target->session, flush_all, keys))
+		return;
+	write_unrequested(target);
+}
+
+/* The tracking connection learns that its redirect target is gone, as Redis tells it. */
+void redirect_broken(Server *server, uint64_t tracking_client, uint64_t target)
+{
+	Connection *c = find_connection(server, tracking_client);
+	if (c == nullptr || c->closing || c->session.protocol < 3)
+		return;
+	ReplyWriter reply(c->pending, c->session.protocol);
+	c->pending.append(">2\r\n");
+	reply.bulk("tracking-redir-broken");
+	reply.integer(int64_t(target));
+	write_unrequested(c);
+}
+
+/* A relay's message: the tracking client, whether it is a flush, the keys. */
+std::string encode_relay(const Invalidation &invalidation)
+{
+	std::string message;
+	auto put = [&](const void *bytes, size_t length) { message.append(static_cast<const char *>(bytes), length); };
+	uint8_t flush_all = invalidation.flush_all ? 1 : 0;
+	uint32_t count = uint32_t(invalidation.keys.size());
+	put(&invalidation.tracking_client, sizeof(uint64_t));
+	put(&flush_all, 1);
+	put(&count, sizeof(count));
+	for (const std::string &key : invalidation.keys) {
+		uint32_t length = uint32_t(key.size());
+		put(&length, sizeof(length));
+		put(key.data(), key.size());
+	}
+	return message;
+}
+
+bool decode_relay(const std::string &message, Invalidation *out)
+{
+	size_t at = 0;
+	auto take = [&](void *bytes, size_t length) {
+		if (message.size() - at < length)
+			return false;
+		memcpy(bytes, message.data() + at, length);
+		at += length;
+		return true;
+	};
+	uint8_t flush_all = 0;
+	uint32_t count = 0;
+	if (!take(&out->tracking_client, sizeof(uint64_t)) || !take(&flush_all, 1) || !take(&count, sizeof(count)))
+		return false;
+	out->flush_all = flush_all != 0;
+	out->keys.clear();
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t length = 0;
+		if (!take(&length, sizeof(length)) || message.size() - at < length)
+			return false;
+		out->keys.emplace_back(message.data() + at, length);
+		at += length;
+	}
+	return true;
+}
+
+void send(Server *server, const Invalidation &invalidation)
+{
+	if (!is_local(server, invalidation.target)) {
+		server->tracking_feed->relay(invalidation.target, encode_relay(invalidation));
+		return;
+	}
+	Connection *target = find_connection(server, invalidation.target);
+	if (target == nullptr) {
+		if (invalidation.target != invalidation.tracking_client)
+			redirect_broken(server, invalidation.tracking_client, invalidation.target);
+		return;
+	}
+	write_to(target, invalidation.flush_all, invalidation.keys);
+}
+
+constexpr const char *kUnlogged =
+	"CLIENT TRACKING: this standby's primary does not log invalidations (local_cache.wal_invalidations)";
+
+/* Clients treat a closed connection as "drop everything", and reconnect. */
+void close_trackers(Server *server)
+{
+	for (Connection *c = server->connections, *next; c != nullptr; c = next) {
+		next = c->next;
+		if (c->counted_as_tracker)
+			disconnect(c, kUnlogged);
+	}
+}
+
+void on_tracking_timer(uv_timer_t *timer)
+{
+	deliver_invalidations(static_cast<Server *>(timer->data));
+}
+
+} // namespace
+
+void deliver_invalidations(Server *server)
+{
+	TrackingFeed &feed = *server->tracking_feed;
+	TrackingTable &table = server->processor->tracking();
+	std::vector<TrackedChange> changes;
+	std::vector<TrackingRelay> relays;
+	feed.collect(changes, relays);
+	for (const TrackedChange &change : changes) {
+		switch (change.kind) {
+		case TrackedChange::Kind::Key:
+			table.key_changed(change.name, change.writer, [&](uint64_t client) {
+				Connection *c = find_connection(server, client);
+				return c != nullptr && c->session.role && feed.role_may_read(c->session.role->id, change.relid);
+			});
+			break;
+		case TrackedChange::Kind::Table:
+			table.table_flushed(change.name);
+			break;
+		case TrackedChange::Kind::Everything:
+			table.everything_flushed();
+			break;
+		case TrackedChange::Kind::Unlogged:
+			close_trackers(server);
+			break;
+		}
+	}
+	std::vector<Invalidation> invalidations;
+	table.take_invalidations(invalidations);
+	for (const Invalidation &invalidation : invalidations)
+		send(server, invalidation);
+	for (const TrackingRelay &relay : relays) {
+		Invalidation invalidation;
+		invalidation.target = relay.target;
+		Connection *target = find_connection(server, relay.target);
+		if (target != nullptr && decode_relay(relay.message, &invalidation))
+			write_to(target, invalidation.flush_all, invalidation.keys);
+	}
+	if (feed.waiting() && !uv_is_active(reinterpret_cast<uv_handle_t *>(&server->tracking_timer)))
+		uv_timer_start(&server->tracking_timer, uv_callback<on_tracking_timer>, kWaitingPollMs, 0);
+}
+
+void start_tracking_delivery(Server *server)
+{
+	uv_timer_init(&server->loop, &server->tracking_timer);
+	server->tracking_timer.data = server;
+}
+
+void stop_tracking_delivery(Server *server)
+{
+	uv_close(reinterpret_cast<uv_handle_t *>(&server->tracking_timer), nullptr);
+}
+
+void note_tracking_mode(Connection *c)
+{
+	bool on = c->session.tracking.on;
+	if (on == c->counted_as_tracker)
+		return;
+	c->counted_as_tracker = on;
+	tracking_log_count_trackers(on ? 1 : -1);
+	if (on && !TrackingFeed::changes_logged())
+		disconnect(c, kUnlogged);
+}
+
+void forget_tracking(Connection *c)
+{
+	if (c->counted_as_tracker) {
+		c->server->processor->tracking().session_stopped_tracking(c->session.id);
+		c->counted_as_tracker = false;
+		tracking_log_count_trackers(-1);
+	}
+}
+
+} // namespace local_cache::resp

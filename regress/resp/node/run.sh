@@ -5,6 +5,7 @@
 #
 #   regress/resp/node/run.sh                 as root (servers run as postgres) or a normal user
 #   regress/resp/node/run.sh tests/x.test.mjs   only some files
+#   LC_TRACKING_CHECK_SECONDS=300 regress/resp/node/run.sh checks/tracking.check.mjs
 #   KEEP_TMP=1 regress/resp/node/run.sh      keep the cluster directory and its log
 #
 # Installs the npm packages (npm ci from package-lock.json, quietly), starts the cluster with
@@ -13,8 +14,9 @@
 # cluster. The tests find the server through LC_RESP_PORT, LC_CLUSTER_SH, LC_CLUSTER_DIR; the
 # cluster allows prepared transactions (the tracking tests' two-phase commit) and trusts loopback
 # replication, and tests/tracking_standby.test.mjs makes a hot standby of it in LC_STANDBY_DIR.
-# LC_TRACKING_CHECK_SECONDS (default 5) is how long tests/tracking_check.test.mjs, the randomized
-# CLIENT TRACKING checker, runs; the time limits below grow with it.
+# `run.sh checks/tracking.check.mjs` runs the randomized CLIENT TRACKING checker instead (not
+# part of the default tests/*.test.mjs) for LC_TRACKING_CHECK_SECONDS (default 5); the time
+# limits below grow with it.
 # Exit status: node's (0 only if every test passed); 2 if node or npm is missing.
 set -uo pipefail
 export LC_ALL=C PGCLIENTENCODING=UTF8

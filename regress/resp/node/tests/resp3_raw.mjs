@@ -1,4 +1,4 @@
-// A raw RESP client of the tracking tests (tracking*.test.mjs, ../tracking_check.mjs): it sends
+// A raw RESP client of the tracking tests (tracking*.test.mjs, ../checks/tracking_check.mjs): it sends
 // commands as RESP arrays and parses RESP2 and RESP3 replies itself, so that the tests see the
 // bytes' meaning exactly (a RESP3 null inside a push, a map, a RESP2 Pub/Sub message) without a
 // client library deciding for them. Replies are matched to requests in order; out-of-band

@@ -162,14 +162,27 @@ test('RESP SET, HSET and DEL from another connection push the key to the trackin
   await read(c, 30); // nil now
 });
 
-test('MGET, HGET, HGETALL and EXISTS track their keys as GET does', async () => {
+test('MGET, HGET, HGETALL, EXISTS and a GET inside MULTI/EXEC track their keys as GET does', async () => {
   const c = await tracker();
   await c.must('MGET', key(40), key(41));
   await c.must('HGET', key(42), 'v');
   await c.must('HGETALL', key(43));
   await c.must('EXISTS', key(44));
-  psql(`UPDATE ${T} SET v = v || '!' WHERE id BETWEEN 40 AND 44`);
-  await expectInvalidation(c, [40, 41, 42, 43, 44].map(key));
+  await c.ok('MULTI');
+  assert.equal(await c.call('GET', key(45)), 'QUEUED');
+  assert.deepEqual(await c.must('EXEC'), [rowJson(45, 'v45')]);
+  psql(`UPDATE ${T} SET v = v || '!' WHERE id BETWEEN 40 AND 45`);
+  await expectInvalidation(c, [40, 41, 42, 43, 44, 45].map(key));
+});
+
+test('CLIENT TRACKING OFF: keys read before are not pushed while it is off', async () => {
+  const c = await tracker();
+  await read(c, 46);
+  await c.ok('CLIENT', 'TRACKING', 'OFF');
+  update(46, 'while off');
+  await c.ok('CLIENT', 'TRACKING', 'ON');
+  await read(c, 47);
+  await fence(c, 47);
 });
 
 // ---- (b) (c) (d) (e)
@@ -275,6 +288,17 @@ test('OPTIN: a read is tracked only right after CLIENT CACHING YES', async () =>
   await fence(c, 101);
 });
 
+test('OPTIN: CLIENT CACHING YES before MULTI tracks every read of the transaction', async () => {
+  const c = await tracker('OPTIN');
+  await c.ok('CLIENT', 'CACHING', 'YES');
+  await c.ok('MULTI');
+  assert.equal(await c.call('GET', key(103)), 'QUEUED');
+  assert.equal(await c.call('GET', key(104)), 'QUEUED');
+  assert.equal((await c.must('EXEC')).length, 2);
+  psql(`UPDATE ${T} SET v = 'optin multi' WHERE id IN (103, 104)`);
+  await expectInvalidation(c, [key(103), key(104)]);
+});
+
 test('OPTOUT: a read right after CLIENT CACHING NO is not tracked, the others are', async () => {
   const c = await tracker('OPTOUT');
   await c.ok('CLIENT', 'CACHING', 'NO');
@@ -306,16 +330,53 @@ for (const [where, same] of [['the same worker', true], ['the other worker', fal
   });
 }
 
+test('REDIRECT: two tracking connections may redirect to the same subscriber', async () => {
+  const b = await open({ protocol: 2 });
+  await b.must('SUBSCRIBE', '__redis__:invalidate');
+  const a1 = await open({ protocol: 2 });
+  const a2 = await open();
+  await a1.ok('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(b.id));
+  await a2.ok('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(b.id));
+  await read(a1, 122);
+  await read(a2, 123);
+  psql(`UPDATE ${T} SET v = 'two redirects' WHERE id IN (122, 123)`);
+  const seen = new Set();
+  await b.pushesUntil((p) => {
+    (invalidatedKeys(p) || []).forEach((k) => seen.add(k));
+    return seen.has(key(122)) && seen.has(key(123));
+  }, 5000, 'messages for both keys');
+  assert.equal(a2.pendingPushes, 0, 'the RESP3 tracking connection itself got a push');
+});
+
+test('REDIRECT: when the target closed, a RESP3 tracking connection gets >2 tracking-redir-broken <id>', async () => {
+  const b = await open({ protocol: 2 });
+  await b.must('SUBSCRIBE', '__redis__:invalidate');
+  const a = await connectOnWorker(b.worker, true); // CLIENT LIST shows its own worker's connections
+  conns.push(a);
+  await a.ok('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(b.id));
+  await read(a, 124);
+  b.close();
+  await waitFor('the redirect target to be gone', 5000, async () => !String(await a.must('CLIENT', 'LIST')).includes(`id=${b.id} `));
+  update(124, 'redirect broken');
+  const p = await a.nextPush(5000);
+  assert.notEqual(p, null, 'no push within 5 s');
+  assert.deepEqual([...p], ['tracking-redir-broken', b.id]);
+});
+
 // ---- (j) flushes
 
 test('TRUNCATE of a table sends the null invalidation to connections tracking it, not to others', async () => {
   const c = await tracker();
+  const bcast = await tracker('BCAST', 'PREFIX', 'trkflush:');
   const bystander = await tracker();
+  const bcastOther = await tracker('BCAST', 'PREFIX', 'trk:');
   assert.equal(await c.call('GET', 'trkflush:1'), JSON.stringify({ id: 1, v: 'f1' }));
   await read(bystander, 130);
   psql(`TRUNCATE ${FLUSH}`);
   await expectFlush(c);
-  await fence(bystander, 130);
+  await expectFlush(bcast);
+  await fence(bystander, 130); // nothing before the fence's push: no flush
+  await expectInvalidation(bcastOther, [key(130)]);
   psql(`INSERT INTO ${FLUSH} SELECT g, 'f' || g FROM generate_series(1, 10) g`);
 });
 

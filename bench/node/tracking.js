@@ -19,7 +19,7 @@
 //     cache, while one node-postgres connection UPDATEs random hot rows at `write-rate` per
 //     second. After the run and a 300 ms pause every client reads every hot row once more and
 //     compares it with SQL: `stale` must be 0 (the run exits 1 otherwise).
-const pg = require('pg');
+const { pgConnect } = require('./pg_connect');
 const { createClient } = require('redis6');
 
 function die(msg) {
@@ -40,21 +40,6 @@ function parseArgs(argv) {
   if (!['delay', 'reads'].includes(o.cmd)) die('usage: tracking.js delay|reads --pg CONNINFO --resp-port P ...');
   if (!['csc', 'plain'].includes(o.variant)) die('--variant is csc or plain');
   return o;
-}
-
-function pgConfig(conninfo) {
-  const c = {};
-  for (const part of conninfo.trim().split(/\s+/)) {
-    const [k, v] = part.split('=');
-    c[{ dbname: 'database' }[k] || k] = k === 'port' ? Number(v) : v;
-  }
-  return c;
-}
-
-async function pgConnect(o) {
-  const c = new pg.Client(pgConfig(o.pg));
-  await c.connect();
-  return c;
 }
 
 async function redisConnect(o, options = {}) {

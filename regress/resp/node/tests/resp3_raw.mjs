@@ -117,7 +117,10 @@ export class RawResp {
     c.socket.setNoDelay(true);
     c.socket.on('data', (chunk) => c.#receive(chunk));
     c.socket.on('error', (e) => c.#fail(e));
-    c.socket.on('close', () => c.#fail(new Error('connection closed by the server')));
+    c.socket.on('close', () => {
+      c.#fail(new Error('connection closed by the server'));
+      c.#closedResolve();
+    });
     if (protocol === 3) {
       const hello = await c.call('HELLO', '3');
       if (!(hello instanceof Map)) throw new Error(`HELLO 3 answered ${JSON.stringify(hello)}`);
@@ -129,6 +132,9 @@ export class RawResp {
   }
 
   socket = null;
+  #closedResolve;
+  // resolves when the socket closed (by either side)
+  closed = new Promise((resolve) => (this.#closedResolve = resolve));
   #buf = Buffer.alloc(0);
   #waiting = []; // resolvers of the requests sent, in order
   #pushes = []; // { value, seq }

@@ -581,3 +581,35 @@ test('node-redis clientSideCache (RESP3): the second get is a local hit; after a
   }, () => `get answered ${last}`);
   assert.ok(cache.stats().missCount - before.missCount >= 2, 'the get after the push went to the server');
 });
+
+// ---- a worker that ends (last: it restarts the RESP workers)
+
+test('a RESP worker that ends closes its tracking connections (clients then drop their caches); restarted, it tracks again', async () => {
+  const c = await tracker();
+  const other = await connectOnWorker(c.worker, false);
+  conns.push(other);
+  await other.ok('CLIENT', 'TRACKING', 'ON');
+  await read(c, 200);
+  await read(other, 200);
+  const ended = psql(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE backend_type = 'local_cache RESP worker'`);
+  assert.ok(Number(ended) >= 2, `terminated ${ended} RESP workers`);
+  let timer;
+  const closedBoth = await Promise.race([Promise.all([c.closed, other.closed]).then(() => true),
+    new Promise((resolve) => (timer = setTimeout(() => resolve(false), 10000)))]);
+  clearTimeout(timer);
+  assert.ok(closedBoth, 'a tracking connection stayed open after its worker ended');
+  update(200, 'while the workers restart');
+  let again;
+  await waitFor('the restarted workers to accept tracking connections', 30000, async () => {
+    try {
+      again = await tracker();
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  await read(again, 200);
+  update(200, 'after the restart');
+  await expectInvalidation(again, [key(200)]);
+});
+

@@ -537,7 +537,29 @@ test('INFO tracking_total_keys, _items and _prefixes count the worker\'s trackin
   assert.equal((await trackingStats(c)).prefixes - s0.prefixes, 0);
 });
 
-// ---- (o) the bounded tracking table
+// ---- (p) node-redis's client-side cache
+
+test('node-redis clientSideCache (RESP3): the second get is a local hit; after a SQL UPDATE get returns the new row', async () => {
+  const client = await redis6({ RESP: 3, clientSideCache: { ttl: 0, maxEntries: 0 } });
+  const cache = client.clientSideCache;
+  assert.ok(cache, 'node-redis exposes no clientSideCache');
+  const before = cache.stats();
+  assert.equal(await client.get(key(190)), rowJson(190, 'v190'));
+  assert.equal(await client.get(key(190)), rowJson(190, 'v190'));
+  const s = cache.stats();
+  assert.equal(s.missCount - before.missCount, 1, 'the first get is a miss');
+  assert.equal(s.hitCount - before.hitCount, 1, 'the second get is a local hit');
+  update(190, 'new for node-redis');
+  let last;
+  await waitFor('the invalidation to reach node-redis', 5000, async () => {
+    last = await client.get(key(190));
+    return last === rowJson(190, 'new for node-redis');
+  }, () => `get answered ${last}`);
+  assert.ok(cache.stats().missCount - before.missCount >= 2, 'the get after the push went to the server');
+});
+
+// ---- (o) the bounded tracking table (after the others: a reload reaches the workers a little
+// later, and a bound of 2 would evict the keys of any test still running)
 
 test('local_cache.resp_tracking_max_keys = 2: reading a third key evicts one with its invalidation', async () => {
   await setSetting('local_cache.resp_tracking_max_keys', '2');
@@ -559,27 +581,6 @@ test('local_cache.resp_tracking_max_keys = 2: reading a third key evicts one wit
   } finally {
     await setSetting('local_cache.resp_tracking_max_keys', null);
   }
-});
-
-// ---- (p) node-redis's client-side cache
-
-test('node-redis clientSideCache (RESP3): the second get is a local hit; after a SQL UPDATE get returns the new row', async () => {
-  const client = await redis6({ RESP: 3, clientSideCache: { ttl: 0, maxEntries: 0 } });
-  const cache = client.clientSideCache;
-  assert.ok(cache, 'node-redis exposes no clientSideCache');
-  const before = cache.stats();
-  assert.equal(await client.get(key(190)), rowJson(190, 'v190'));
-  assert.equal(await client.get(key(190)), rowJson(190, 'v190'));
-  const s = cache.stats();
-  assert.equal(s.missCount - before.missCount, 1, 'the first get is a miss');
-  assert.equal(s.hitCount - before.hitCount, 1, 'the second get is a local hit');
-  update(190, 'new for node-redis');
-  let last;
-  await waitFor('the invalidation to reach node-redis', 5000, async () => {
-    last = await client.get(key(190));
-    return last === rowJson(190, 'new for node-redis');
-  }, () => `get answered ${last}`);
-  assert.ok(cache.stats().missCount - before.missCount >= 2, 'the get after the push went to the server');
 });
 
 // ---- a worker that ends (last: it restarts the RESP workers)

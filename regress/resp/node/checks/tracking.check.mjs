@@ -21,5 +21,6 @@ test(`randomized check, ${SECONDS} s: SQL and RESP writers, tracking clients' lo
   assert.ok(r.stats.reads > 0 && r.stats.pushes > 0, `no reads or no pushes: ${JSON.stringify(r.stats)}`);
   assert.ok(r.compared > 0, 'no cached key to compare');
   assert.deepEqual(r.stale, [], `stale keys (seed ${r.seed})`);
+  assert.deepEqual(r.fenceMissing, [], 'clients without the fence\'s push');
   assert.equal(r.leftoverPrepared, 0, 'prepared transactions left behind');
 });

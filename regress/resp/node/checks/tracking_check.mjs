@@ -5,9 +5,9 @@
 // default mode, BCAST with and without PREFIX, OPTOUT, one that writes itself) keep a local copy
 // as a client-side cache does: a read stores the reply (nil too), an invalidation push drops its
 // keys, the null push drops everything, and a key in the copy is never asked again. After the
-// writers stop and a short quiescence, every key of every copy must equal the table: a stale key
-// is a committed change some tracking client was never told about, or was told about before the
-// change could be read.
+// writers stop, a short quiescence and a fence (one more commit, whose push each client awaits),
+// every key of every copy must equal the table: a stale key is a committed change some tracking
+// client was never told about, or was told about before the change could be read.
 //
 // Pushes and replies are applied in the order they arrived (RawResp.callSeq/drainPushes): a
 // push that came before a GET's reply drops the key before the reply is stored, one that came
@@ -19,7 +19,7 @@ const TABLE = 'trk_check';
 const PREFIX = 'trkchk';
 const key = (id) => `${PREFIX}:${id}`;
 
-// A small deterministic PRNG (mulberry32), so a failing run can be repeated with its seed.
+// A small deterministic PRNG (mulberry32), so that a run's choices can be repeated with its seed (not its timing).
 function prng(seed) {
   let a = seed >>> 0;
   return () => {
@@ -31,11 +31,11 @@ function prng(seed) {
   };
 }
 
-// options: seconds, keys (ids 1..keys), sqlWriters, respWriters, trackers, seed, writer
+// options: seconds, keys (ids 1..keys; keys + 100 is the fence), sqlWriters, respWriters, trackers, seed, writer
 // ({ user, password }: a role that may write the table), log (progress lines)
 export async function runTrackingCheck({
   seconds = 5, keys = 40, sqlWriters = 2, respWriters = 2, trackers = 6, seed = Date.now() % 1e9,
-  writer, log = () => {}, quiescenceMs = 1500,
+  writer, log = () => {}, quiescenceMs = 1000, fenceMs = 10000,
 }) {
   const rand = prng(seed);
   const pick = (n) => Math.floor(rand() * n);
@@ -53,7 +53,13 @@ export async function runTrackingCheck({
   const stats = { sqlStatements: 0, respWrites: 0, respErrors: 0, reads: 0, localHits: 0, pushes: 0, flushes: 0, busy: 0 };
   const conns = [];
   let stop = false;
+  let failure = null; // the first error of any loop: it stops them all
+  const fail = (e) => {
+    failure = failure || e;
+    stop = true;
+  };
   const deadline = Date.now() + seconds * 1000;
+  const writing = () => Date.now() < deadline && !failure;
 
   // ---- tracking clients
   const modes = [[], [], ['BCAST', 'PREFIX', `${PREFIX}:`], ['BCAST'], ['OPTOUT'], ['writes']];
@@ -149,7 +155,7 @@ export async function runTrackingCheck({
     const s = new PsqlSession();
     // a lock wait (TRUNCATE, a range UPDATE) must not outlast the run
     await s.write(`SET lock_timeout = '2s';`);
-    while (Date.now() < deadline) {
+    while (writing()) {
       await s.write(sqlStatement());
       stats.sqlStatements++;
       await sleep(2 + pick(8));
@@ -165,7 +171,7 @@ export async function runTrackingCheck({
   async function respWriterLoop(i) {
     const w = await connectOnWorker(first.worker, i % 2 === 0, { protocol: 2, auth: [writer.user, writer.password] });
     conns.push(w);
-    while (Date.now() < deadline) {
+    while (writing()) {
       const r = rand();
       const id = randomId();
       let reply;
@@ -185,17 +191,41 @@ export async function runTrackingCheck({
   }
 
   try {
-    const loops = clients.map((t) => trackerLoop(t));
+    const loops = clients.map((t) => trackerLoop(t).catch(fail));
     const writers = [];
-    for (let i = 0; i < sqlWriters; i++) writers.push(sqlWriterLoop());
-    for (let i = 0; i < respWriters; i++) writers.push(respWriterLoop(i));
+    for (let i = 0; i < sqlWriters; i++) writers.push(sqlWriterLoop().catch(fail));
+    for (let i = 0; i < respWriters; i++) writers.push(respWriterLoop(i).catch(fail));
     await Promise.all(writers);
-    log(`tracking-check: writers stopped; ${quiescenceMs} ms of quiescence`);
+    if (failure) throw failure;
+    log(`tracking-check: writers stopped; ${quiescenceMs} ms of quiescence, then the fence`);
     await sleep(quiescenceMs);
     stop = true;
     await Promise.all(loops);
-    await sleep(quiescenceMs);
-    for (const t of clients) applyPushes(t);
+    if (failure) throw failure;
+    // The fence: every client reads a key no writer touches, one more commit changes it, and each
+    // client takes its pushes up to that key's: pushes come in commit order, so by then every
+    // earlier commit's push has arrived, however loaded the machine.
+    const fenceKey = key(keys + 100);
+    for (const t of clients) {
+      const [value, seq] = await t.c.callSeq('GET', fenceKey);
+      if (value instanceof RespError) throw new Error(`GET ${fenceKey} answered -${value.message}`);
+      for (const p of applyPushes(t, seq)) applyPush(t, p.value);
+    }
+    await psqlAsync(`INSERT INTO ${TABLE} VALUES (${keys + 100}, 'fence', 0) ON CONFLICT (id) DO UPDATE SET v = 'fence 2'`);
+    const fenceMissing = [];
+    const fenceDeadline = Date.now() + fenceMs;
+    await Promise.all(clients.map(async (t) => {
+      for (;;) {
+        const p = await t.c.nextPush(Math.max(0, fenceDeadline - Date.now()));
+        if (p === null) {
+          fenceMissing.push(`${t.mode} (worker ${t.c.worker})`);
+          return;
+        }
+        const k = invalidatedKeys(p);
+        applyPush(t, p);
+        if (Array.isArray(k) && k.includes(fenceKey)) return;
+      }
+    }));
 
     const out = await psqlAsync(`SELECT id, row_to_json(t)::text FROM ${TABLE} t`);
     const table = new Map();
@@ -217,7 +247,8 @@ export async function runTrackingCheck({
       `${stats.reads} reads, ${stats.localHits} local hits, ${stats.pushes} pushes (${stats.flushes} flushes), ${stats.busy} BUSY; ` +
       `${compared} cached keys compared, ${stale.length} stale`);
     for (const s of stale.slice(0, 20)) log(`tracking-check: STALE ${JSON.stringify(s)}`);
-    return { seed, stats, compared, stale, leftoverPrepared: Number(leftover) };
+    if (fenceMissing.length) log(`tracking-check: no push for the fence ${fenceKey} within ${fenceMs} ms: ${fenceMissing.join(', ')}`);
+    return { seed, stats, compared, stale, fenceMissing, leftoverPrepared: Number(leftover) };
   } finally {
     stop = true;
     for (const c of conns) c.close();

@@ -19,6 +19,11 @@
 //     cache, while one node-postgres connection UPDATEs random hot rows at `write-rate` per
 //     second. After the run and a 300 ms pause every client reads every hot row once more and
 //     compares it with SQL: `stale` must be 0 (the run exits 1 otherwise).
+//
+//   node tracking.js hold --pg CONNINFO --resp-port P [--trackers 50] [--hot 128]
+//     The load of the commit-path comparison: `trackers` tracking connections each read every
+//     hot row and read a row again on its invalidation (so every hot key stays tracked by all of
+//     them while pgbench UPDATEs), prints READY, and on end of stdin its counts.
 const { pgConnect } = require('./pg_connect');
 const { createClient } = require('redis6');
 
@@ -37,7 +42,7 @@ function parseArgs(argv) {
     o[k] = ['pg', 'variant'].includes(k) ? argv[i + 1] : Number(argv[i + 1]);
   }
   if (!o.pg || !o.respPort) die('--pg and --resp-port are required');
-  if (!['delay', 'reads'].includes(o.cmd)) die('usage: tracking.js delay|reads --pg CONNINFO --resp-port P ...');
+  if (!['delay', 'reads', 'hold'].includes(o.cmd)) die('usage: tracking.js delay|reads|hold --pg CONNINFO --resp-port P ...');
   if (!['csc', 'plain'].includes(o.variant)) die('--variant is csc or plain');
   return o;
 }
@@ -173,9 +178,35 @@ async function reads(o) {
     stale };
 }
 
+async function hold(o) {
+  const trackers = [];
+  let pushes = 0;
+  let rereads = 0;
+  for (let i = 0; i < o.trackers; i++) {
+    const c = await redisConnect(o, { emitInvalidate: true });
+    c.on('invalidate', (k) => {
+      pushes++;
+      const ids = k === null ? Array.from({ length: o.hot }, (_, j) => j + 1) : [Number(String(k).split(':')[1])];
+      for (const id of ids) {
+        rereads++;
+        c.get(key(id)).catch((e) => die(`re-read of ${key(id)}: ${e.message}`));
+      }
+    });
+    trackers.push(c);
+  }
+  await Promise.all(trackers.map((c) => Promise.all(Array.from({ length: o.hot }, (_, j) => c.get(key(j + 1))))));
+  process.stdout.write('READY\n');
+  await new Promise((resolve) => {
+    process.stdin.on('data', () => {});
+    process.stdin.on('end', resolve);
+  });
+  for (const c of trackers) c.destroy();
+  return { cmd: 'hold', trackers: o.trackers, hot_rows: o.hot, pushes, rereads };
+}
+
 (async () => {
   const o = parseArgs(process.argv.slice(2));
-  const result = o.cmd === 'delay' ? await delay(o) : await reads(o);
+  const result = o.cmd === 'delay' ? await delay(o) : o.cmd === 'reads' ? await reads(o) : await hold(o);
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(result.stale ? 1 : 0);
 })().catch((e) => die(e.stack || String(e)));

@@ -33,6 +33,10 @@ requests as that rate does in DURATION_SECONDS; server CPU and cache counters ar
 before it starts and just after it exits. Its check (a RESP client of this file) sends exactly
 the commands the samples send to both servers and compares the replies with SQL.
 
+The tracking mode (bench/run tracking) runs bench/node/tracking.js instead of the matrix: the
+invalidation delay of CLIENT TRACKING and reads through node-redis's client-side cache against
+plain GETs (driver_lib/tracking.py), in doc["tracking"].
+
 The tls mode (bench/run tls) runs redis-benchmark alone against both RESP servers with TLS and in
 plaintext, alternating blocks; our server restarts between them (driver_lib/tls.py), and each
 state is checked before its first sample.
@@ -54,6 +58,7 @@ from driver_lib.env import (BATCHES, CHECK_CLIENTS, CLIENTS, CONNECTIONS, DURATI
                             sh)
 from driver_lib.matrix import matrix  # noqa: E402
 from driver_lib.soak import run_soak, run_standby_check  # noqa: E402
+from driver_lib.tracking import run_tracking  # noqa: E402
 
 
 def run_check(client):
@@ -154,6 +159,12 @@ def main():
                 doc["checks"].append(run_standby_check())
                 save()
             run_soak(doc, save)
+            doc["partial"] = False
+            doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            save()
+            return 0
+        if MODE == "tracking":
+            run_tracking(doc, save)
             doc["partial"] = False
             doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             save()

@@ -3,6 +3,7 @@
 #
 #   tools/test.sh                      as root, or as a normal user (sudo for apt/install)
 #   STRESS_SECONDS=60 tools/test.sh    longer stress run (default 30)
+#   TRACKING_CHECK_SECONDS=120 tools/test.sh   longer CLIENT TRACKING check (default 30)
 #
 # Steps: deps (tools/deps.sh), build (make -j2), package, install (make install), then the suites:
 #   package    tools/package_test.sh: the Debian package built from a clean copy, lintian, its
@@ -27,6 +28,10 @@
 #              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one
 #   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v6 and ioredis on a
 #              throwaway cluster (needs node >= 20 and npm); each test counts as one
+#   tracking-check  regress/resp/node/run.sh checks/tracking.check.mjs: the randomized CLIENT
+#              TRACKING checker (SQL and RESP writers, tracking clients' local copies compared
+#              with the table after quiescence) for TRACKING_CHECK_SECONDS (default 30); counts
+#              as one
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh) with the RESP server on;
 #              counts as one
 # The regress and isolation suites run as the `postgres` OS user when we are root (servers
@@ -41,6 +46,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 STRESS_SECONDS=${STRESS_SECONDS:-30}
+TRACKING_CHECK_SECONDS=${TRACKING_CHECK_SECONDS:-30}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 TEST_BUDGET=${TEST_BUDGET:-1800}
 PG_CONFIG=${PG_CONFIG:-pg_config}
@@ -506,6 +512,35 @@ step_resp() {
     fi
 }
 
+# The randomized CLIENT TRACKING checker: node writers and tracking clients on run.sh's
+# throwaway cluster; its summary line (`tracking-check: ... N stale`) is the step's note.
+step_tracking_check() {
+    local rc=0 secs=$TRACKING_CHECK_SECONDS left summary
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record tracking-check "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        record tracking-check "NOT RUN" 0 1 "node and npm are not installed: regress/resp/node needs Node.js >= 20 with npm"
+        return
+    fi
+    left=$(remaining)
+    if ((left - 120 < secs)); then secs=$((left - 120)); fi
+    if ((secs < 5)); then
+        record tracking-check "NOT RUN" 0 1 "time budget of ${TEST_BUDGET}s exhausted"
+        return
+    fi
+    banner "tracking-check: regress/resp/node/run.sh checks/tracking.check.mjs for ${secs}s"
+    run_logged "$LOGS/tracking_check.log" "$(step_timeout $((secs + 240)))" \
+        env LC_TRACKING_CHECK_SECONDS="$secs" "$ROOT/regress/resp/node/run.sh" checks/tracking.check.mjs || rc=$?
+    summary=$(sed -n 's/^# tracking-check: \([0-9]* SQL statements.*\)$/\1/p' "$LOGS/tracking_check.log" | tail -n 1)
+    if ((rc == 0)) && [[ "$summary" == *", 0 stale" ]]; then
+        record tracking-check PASSED 1 0 "$summary"
+    else
+        record tracking-check FAILED 0 1 "${summary:-no summary line} (exit $rc$(timed_out "$rc"); STALE lines and 'not ok' above)"
+    fi
+}
+
 show_logs_of() {
     local f n
     for f in "$1"/log/initdb.log "$1"/log/postmaster.log; do
@@ -673,6 +708,7 @@ pg_suite isolation ISOLATION_OUTPUT REGRESS || true
 step_installcheck || true
 step_tap || true
 step_resp || true
+step_tracking_check || true
 step_stress || true
 step_bench || true
 

@@ -8,7 +8,7 @@
 // resp_set connects as U).
 // miss: every other key has no row (see missKeys); every reply must have exactly the expected NULLs/nils.
 // One event loop; every connection runs its own closed loop (one outstanding request).
-const pg = require('pg');
+const { pgConnect } = require('./pg_connect');
 const redis = require('redis');
 const readline = require('readline');
 
@@ -39,21 +39,6 @@ function parseArgs(argv) {
     o[k] = ['pg', 'path', 'mode', 'prefix', 'respUser', 'respPassword'].includes(k) ? argv[i + 1] : Number(argv[i + 1]);
   }
   return o;
-}
-
-function pgConfig(conninfo) {
-  const c = {};
-  for (const part of conninfo.trim().split(/\s+/)) {
-    const [k, v] = part.split('=');
-    c[{ dbname: 'database' }[k] || k] = k === 'port' ? Number(v) : v;
-  }
-  return c;
-}
-
-async function pgConnect(o) {
-  const c = new pg.Client(pgConfig(o.pg));
-  await c.connect();
-  return c;
 }
 
 // auth: { username, password } to AUTH as another role than the server's default

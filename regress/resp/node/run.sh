@@ -5,12 +5,18 @@
 #
 #   regress/resp/node/run.sh                 as root (servers run as postgres) or a normal user
 #   regress/resp/node/run.sh tests/x.test.mjs   only some files
+#   LC_TRACKING_CHECK_SECONDS=300 regress/resp/node/run.sh checks/tracking.check.mjs
 #   KEEP_TMP=1 regress/resp/node/run.sh      keep the cluster directory and its log
 #
 # Installs the npm packages (npm ci from package-lock.json, quietly), starts the cluster with
 # the RESP server on a free port, creates the tables and roles the tests share, runs
 # `node --test` with the TAP reporter (its summary: `# pass N`, `# fail N`), destroys the
-# cluster. The tests find the server through LC_RESP_PORT, LC_CLUSTER_SH, LC_CLUSTER_DIR.
+# cluster. The tests find the server through LC_RESP_PORT, LC_CLUSTER_SH, LC_CLUSTER_DIR; the
+# cluster allows prepared transactions (the tracking tests' two-phase commit) and trusts loopback
+# replication, and tests/tracking_standby.test.mjs makes a hot standby of it in LC_STANDBY_DIR.
+# `run.sh checks/tracking.check.mjs` runs the randomized CLIENT TRACKING checker instead (not
+# part of the default tests/*.test.mjs) for LC_TRACKING_CHECK_SECONDS (default 5); the time
+# limits below grow with it.
 # Exit status: node's (0 only if every test passed); 2 if node or npm is missing.
 set -uo pipefail
 export LC_ALL=C PGCLIENTENCODING=UTF8
@@ -71,8 +77,10 @@ WORK=$(mktemp -d /tmp/lc_resp_node.XXXXXX)
 chmod 755 "$WORK"
 DIR=$WORK/c
 TLS_DIR=$WORK/tls
+STANDBY_DIR=$WORK/standby
 rc=1
 cleanup() {
+    "$CLUSTER_SH" destroy "$STANDBY_DIR" >/dev/null 2>&1 || true
     "$CLUSTER_SH" destroy "$DIR" >/dev/null 2>&1 || true
     "$CLUSTER_SH" destroy "$TLS_DIR" >/dev/null 2>&1 || true
     if ((rc == 0)) && [[ "${KEEP_TMP:-0}" != 1 ]]; then
@@ -88,12 +96,15 @@ if ! timeout 120 "$CLUSTER_SH" start "$DIR" auto \
         "local_cache.resp_port = $RESP_PORT" \
         "local_cache.resp_role = 'regress_resp_reader'" \
         "local_cache.resp_workers = 2" \
-        "local_cache.resp_max_clients = 10000"; then
+        "local_cache.resp_max_clients = 10000" \
+        "max_prepared_transactions = 10"; then
     echo "run.sh: the cluster did not start"
     exit 1
 fi
-# Passwords are checked over TCP (md5 takes SCRAM secrets too).
-"$CLUSTER_SH" hba "$DIR" "host all all 127.0.0.1/32 md5" "host all all ::1/128 md5"
+# Passwords are checked over TCP (md5 takes SCRAM secrets too); replication from loopback is
+# trusted for the hot standby that tests/tracking_standby.test.mjs makes (in $STANDBY_DIR).
+"$CLUSTER_SH" hba "$DIR" "host all all 127.0.0.1/32 md5" "host all all ::1/128 md5" \
+    "host replication all 127.0.0.1/32 trust"
 
 READER_PASSWORD='node-rdr-Pw-4Jx8'
 if ! timeout 60 "$CLUSTER_SH" psql "$DIR" -v ON_ERROR_STOP=1 -q >/dev/null <<SQL
@@ -180,15 +191,18 @@ then
 fi
 
 export LC_RESP_PORT=$RESP_PORT LC_CLUSTER_SH=$CLUSTER_SH LC_CLUSTER_DIR=$DIR LC_READER_PASSWORD=$READER_PASSWORD
+export LC_STANDBY_DIR=$STANDBY_DIR
 export LC_TLS_PORT=$TLS_PORT LC_TLS_CERTS=$CERTS LC_TLS_PASSWORD=$TLS_PASSWORD
 if (($# > 0)); then files=("$@"); else files=(tests/*.test.mjs); fi
 echo "run.sh: node --test on RESP port $RESP_PORT: ${files[*]}"
-timeout --kill-after=10 300 node --test --test-reporter=tap --test-concurrency=1 --test-timeout=120000 "${files[@]}"
+check_seconds=${LC_TRACKING_CHECK_SECONDS:-5}
+timeout --kill-after=10 $((300 + check_seconds)) node --test --test-reporter=tap --test-concurrency=1 \
+    --test-timeout=$((120000 + 1000 * check_seconds)) "${files[@]}"
 rc=$?
 if ((rc != 0)); then
     echo "---- last lines of $DIR/server.log ----"
     tail -n 40 "$DIR/server.log"
     echo "----"
-    if ((rc == 124 || rc == 137)); then echo "run.sh: node --test TIMED OUT after 300 s"; fi
+    if ((rc == 124 || rc == 137)); then echo "run.sh: node --test TIMED OUT after $((300 + check_seconds)) s"; fi
 fi
 exit "$rc"

@@ -58,6 +58,8 @@ struct ChangedTable {
 struct ChangedKey {
 	Oid relid;
 	KeyBytes key; /* in TopTransactionContext once entered */
+	/* The list of keys first changed at one subtransaction nesting level (keys_at_level). */
+	ChangedKey *next_at_level;
 };
 
 uint32 changed_key_hash(const void *entry, Size)
@@ -77,6 +79,14 @@ int changed_key_match(const void *a, const void *b, Size)
 /* Both live in TopTransactionContext and are forgotten at transaction end. */
 HTAB *changed_tables = nullptr;
 HTAB *changed_keys = nullptr;
+/*
+ * The keys by the nesting level of the (sub)transaction that first changed them: a subtransaction
+ * that commits hands its keys to its parent, one that aborts forgets them (its changes never
+ * become visible: nothing to invalidate, and CLIENT TRACKING must not tell of them). A key
+ * changed again deeper stays where it is, at the outer level that keeps it changed.
+ */
+ChangedKey **keys_at_level = nullptr;
+int levels_allocated = 0;
 
 /* What invalidate_changes() did, in TopTransactionContext, for the tracking log once the
  * commit is visible. */
@@ -111,7 +121,8 @@ ChangedTable *changed_table_entry(Oid relid, bool *found)
 	if (changed_tables == nullptr) {
 		wal_xact_starts_writing();
 		changed_tables = create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable), false);
-		changed_keys = create_set("local_cache changed keys", sizeof(ChangedKey), sizeof(ChangedKey), true);
+		changed_keys = create_set("local_cache changed keys", offsetof(ChangedKey, next_at_level), sizeof(ChangedKey),
+								  true);
 	}
 	ChangedTable *table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_ENTER, found));
 	if (!*found) {
@@ -167,6 +178,18 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 		entry->key.data = bytes;
 		if (++table->nkeys > MAX_KEYS_PER_TABLE)
 			table->flush_all = true;
+		int level = GetCurrentTransactionNestLevel();
+		if (level >= levels_allocated) {
+			int grown = Max(8, level * 2);
+			keys_at_level = static_cast<ChangedKey **>(
+				keys_at_level == nullptr ? MemoryContextAlloc(TopTransactionContext, sizeof(ChangedKey *) * grown)
+										 : repalloc(keys_at_level, sizeof(ChangedKey *) * grown));
+			for (int i = levels_allocated; i < grown; i++)
+				keys_at_level[i] = nullptr;
+			levels_allocated = grown;
+		}
+		entry->next_at_level = keys_at_level[level];
+		keys_at_level[level] = entry;
 	}
 	/* Keep the buffer small after a row with a long key. */
 	if (key_buffer->maxlen > 64 * 1024) {
@@ -254,6 +277,31 @@ void end_serializable_writes(void)
 			store_serializable_writer_end(MyDatabaseId, table->relid);
 }
 
+void subxact_event(SubXactEvent event, SubTransactionId, SubTransactionId, void *)
+{
+	int level = GetCurrentTransactionNestLevel();
+	if (changed_keys == nullptr || level >= levels_allocated || keys_at_level[level] == nullptr)
+		return;
+	if (event == SUBXACT_EVENT_COMMIT_SUB) {
+		ChangedKey *last = keys_at_level[level];
+		while (last->next_at_level != nullptr)
+			last = last->next_at_level;
+		last->next_at_level = keys_at_level[level - 1];
+		keys_at_level[level - 1] = keys_at_level[level];
+	} else if (event == SUBXACT_EVENT_ABORT_SUB) {
+		for (ChangedKey *changed = keys_at_level[level], *next; changed != nullptr; changed = next) {
+			next = changed->next_at_level;
+			ChangedTable *table = static_cast<ChangedTable *>(
+				hash_search(changed_tables, &changed->relid, HASH_FIND, NULL));
+			table->nkeys--;
+			hash_search(changed_keys, changed, HASH_REMOVE, NULL);
+		}
+	} else {
+		return;
+	}
+	keys_at_level[level] = nullptr;
+}
+
 void xact_event(XactEvent event, void *)
 {
 	switch (event) {
@@ -282,6 +330,8 @@ void xact_event(XactEvent event, void *)
 		 * change stays begun; the first reader after COMMIT PREPARED settles it. */
 		changed_tables = nullptr;
 		changed_keys = nullptr;
+		keys_at_level = nullptr;
+		levels_allocated = 0;
 		invalidated = {};
 		wal_xact_ended();
 		break;
@@ -293,6 +343,7 @@ void xact_event(XactEvent event, void *)
 void invalidation_register_callbacks(void)
 {
 	RegisterXactCallback(pg_entry<xact_event>, NULL);
+	RegisterSubXactCallback(pg_entry<subxact_event>, NULL);
 }
 
 void invalidation_table_altered(Oid relid)

@@ -91,6 +91,7 @@ void resp_shmem_startup(void)
 			pg_atomic_init_u64(&slot->counters.total_commands_processed, 0);
 			pg_atomic_init_u64(&slot->counters.rejected_connections, 0);
 			pg_atomic_init_u64(&slot->counters.batch_pauses, 0);
+			pg_atomic_init_u64(&slot->counters.clients_issued, 0);
 		}
 		for (int i = 0; i < resp::kMaxCountedRoles; i++) {
 			pg_atomic_init_u32(&shared->roles[i].role, 0);
@@ -115,6 +116,11 @@ WorkerCounters *worker_started(int number)
 pid_t worker_pid(int number)
 {
 	return pid_t(pg_atomic_read_u32(&shared->workers[number].pid));
+}
+
+uint64 worker_clients_issued(int number)
+{
+	return pg_atomic_read_u64(&shared->workers[number].counters.clients_issued);
 }
 
 ServerCounters server_counters(void)

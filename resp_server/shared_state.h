@@ -33,6 +33,9 @@ struct WorkerCounters {
 	pg_atomic_uint64 total_commands_processed;
 	pg_atomic_uint64 rejected_connections;
 	pg_atomic_uint64 batch_pauses; /* local_cache.resp_batch_delay's pauses */
+	/* Client ids handed out (CLIENT ID is worker << 40 | this count): kept across restarts of
+	 * the worker, so an id is never given twice. */
+	pg_atomic_uint64 clients_issued;
 };
 
 /* Worker `number` says it runs (its pid) and, through an exit callback, that it ended (its
@@ -40,6 +43,8 @@ struct WorkerCounters {
 WorkerCounters *worker_started(int number);
 /* The pid of worker `number` while it runs, else 0. */
 pid_t worker_pid(int number);
+/* How many client ids worker `number` has handed out (WorkerCounters::clients_issued). */
+uint64 worker_clients_issued(int number);
 
 /* The sums over every worker. */
 struct ServerCounters {

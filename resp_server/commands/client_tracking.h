@@ -97,6 +97,8 @@ public:
 	/* The invalidations collected since the last call, at most one per (target, tracking
 	 * client); BCAST and default-mode keys batched per connection, as Redis does per loop turn. */
 	void take_invalidations(std::vector<Invalidation> &out);
+	/* Whether take_invalidations has something: also after a read (an eviction past max_keys). */
+	bool has_invalidations() const { return !invalidations_.empty(); }
 
 	TrackingStats stats() const;
 

@@ -388,7 +388,8 @@ void describe_session(Connection *c)
 {
 	Server *server = c->server;
 	c->last_active_ms = now_ms();
-	c->session.id = (uint64_t(server->worker_number) << 40) | ++server->next_client_number;
+	c->session.id = (uint64_t(server->worker_number) << 40) |
+		pg_atomic_add_fetch_u64(&server->counters->clients_issued, 1);
 	server->connections_by_id[c->session.id] = c;
 	c->session.connected_at_ms = c->last_active_ms;
 	sockaddr_storage address;
@@ -551,7 +552,8 @@ bool WorkerClients::client_exists(uint64_t id)
 {
 	uint64_t worker = id >> 40;
 	if (worker != uint64_t(server_->worker_number))
-		return worker < uint64_t(RESP_MAX_WORKERS) && worker_pid(int(worker)) != 0;
+		return worker < uint64_t(RESP_MAX_WORKERS) && worker_pid(int(worker)) != 0 &&
+			(id & ((uint64_t(1) << 40) - 1)) <= worker_clients_issued(int(worker));
 	for (Connection *c = server_->connections; c != nullptr; c = c->next) {
 		if (c->session.id == id && !c->closing)
 			return true;

@@ -109,7 +109,6 @@ struct Server {
 	CommandProcessor *processor = nullptr;
 	TrackingFeed *tracking_feed = nullptr;
 	uv_timer_t tracking_timer; /* runs while the feed waits for transactions to end */
-	uint64_t next_client_number = 0;
 	int64_t next_bind_attempt_ms = 0;
 	bool shutting_down = false;
 };
@@ -198,7 +197,8 @@ void start_tracking_delivery(Server *server);
 void stop_tracking_delivery(Server *server);
 /* Collects from the tracking log and writes the invalidations (when woken, and by its timer). */
 void deliver_invalidations(Server *server);
-/* After each request: the tracking log counts the connection while CLIENT TRACKING is on. */
+/* After each request: the tracking log counts the connection while CLIENT TRACKING is on, and
+ * the invalidations the request caused (evictions past resp_tracking_max_keys) are sent. */
 void note_tracking_mode(Connection *c);
 /* At close. */
 void forget_tracking(Connection *c);

@@ -147,6 +147,14 @@ void close_trackers(Server *server)
 	}
 }
 
+void send_invalidations(Server *server)
+{
+	std::vector<Invalidation> invalidations;
+	server->processor->tracking().take_invalidations(invalidations);
+	for (const Invalidation &invalidation : invalidations)
+		send(server, invalidation);
+}
+
 void on_tracking_timer(uv_timer_t *timer)
 {
 	deliver_invalidations(static_cast<Server *>(timer->data));
@@ -180,10 +188,7 @@ void deliver_invalidations(Server *server)
 			break;
 		}
 	}
-	std::vector<Invalidation> invalidations;
-	table.take_invalidations(invalidations);
-	for (const Invalidation &invalidation : invalidations)
-		send(server, invalidation);
+	send_invalidations(server);
 	for (const TrackingRelay &relay : relays) {
 		Invalidation invalidation;
 		invalidation.target = relay.target;
@@ -208,6 +213,9 @@ void stop_tracking_delivery(Server *server)
 
 void note_tracking_mode(Connection *c)
 {
+	/* A read past resp_tracking_max_keys evicted keys: their invalidations go now. */
+	if (c->server->processor->tracking().has_invalidations())
+		send_invalidations(c->server);
 	bool on = c->session.tracking.on;
 	if (on == c->counted_as_tracker)
 		return;

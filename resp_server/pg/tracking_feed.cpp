@@ -178,19 +178,20 @@ void TrackingFeed::resolve_pending(std::vector<TrackedChange> &changes)
 		changes.push_back(TrackedChange{TrackedChange::Kind::Everything, {}, 0, InvalidOid});
 		return;
 	}
+	size_t npending = pending_.size();
 	size_t kept = 0;
-	for (size_t i = 0; i < pending_.size(); i++) {
+	for (size_t i = 0; i < npending; i++) {
 		Pending &p = pending_[i];
 		if (status[i] == XidStatus::Committed)
 			hand_over(p.kind, p.relid, p.writer, KeyBytes{p.key.data(), uint32(p.key.size())}, changes);
-		else if (status[i] == XidStatus::Running)
-			pending_[kept++] = std::move(p);
+		else if (status[i] == XidStatus::Running && kept++ != i)
+			pending_[kept - 1] = std::move(p);
 	}
 	pending_.resize(kept);
 	kept = 0;
 	bool lost_committed = false;
 	for (size_t i = 0; i < running_at_loss_.size(); i++) {
-		XidStatus s = status[pending_.size() + i];
+		XidStatus s = status[npending + i];
 		lost_committed = lost_committed || s == XidStatus::Committed;
 		if (s == XidStatus::Running)
 			running_at_loss_[kept++] = running_at_loss_[i];

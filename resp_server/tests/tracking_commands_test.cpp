@@ -337,6 +337,16 @@ BOOST_AUTO_TEST_CASE(client_list_fields)
 	BOOST_TEST(line.find(" redir=7 ") != std::string::npos);
 	BOOST_TEST(line.find(" flags=t db=0 sub=0 psub=0 ssub=0 ") != std::string::npos);
 	BOOST_TEST(line.find(" redir=50 ") != std::string::npos);
+
+	/* Redis's client types: a subscribed connection is of type pubsub, no longer normal. */
+	std::string pubsub = c.value({"CLIENT", "LIST", "TYPE", "pubsub"}).text;
+	BOOST_TEST(pubsub.find("id=42 ") != std::string::npos);
+	BOOST_TEST(pubsub.find("id=7 ") == std::string::npos);
+	std::string normal = c.value({"CLIENT", "LIST", "TYPE", "normal"}).text;
+	BOOST_TEST(normal.find("id=42 ") == std::string::npos);
+	BOOST_TEST(normal.find("id=7 ") != std::string::npos);
+	BOOST_TEST(c.run({"CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "no"}) == ":1\r\n");
+	BOOST_TEST(c.session.close_after_reply);
 }
 
 BOOST_AUTO_TEST_CASE(info_shows_the_tracking_sizes)

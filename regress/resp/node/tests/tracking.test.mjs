@@ -330,6 +330,19 @@ for (const [where, same] of [['the same worker', true], ['the other worker', fal
   });
 }
 
+test('REDIRECT: TRUNCATE sends the subscriber *3 message __redis__:invalidate with a null (flush everything)', async () => {
+  const b = await open({ protocol: 2 });
+  await b.must('SUBSCRIBE', '__redis__:invalidate');
+  const a = await open({ protocol: 2 });
+  await a.ok('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(b.id));
+  assert.notEqual(await a.call('GET', 'trkflush:4'), null);
+  psql(`TRUNCATE ${FLUSH}`);
+  const p = await b.nextPush(5000);
+  assert.notEqual(p, null, 'no message on the redirect target within 5 s');
+  assert.deepEqual([...p], ['message', '__redis__:invalidate', null]);
+  psql(`INSERT INTO ${FLUSH} SELECT g, 'f' || g FROM generate_series(1, 10) g`);
+});
+
 test('REDIRECT: two tracking connections may redirect to the same subscriber', async () => {
   const b = await open({ protocol: 2 });
   await b.must('SUBSCRIBE', '__redis__:invalidate');

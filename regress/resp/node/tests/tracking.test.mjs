@@ -325,8 +325,13 @@ for (const [where, same] of [['the same worker', true], ['the other worker', fal
     assert.notEqual(p, null, 'no message on the redirect target within 5 s');
     assert.deepEqual([...p], ['message', '__redis__:invalidate', [key(id)]]);
     assert.equal(a.pendingPushes, 0, 'the tracking connection itself got a message');
-    // subscribed mode: PING answers the Pub/Sub way
+    // subscribed mode (RESP2): PING answers the Pub/Sub way, other commands are refused,
+    // UNSUBSCRIBE leaves it
     assert.deepEqual(await b.must('PING'), ['pong', '']);
+    const refused = await b.call('GET', key(id));
+    assert.ok(refused instanceof RespError && /^ERR .*allowed in this context/.test(refused.message), `GET in subscribed mode: ${show(refused)}`);
+    assert.deepEqual(await b.must('UNSUBSCRIBE'), ['unsubscribe', '__redis__:invalidate', 0]);
+    assert.equal(await b.call('GET', key(id)), rowJson(id, `redirected ${where}`));
   });
 }
 

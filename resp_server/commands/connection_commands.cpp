@@ -349,7 +349,14 @@ std::vector<const Session *> visible_sessions(CommandContext &c)
 	return sessions;
 }
 
-/* Redis's client types: every connection here is a normal one. */
+/* Redis's client type of a connection: pubsub while subscribed, else normal (there are no
+ * replicas or masters here); an empty type is any. */
+bool is_of_type(const Session &s, std::string_view type)
+{
+	return type.empty() || equals_ignore_case(type, s.subscribed() ? "pubsub" : "normal");
+}
+
+/* Redis's client types. */
 bool is_client_type(std::string_view type)
 {
 	for (std::string_view known : {"normal", "master", "replica", "slave", "pubsub"})
@@ -371,7 +378,7 @@ void client_info_command(CommandContext &c)
 /* CLIENT LIST [TYPE type] [ID id ...]: the connections of the worker serving the request. */
 void client_list_command(CommandContext &c)
 {
-	std::string_view type = "normal";
+	std::string_view type; /* any */
 	std::vector<uint64_t> ids;
 	for (size_t i = 2; i < c.argc(); i++) {
 		if (equals_ignore_case(c.arg(i), "type") && i + 1 < c.argc()) {
@@ -397,12 +404,10 @@ void client_list_command(CommandContext &c)
 	}
 	std::string &lines = c.scratch.text;
 	lines.clear();
-	if (equals_ignore_case(type, "normal")) {
-		for (const Session *s : visible_sessions(c)) {
-			if (ids.empty() || std::find(ids.begin(), ids.end(), s->id) != ids.end())
-				append_client_line(lines, *s, c.session, c.clients, c.session.last_request_at_ms,
-								   s == &c.session ? "client|list" : "NULL");
-		}
+	for (const Session *s : visible_sessions(c)) {
+		if (is_of_type(*s, type) && (ids.empty() || std::find(ids.begin(), ids.end(), s->id) != ids.end()))
+			append_client_line(lines, *s, c.session, c.clients, c.session.last_request_at_ms,
+							   s == &c.session ? "client|list" : "NULL");
 	}
 	c.reply.verbatim(lines);
 }
@@ -419,7 +424,7 @@ void client_kill_command(CommandContext &c)
 		std::optional<uint64_t> id;
 		std::optional<std::string_view> addr, laddr, user;
 		std::optional<int64_t> max_age;
-		bool normal = true;
+		std::string_view type; /* any */
 		bool skip_me = true;
 	} filter;
 	bool old_style = c.argc() == 3;
@@ -452,7 +457,7 @@ void client_kill_command(CommandContext &c)
 				c.reply.error(c.scratch.text);
 				return;
 			}
-			filter.normal = equals_ignore_case(value, "normal");
+			filter.type = value;
 		} else if (equals_ignore_case(option, "maxage")) {
 			if (!parse_canonical_int64(value, &number)) {
 				c.reply.error("value is not an integer or out of range");
@@ -477,7 +482,7 @@ void client_kill_command(CommandContext &c)
 	for (const Session *s : visible_sessions(c)) {
 		std::string_view user = s->role ? std::string_view(s->role->name) : std::string_view("default");
 		bool same_role = s->role && me.role && s->role->id == me.role->id;
-		if (!filter.normal || !same_role || (filter.skip_me && s == &me) || (filter.id && *filter.id != s->id) ||
+		if (!is_of_type(*s, filter.type) || !same_role || (filter.skip_me && s == &me) || (filter.id && *filter.id != s->id) ||
 			(filter.addr && *filter.addr != s->peer_address) || (filter.laddr && *filter.laddr != s->local_address) ||
 			(filter.user && *filter.user != user) ||
 			(filter.max_age && (now - s->connected_at_ms) / 1000 <= *filter.max_age))

@@ -4,7 +4,8 @@
  * connection, forgotten at its invalidation, re-tracked by a new read), OPTIN / OPTOUT with
  * CLIENT CACHING, NOLOOP, REDIRECT, BCAST and its prefixes (with the feed's readable rule),
  * connections that stopped tracking, table and full flushes, eviction past max_keys, batching,
- * and the sizes INFO shows.
+ * and the sizes INFO shows; and a randomized run against a model of what each connection may
+ * have cached (no committed change to it is ever left without its invalidation).
  */
 #include <boost/test/unit_test.hpp>
 
@@ -47,6 +48,11 @@ std::vector<Invalidation> take(TrackingTable &table)
 std::set<std::string> keys_of(const Invalidation &invalidation)
 {
 	return std::set<std::string>(invalidation.keys.begin(), invalidation.keys.end());
+}
+
+uint64_t target_for(const Session &s)
+{
+	return s.tracking.redirect != 0 ? s.tracking.redirect : s.id;
 }
 
 const Invalidation *for_client(const std::vector<Invalidation> &all, uint64_t tracking_client)
@@ -420,6 +426,167 @@ BOOST_AUTO_TEST_CASE(take_appends_and_empties)
 	table.key_changed("items:1", 0, kEveryone);
 	/* A new batch after a take: a new entry, not one appended to the taken one. */
 	BOOST_TEST(take(table).size() == 1u);
+}
+
+
+/* ---- randomized: the table against a model of what each connection may have cached ---- */
+
+namespace {
+
+/* What a connection may hold in its cache: the keys it read since its last invalidation of
+ * them. The promise: a committed change to one of them is always sent (or a flush). */
+struct ModelClient {
+	Session session;
+	std::set<std::string> cached;   /* default mode: read and not invalidated since */
+	std::set<std::string> ever_read;
+	std::set<std::string> owed;     /* changed while cached: must be in the next batch */
+	bool owed_flush = false;
+};
+
+uint64_t next_random(uint64_t &state)
+{
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return state;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(randomized_against_a_model)
+{
+	const std::vector<std::string> keys = {"a:1", "a:2", "ab:1", "b:1", "b:2", "c:1", "c:2", "d"};
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		uint64_t state = seed * 0x9e3779b97f4a7c15ull;
+		auto pick = [&](uint64_t n) { return size_t(next_random(state) % n); };
+		size_t max_keys = seed % 2 == 0 ? 0 : 2 + pick(6);
+		TrackingTable table(max_keys);
+		std::vector<ModelClient> clients(5);
+		for (size_t i = 0; i < clients.size(); i++) {
+			Session &s = clients[i].session;
+			s.id = i + 1;
+			s.tracking.redirect = i % 2 == 1 ? 100 + i : 0;
+		}
+		/* Connection 5 is BCAST on prefix "a" (a:1, a:2 and ab:1). */
+		clients[4].session.tracking.bcast = true;
+		clients[4].session.tracking.prefixes = {"a"};
+
+		auto check_batch = [&]() {
+			std::vector<Invalidation> sent;
+			table.take_invalidations(sent);
+			std::set<uint64_t> seen;
+			for (const Invalidation &invalidation : sent) {
+				BOOST_REQUIRE(invalidation.tracking_client >= 1);
+				BOOST_REQUIRE(invalidation.tracking_client <= clients.size());
+				ModelClient &m = clients[invalidation.tracking_client - 1];
+				BOOST_TEST(seen.insert(invalidation.tracking_client).second, "one entry per connection");
+				BOOST_TEST(invalidation.target == target_for(m.session));
+				if (invalidation.flush_all) {
+					BOOST_TEST(invalidation.keys.empty());
+					m.cached.clear();
+					m.owed.clear();
+					m.owed_flush = false;
+					continue;
+				}
+				std::set<std::string> got = keys_of(invalidation);
+				BOOST_TEST(got.size() == invalidation.keys.size(), "a key once per batch");
+				for (const std::string &key : got) {
+					if (!m.session.tracking.bcast)
+						BOOST_TEST(m.ever_read.count(key) == 1u, "a key the connection read");
+					m.cached.erase(key);
+					m.owed.erase(key);
+				}
+			}
+			for (ModelClient &m : clients) {
+				BOOST_TEST(m.owed.empty(), "seed " << seed << ": a change left without its invalidation");
+				BOOST_TEST(!m.owed_flush, "seed " << seed << ": a flush left unsent");
+				m.owed.clear();
+				m.owed_flush = false;
+			}
+		};
+
+		for (int step = 0; step < 300; step++) {
+			ModelClient &m = clients[pick(clients.size())];
+			TrackingMode &mode = m.session.tracking;
+			switch (pick(10)) {
+			case 0: /* CLIENT TRACKING ON / OFF, NOLOOP at random */
+				if (mode.on) {
+					table.session_stopped_tracking(m.session.id);
+					mode.on = false;
+					/* No longer told of anything: a client drops its cache when it stops. */
+					m.cached.clear();
+					m.owed.clear();
+				} else {
+					mode.on = true;
+					mode.noloop = pick(2) == 0;
+					mode.optin = !mode.bcast && pick(3) == 0;
+					table.session_started_tracking(m.session);
+				}
+				break;
+			case 1:
+			case 2:
+			case 3: { /* a read */
+				std::vector<std::string_view> read_keys;
+				for (size_t n = 1 + pick(3); n > 0; n--)
+					read_keys.push_back(keys[pick(keys.size())]);
+				mode.caching_yes = mode.optin && pick(2) == 0;
+				table.note_read(m.session, read_keys.data(), read_keys.size());
+				bool tracked = mode.on && !mode.bcast && (!mode.optin || mode.caching_yes);
+				for (std::string_view key : read_keys) {
+					m.ever_read.emplace(key);
+					if (tracked)
+						m.cached.emplace(key);
+				}
+				if (max_keys != 0)
+					BOOST_TEST(table.stats().keys <= std::max<size_t>(max_keys, read_keys.size()));
+				break;
+			}
+			case 4:
+			case 5:
+			case 6: { /* a commit changes a key, written by one of them or by SQL */
+				const std::string &key = keys[pick(keys.size())];
+				uint64_t writer = pick(3) == 0 ? 0 : 1 + pick(clients.size());
+				table.key_changed(key, writer, kEveryone);
+				for (ModelClient &other : clients) {
+					const TrackingMode &o = other.session.tracking;
+					bool skipped = o.noloop && writer == other.session.id;
+					if (o.bcast && o.on && !skipped && key.compare(0, 1, "a") == 0)
+						other.owed.insert(key);
+					if (!o.bcast && other.cached.erase(key) && o.on && !skipped)
+						other.owed.insert(key);
+				}
+				break;
+			}
+			case 7: { /* a table flushed */
+				std::string table_prefix(1, char('a' + pick(3)));
+				table.table_flushed(table_prefix);
+				/* Each cached key of the table must go: by the flush, or by an invalidation of
+				 * its own already in the batch (an eviction's). */
+				for (ModelClient &other : clients) {
+					if (!other.session.tracking.on)
+						continue;
+					for (const std::string &key : other.cached)
+						if (key.compare(0, 2, table_prefix + ":") == 0)
+							other.owed.insert(key);
+					if (other.session.tracking.bcast && table_prefix == "a")
+						other.owed_flush = true;
+				}
+				break;
+			}
+			case 8:
+				if (pick(4) == 0) {
+					table.everything_flushed();
+					for (ModelClient &other : clients)
+						other.owed_flush = other.session.tracking.on;
+				}
+				break;
+			default:
+				check_batch();
+				break;
+			}
+		}
+		check_batch();
+	}
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -9,6 +9,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "resp_server/tests/command_harness.h"
+#include "resp_server/tests/fake_clients.h"
 
 #include <functional>
 #include <string>
@@ -18,6 +19,7 @@ using namespace local_cache::resp;
 using resp_test::Args;
 using resp_test::Connection;
 using resp_test::Value;
+using resp_test::Worker;
 
 namespace {
 
@@ -34,44 +36,6 @@ uint64_t tracked_items(Connection &c)
 {
 	return c.processor.tracking().stats().items;
 }
-
-/* Other connections of the worker (ids 7 and 8), and one on a worker that runs (id 1 << 40). */
-struct Directory final : ClientDirectory {
-	const Session *me = nullptr;
-	std::vector<Session> others;
-	void each_session(const std::function<void(const Session &)> &visit) override
-	{
-		visit(*me);
-		for (const Session &s : others)
-			visit(s);
-	}
-	void close_session(uint64_t) override {}
-	bool client_exists(uint64_t id) override
-	{
-		if (id == me->id || id == (uint64_t(1) << 40))
-			return true;
-		for (const Session &s : others)
-			if (s.id == id)
-				return true;
-		return false;
-	}
-};
-
-struct Worker {
-	Connection c;
-	Directory clients;
-	Worker()
-	{
-		clients.me = &c.session;
-		for (uint64_t id : {7, 8}) {
-			Session s;
-			s.id = id;
-			s.role = c.session.role;
-			clients.others.push_back(s);
-		}
-		c.processor.set_client_directory(&clients);
-	}
-};
 
 } // namespace
 
@@ -146,7 +110,7 @@ BOOST_AUTO_TEST_CASE(tracking_errors_as_redis_words_them)
 			   "-ERR The client ID you want redirect to does not exist\r\n");
 	BOOST_TEST(error({"CLIENT", "TRACKING", "on", "REDIRECT", "0"}) ==
 			   "-ERR The client ID you want redirect to does not exist\r\n");
-	BOOST_TEST(error({"CLIENT", "TRACKING", "on", "REDIRECT", "7", "REDIRECT", "8"}) ==
+	BOOST_TEST(error({"CLIENT", "TRACKING", "on", "REDIRECT", "7", "REDIRECT", "50"}) ==
 			   "-ERR A client can only redirect to a single other client\r\n");
 	BOOST_TEST(error({"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "ab", "PREFIX", "a"}) ==
 			   "-ERR Prefix 'ab' overlaps with another provided prefix 'a'. Prefixes for a single client must "
@@ -155,7 +119,8 @@ BOOST_AUTO_TEST_CASE(tracking_errors_as_redis_words_them)
 	BOOST_TEST(c.processor.tracking().stats().prefixes == 0u);
 
 	/* A target on this worker, on another running worker, and the connection itself (as Redis). */
-	BOOST_TEST(c.run({"CLIENT", "TRACKING", "on", "REDIRECT", "8"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"CLIENT", "TRACKING", "on", "REDIRECT", "50"}) == "+OK\r\n");
+	w.clients.on_other_workers.insert(uint64_t(1) << 40);
 	BOOST_TEST(c.run({"CLIENT", "TRACKING", "on", "REDIRECT", std::to_string(uint64_t(1) << 40)}) == "+OK\r\n");
 	BOOST_TEST(c.run({"CLIENT", "TRACKING", "on", "REDIRECT", "42"}) == "+OK\r\n");
 
@@ -365,13 +330,23 @@ BOOST_AUTO_TEST_CASE(client_list_fields)
 	raw(c, {"SUBSCRIBE", "a", "b"});
 	raw(c, {"PSUBSCRIBE", "c*"});
 	w.clients.others[0].tracking.on = true; /* another connection, as CLIENT LIST shows it */
-	w.clients.others[0].tracking.redirect = 8;
+	w.clients.others[0].tracking.redirect = 50;
 	line = c.value({"CLIENT", "LIST"}).text;
 	BOOST_TEST(line.find("id=42 ") != std::string::npos);
 	BOOST_TEST(line.find(" flags=PtB db=0 sub=2 psub=1 ssub=0 ") != std::string::npos);
 	BOOST_TEST(line.find(" redir=7 ") != std::string::npos);
 	BOOST_TEST(line.find(" flags=t db=0 sub=0 psub=0 ssub=0 ") != std::string::npos);
-	BOOST_TEST(line.find(" redir=8 ") != std::string::npos);
+	BOOST_TEST(line.find(" redir=50 ") != std::string::npos);
+
+	/* Redis's client types: a subscribed connection is of type pubsub, no longer normal. */
+	std::string pubsub = c.value({"CLIENT", "LIST", "TYPE", "pubsub"}).text;
+	BOOST_TEST(pubsub.find("id=42 ") != std::string::npos);
+	BOOST_TEST(pubsub.find("id=7 ") == std::string::npos);
+	std::string normal = c.value({"CLIENT", "LIST", "TYPE", "normal"}).text;
+	BOOST_TEST(normal.find("id=42 ") == std::string::npos);
+	BOOST_TEST(normal.find("id=7 ") != std::string::npos);
+	BOOST_TEST(c.run({"CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "no"}) == ":1\r\n");
+	BOOST_TEST(c.session.close_after_reply);
 }
 
 BOOST_AUTO_TEST_CASE(info_shows_the_tracking_sizes)

@@ -325,10 +325,28 @@ for (const [where, same] of [['the same worker', true], ['the other worker', fal
     assert.notEqual(p, null, 'no message on the redirect target within 5 s');
     assert.deepEqual([...p], ['message', '__redis__:invalidate', [key(id)]]);
     assert.equal(a.pendingPushes, 0, 'the tracking connection itself got a message');
-    // subscribed mode: PING answers the Pub/Sub way
+    // subscribed mode (RESP2): PING answers the Pub/Sub way, other commands are refused,
+    // UNSUBSCRIBE leaves it
     assert.deepEqual(await b.must('PING'), ['pong', '']);
+    const refused = await b.call('GET', key(id));
+    assert.ok(refused instanceof RespError && /^ERR .*allowed in this context/.test(refused.message), `GET in subscribed mode: ${show(refused)}`);
+    assert.deepEqual(await b.must('UNSUBSCRIBE'), ['unsubscribe', '__redis__:invalidate', 0]);
+    assert.equal(await b.call('GET', key(id)), rowJson(id, `redirected ${where}`));
   });
 }
+
+test('REDIRECT: TRUNCATE sends the subscriber *3 message __redis__:invalidate with a null (flush everything)', async () => {
+  const b = await open({ protocol: 2 });
+  await b.must('SUBSCRIBE', '__redis__:invalidate');
+  const a = await open({ protocol: 2 });
+  await a.ok('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(b.id));
+  assert.notEqual(await a.call('GET', 'trkflush:4'), null);
+  psql(`TRUNCATE ${FLUSH}`);
+  const p = await b.nextPush(5000);
+  assert.notEqual(p, null, 'no message on the redirect target within 5 s');
+  assert.deepEqual([...p], ['message', '__redis__:invalidate', null]);
+  psql(`INSERT INTO ${FLUSH} SELECT g, 'f' || g FROM generate_series(1, 10) g`);
+});
 
 test('REDIRECT: two tracking connections may redirect to the same subscriber', async () => {
   const b = await open({ protocol: 2 });

@@ -514,7 +514,7 @@ test('CLIENT TRACKING and CLIENT CACHING refuse bad options with -ERR and change
   await err(/^ERR .*wrong number of arguments/i, 'CLIENT', 'CACHING');
   await err(/^ERR .*tracking mode/i, 'CLIENT', 'CACHING', 'YES');
   await c.ok('CLIENT', 'TRACKING', 'ON');
-  await err(/^ERR .*tracking mode/i, 'CLIENT', 'CACHING', 'YES');
+  await err(/^ERR .*OPTIN/i, 'CLIENT', 'CACHING', 'YES');
   await c.ok('CLIENT', 'TRACKING', 'OFF');
   await c.ok('CLIENT', 'TRACKING', 'ON', 'OPTIN');
   await err(/^ERR .*OPTOUT/i, 'CLIENT', 'CACHING', 'NO');

@@ -3,7 +3,8 @@
  * (pg/tracking_feed.h) to the worker's tracking table (commands/client_tracking.h), and writes
  * the invalidations it answers to their connections: a RESP3 push, or a Pub/Sub message of
  * __redis__:invalidate on a RESP2 connection subscribed to it. An invalidation for a connection
- * of another worker goes there through the tracking log (a relay).
+ * of another worker goes there through the tracking log (a relay). An invalidation reaches a
+ * REDIRECT target only while it acts as the tracking connection's role.
  *
  * The worker collects when a writer woke it (SIGUSR2, see worker.cpp), and every millisecond
  * while the feed holds records whose transaction has not ended (nothing wakes it for those).
@@ -55,9 +56,12 @@ bool render_invalidation(ReplyBuffer &out, const Session &session, bool flush_al
 	return true;
 }
 
-void write_to(Connection *target, bool flush_all, const std::vector<std::string> &keys)
+/* Tenants: an invalidation names keys its tracking connection read, so it goes only to a
+ * connection acting as the same role (REDIRECT could name any connection). */
+void write_to(Connection *target, uint64_t tracker_role, bool flush_all, const std::vector<std::string> &keys)
 {
-	if (target->closing || !render_invalidation(target->pending, target->session, flush_all, keys))
+	if (target->closing || !target->session.role || target->session.role->id != tracker_role ||
+		!render_invalidation(target->pending, target->session, flush_all, keys))
 		return;
 	write_unrequested(target);
 }
@@ -75,14 +79,15 @@ void redirect_broken(Server *server, uint64_t tracking_client, uint64_t target)
 	write_unrequested(c);
 }
 
-/* A relay's message: the tracking client, whether it is a flush, the keys. */
-std::string encode_relay(const Invalidation &invalidation)
+/* A relay's message: the tracking client and its role, whether it is a flush, the keys. */
+std::string encode_relay(const Invalidation &invalidation, uint64_t tracker_role)
 {
 	std::string message;
 	auto put = [&](const void *bytes, size_t length) { message.append(static_cast<const char *>(bytes), length); };
 	uint8_t flush_all = invalidation.flush_all ? 1 : 0;
 	uint32_t count = uint32_t(invalidation.keys.size());
 	put(&invalidation.tracking_client, sizeof(uint64_t));
+	put(&tracker_role, sizeof(uint64_t));
 	put(&flush_all, 1);
 	put(&count, sizeof(count));
 	for (const std::string &key : invalidation.keys) {
@@ -93,7 +98,7 @@ std::string encode_relay(const Invalidation &invalidation)
 	return message;
 }
 
-bool decode_relay(const std::string &message, Invalidation *out)
+bool decode_relay(const std::string &message, Invalidation *out, uint64_t *tracker_role)
 {
 	size_t at = 0;
 	auto take = [&](void *bytes, size_t length) {
@@ -105,7 +110,8 @@ bool decode_relay(const std::string &message, Invalidation *out)
 	};
 	uint8_t flush_all = 0;
 	uint32_t count = 0;
-	if (!take(&out->tracking_client, sizeof(uint64_t)) || !take(&flush_all, 1) || !take(&count, sizeof(count)))
+	if (!take(&out->tracking_client, sizeof(uint64_t)) || !take(tracker_role, sizeof(uint64_t)) ||
+		!take(&flush_all, 1) || !take(&count, sizeof(count)))
 		return false;
 	out->flush_all = flush_all != 0;
 	out->keys.clear();
@@ -121,8 +127,12 @@ bool decode_relay(const std::string &message, Invalidation *out)
 
 void send(Server *server, const Invalidation &invalidation)
 {
+	Connection *tracker = find_connection(server, invalidation.tracking_client);
+	if (tracker == nullptr || !tracker->session.role)
+		return;
+	uint64_t tracker_role = tracker->session.role->id;
 	if (!is_local(server, invalidation.target)) {
-		server->tracking_feed->relay(invalidation.target, encode_relay(invalidation));
+		server->tracking_feed->relay(invalidation.target, encode_relay(invalidation, tracker_role));
 		return;
 	}
 	Connection *target = find_connection(server, invalidation.target);
@@ -131,7 +141,7 @@ void send(Server *server, const Invalidation &invalidation)
 			redirect_broken(server, invalidation.tracking_client, invalidation.target);
 		return;
 	}
-	write_to(target, invalidation.flush_all, invalidation.keys);
+	write_to(target, tracker_role, invalidation.flush_all, invalidation.keys);
 }
 
 constexpr const char *kUnlogged =
@@ -191,10 +201,10 @@ void deliver_invalidations(Server *server)
 	send_invalidations(server);
 	for (const TrackingRelay &relay : relays) {
 		Invalidation invalidation;
-		invalidation.target = relay.target;
+		uint64_t tracker_role = 0;
 		Connection *target = find_connection(server, relay.target);
-		if (target != nullptr && decode_relay(relay.message, &invalidation))
-			write_to(target, invalidation.flush_all, invalidation.keys);
+		if (target != nullptr && decode_relay(relay.message, &invalidation, &tracker_role))
+			write_to(target, tracker_role, invalidation.flush_all, invalidation.keys);
 	}
 	if (feed.waiting() && !uv_is_active(reinterpret_cast<uv_handle_t *>(&server->tracking_timer)))
 		uv_timer_start(&server->tracking_timer, uv_callback<on_tracking_timer>, kWaitingPollMs, 0);

@@ -335,6 +335,26 @@ for (const [where, same] of [['the same worker', true], ['the other worker', fal
   });
 }
 
+for (const [where, same] of [['the same worker', true], ['the other worker', false]]) {
+  test(`REDIRECT to a connection of another role on ${where}: it is told nothing (key names stay with the role that read them)`, async () => {
+    const b = await open({ protocol: 2, auth: [WRITER, WRITER_PASSWORD] });
+    await b.must('SUBSCRIBE', '__redis__:invalidate');
+    const stranger = await connectOnWorker(b.worker, same, { protocol: 2 }); // the reader role
+    conns.push(stranger);
+    await stranger.ok('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(b.id));
+    const colleague = await open({ protocol: 2, auth: [WRITER, WRITER_PASSWORD] });
+    await colleague.ok('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(b.id));
+    const [secret, fenceId] = same ? [124, 125] : [126, 127];
+    await read(stranger, secret);
+    await read(colleague, fenceId);
+    update(secret, 'not for the other role');
+    update(fenceId, 'the fence');
+    const p = await b.nextPush(5000);
+    assert.notEqual(p, null, 'no message for the same-role tracker within 5 s');
+    assert.deepEqual([...p], ['message', '__redis__:invalidate', [key(fenceId)]]);
+  });
+}
+
 test('REDIRECT: TRUNCATE sends the subscriber *3 message __redis__:invalidate with a null (flush everything)', async () => {
   const b = await open({ protocol: 2 });
   await b.must('SUBSCRIBE', '__redis__:invalidate');

@@ -9,6 +9,8 @@
  */
 #include "extension/tracking_log.h"
 
+#include "extension/boundary.h"
+
 extern "C" {
 #include "access/transam.h"
 #include "miscadmin.h"
@@ -258,7 +260,7 @@ uint64 tracking_log_attach_reader(int slot)
 	Assert(slot >= 0 && slot < TRACKING_LOG_MAX_READERS);
 	pg_atomic_write_u32(&state->wake[slot], 0);
 	pg_atomic_write_u32(&state->reader_pid[slot], uint32(MyProcPid));
-	on_shmem_exit(reader_exited, Int32GetDatum(slot));
+	on_shmem_exit(pg_entry<reader_exited>, Int32GetDatum(slot));
 	return pg_atomic_read_u64(&state->head);
 }
 

@@ -6,10 +6,10 @@ UPDATE tps without and with TRACKING_CONNECTIONS connections tracking every upda
 (tracking.js hold). The result goes to doc["tracking"]."""
 import json
 import os
+import re
+import statistics
 import subprocess
 import sys
-
-import re
 
 from driver_lib.env import CLK, CONNINFO, DURATION, ENV, NODE_DIR, PG_PID, PSQL, REPEATS, RESP_PORT, STATE, log
 from driver_lib.measure import children, cpu_ticks
@@ -83,8 +83,9 @@ def commit_path(tr, save):
                     proc.kill()
                     proc.wait()
         save()
-    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
-    runs["tps_without_median"], runs["tps_with_median"] = med(runs["without"]), med(runs["with"])
+    # statistics.median, as bench/report takes it (an even REPEATS: the mean of the middle two)
+    runs["tps_without_median"] = statistics.median(runs["without"])
+    runs["tps_with_median"] = statistics.median(runs["with"])
     runs["slowdown"] = 1 - runs["tps_with_median"] / runs["tps_without_median"]
     log(f"tracking: pgbench UPDATE tps {runs['tps_without_median']:.0f} without, {runs['tps_with_median']:.0f} with "
         f"{TRACKING_CONNECTIONS} tracking connections ({100 * runs['slowdown']:.1f}% slower)")

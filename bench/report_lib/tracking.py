@@ -60,7 +60,8 @@ def tracking_section(doc, src):
     w(f"* **Commit path**: pgbench ({cp.get('pgbench_clients', '?')} clients, one thread) runs `UPDATE public.items SET "
       "value = md5(random()::text) WHERE id = <random hot id>` without and with "
       f"{cp.get('trackers', tr['connections'])} tracking connections that read every hot row and read a row again "
-      "on its invalidation, so that every updated key has all of them to notify at every commit.")
+      "on its invalidation, so that the updated keys stay tracked by all of them (a key invalidated is tracked "
+      "again once read again: *pushes received* counts the invalidations the commits sent).")
     w("")
     w(f"Reads and pgbench: {cfg['repeats']} run(s) of each variant of {cfg['duration_seconds']:g} s, the variants' "
       "order alternating by run; medians (min–max).")
@@ -97,21 +98,33 @@ def tracking_section(doc, src):
     cpu_r = ratio(m("csc", lambda r: r.get("server_cpu_us_per_req")), m("plain", lambda r: r.get("server_cpu_us_per_req")))
     if rps_r is not None:
         w(f"The client-side cache against plain GETs: {rps_r:.1f}x the requests/s"
-          + (f", {cpu_r:.2f}x the server CPU per request" if cpu_r is not None else "") + ".")
+          + (f", {cpu_r:.2g}x the server CPU per request" if cpu_r is not None else "") + ".")
         w("")
     # ------------------------------------------------------------ commit path
     without, with_ = cp.get("without") or [], cp.get("with") or []
     slowdown = None
     if without and with_:
         slowdown = 1 - ratio(med(with_), med(without))
-    w("Commit path (pgbench UPDATE tps, without connection setup):")
+    cpu = cp.get("server_cpu_us_per_update") or {}
+    resp = cp.get("resp_cpu_us_per_update") or {}
+    rest = [a - b for a, b in zip(cpu.get("with") or [], resp.get("with") or [])]  # backends, postmaster, ...
+    hold_cpu = cp.get("hold_cpu_s") or []
+    w("Commit path (pgbench UPDATE tps, without connection setup). *Server CPU per UPDATE*: all of PostgreSQL's "
+      "processes over the run over the UPDATEs pgbench ran; with tracking, split into the RESP workers' (the "
+      "pushes, the re-reads they serve) and the rest's (the writers' backends: the commit path); *tracking client CPU*: the process holding the tracking connections. Both share the "
+      f"machine's {doc.get('machine', {}).get('cores', '?')} cores with pgbench and its backends, so the slowdown is "
+      "the commit path's own cost plus the cores they take from the writers.")
     w("")
-    w(f"| pgbench clients | tps without tracking | tps with {cp.get('trackers', tr['connections'])} tracking connections "
-      "| slowdown | pushes received |")
-    w("| --- | --- | --- | --- | --- |")
+    trackers = cp.get("trackers", tr["connections"])
+    w(f"| pgbench clients | tps without tracking | tps with {trackers} tracking connections | slowdown "
+      "| server CPU µs/UPDATE without | with | with: RESP workers | with: the rest | tracking client CPU s "
+      "| pushes received |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     pushes = [h.get("pushes") for h in cp.get("hold") or [] if h.get("pushes") is not None]
     w(f"| {cp.get('pgbench_clients', '–')} | {fmt_range(without)} | {fmt_range(with_)} | "
-      f"{'–' if slowdown is None else f'{100 * slowdown:.1f} %'} | {fmt(sum(pushes)) if pushes else '–'} |")
+      f"{'–' if slowdown is None else f'{100 * slowdown:.1f} %'} | {fmt_range(cpu.get('without') or [])} | "
+      f"{fmt_range(cpu.get('with') or [])} | {fmt_range(resp.get('with') or [])} | {fmt_range(rest)} | "
+      f"{fmt_range(hold_cpu, 1)} | {fmt(sum(pushes)) if pushes else '–'} |")
     w("")
     # ------------------------------------------------------------ targets
     p99 = (delay.get("from_return_us") or {}).get("p99")

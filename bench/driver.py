@@ -108,6 +108,7 @@ def environment():
             "redis_benchmark": sh([REDIS_BENCHMARK, "--version"]) if "redis-benchmark" in CLIENTS else None,
             "node": sh(["node", "--version"]),
             "node_pg": pkg_version("pg"), "node_redis": pkg_version("redis"),
+            "node_redis6": pkg_version("redis6"),
             "go": sh(["go", "version"]) if "go" in CLIENTS + CHECK_CLIENTS else None,
             "go_pgx": sh(["dpkg-query", "-W", "-f=${Version}", "golang-github-jackc-pgx-v4-dev"])
             if "go" in CLIENTS + CHECK_CLIENTS else None,

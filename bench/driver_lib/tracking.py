@@ -6,12 +6,12 @@ UPDATE tps without and with TRACKING_CONNECTIONS connections tracking every upda
 (tracking.js hold). The result goes to doc["tracking"]."""
 import json
 import os
+import re
+import statistics
 import subprocess
 import sys
 
-import re
-
-from driver_lib.env import CLK, CONNINFO, DURATION, ENV, NODE_DIR, PG_PID, PSQL, REPEATS, RESP_PORT, STATE, log
+from driver_lib.env import CLK, CONNINFO, DURATION, ENV, NODE_DIR, PG_PID, PSQL, REPEATS, RESP_PORT, STATE, log, psql
 from driver_lib.measure import children, cpu_ticks
 
 TRACKING_CONNECTIONS = int(ENV.get("TRACKING_CONNECTIONS") or 50)
@@ -41,15 +41,52 @@ def run_node(args):
 
 
 def pgbench_tps(script):
-    """pgbench's tps (without connection setup) over DURATION_SECONDS of the script."""
+    """pgbench's tps (without connection setup) over DURATION_SECONDS of the script, and how many
+    transactions it ran."""
     args = [PGBENCH, "-n", "-f", script, "-c", str(TRACKING_PGBENCH_CLIENTS), "-j", "1", "-T", str(max(1, round(DURATION))),
             "-d", CONNINFO]
     p = subprocess.run(args, capture_output=True, text=True)
     m = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", p.stdout)
-    if p.returncode != 0 or not m:
+    n = re.search(r"number of transactions actually processed: ([0-9]+)", p.stdout)
+    if p.returncode != 0 or not m or not n:
         sys.stderr.write(p.stdout + p.stderr)
         raise RuntimeError(f"pgbench failed (exit {p.returncode})")
-    return float(m.group(1))
+    return float(m.group(1)), int(n.group(1))
+
+
+def server_ticks(resp_pids):
+    """CPU ticks of all of PostgreSQL's processes, the exited ones too (pgbench's backends end with
+    it, and their time is then in the postmaster's cutime and cstime), and of the RESP workers among
+    them."""
+    ticks = cpu_ticks(children(PG_PID))
+    total = sum(ticks.values())
+    resp = sum(ticks.get(pid, 0) for pid in resp_pids)
+    try:
+        with open(f"/proc/{PG_PID}/stat") as f:
+            st = f.read()
+        fields = st[st.rindex(")") + 2:].split()
+        total += int(fields[13]) + int(fields[14])
+    except (OSError, ValueError):
+        pass
+    return total, resp
+
+
+def pgbench_run(script, runs, variant, hold_pid=None):
+    """One pgbench run into runs[variant], with what it cost in CPU: the server's per UPDATE (RESP
+    workers included: with the tracking connections they send the pushes and serve the re-reads)
+    and the tracking client's (tracking.js hold) seconds. On a machine of few cores both take
+    cores from the writers: the slowdown is then more than the commit path's own cost."""
+    resp_pids = [int(x) for x in psql("SELECT pid FROM pg_stat_activity WHERE backend_type = "
+                                      "'local_cache RESP worker'").split()]
+    (s0, r0), h0 = server_ticks(resp_pids), cpu_ticks([hold_pid]).get(hold_pid, 0) if hold_pid else 0
+    tps, transactions = pgbench_tps(script)
+    (s1, r1), h1 = server_ticks(resp_pids), cpu_ticks([hold_pid]).get(hold_pid, 0) if hold_pid else 0
+    runs[variant].append(tps)
+    per_update = lambda ticks: ticks / CLK * 1e6 / max(transactions, 1)  # noqa: E731
+    runs["server_cpu_us_per_update"][variant].append(per_update(s1 - s0))
+    runs["resp_cpu_us_per_update"][variant].append(per_update(r1 - r0))
+    if hold_pid:
+        runs["hold_cpu_s"].append((h1 - h0) / CLK)
 
 
 def commit_path(tr, save):
@@ -60,11 +97,13 @@ def commit_path(tr, save):
         f.write(f"\\set id random(1, {TRACKING_HOT_ROWS})\n"
                 "UPDATE public.items SET value = md5(random()::text) WHERE id = :id;\n")
     runs = tr["commit_path"] = {"pgbench_clients": TRACKING_PGBENCH_CLIENTS, "trackers": TRACKING_CONNECTIONS,
-                                "without": [], "with": [], "hold": []}
+                                "without": [], "with": [], "hold": [], "hold_cpu_s": [],
+                                "server_cpu_us_per_update": {"without": [], "with": []},
+                                "resp_cpu_us_per_update": {"without": [], "with": []}}
     for r in range(REPEATS):
         for variant in (("without", "with") if r % 2 == 0 else ("with", "without")):
             if variant == "without":
-                runs["without"].append(pgbench_tps(script))
+                pgbench_run(script, runs, "without")
                 continue
             proc = subprocess.Popen(["node", os.path.join(NODE_DIR, "tracking.js"), "hold", "--pg", CONNINFO,
                                      "--resp-port", str(RESP_PORT), "--trackers", str(TRACKING_CONNECTIONS),
@@ -73,7 +112,7 @@ def commit_path(tr, save):
             try:
                 if proc.stdout.readline().strip() != "READY":
                     raise RuntimeError(f"tracking.js hold did not get ready (exit {proc.wait()})")
-                runs["with"].append(pgbench_tps(script))
+                pgbench_run(script, runs, "with", proc.pid)
                 proc.stdin.close()
                 runs["hold"].append(json.loads(proc.stdout.readline()))
                 if proc.wait(timeout=60) != 0:
@@ -83,11 +122,16 @@ def commit_path(tr, save):
                     proc.kill()
                     proc.wait()
         save()
-    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
-    runs["tps_without_median"], runs["tps_with_median"] = med(runs["without"]), med(runs["with"])
+    # statistics.median, as bench/report takes it (an even REPEATS: the mean of the middle two)
+    runs["tps_without_median"] = statistics.median(runs["without"])
+    runs["tps_with_median"] = statistics.median(runs["with"])
     runs["slowdown"] = 1 - runs["tps_with_median"] / runs["tps_without_median"]
     log(f"tracking: pgbench UPDATE tps {runs['tps_without_median']:.0f} without, {runs['tps_with_median']:.0f} with "
-        f"{TRACKING_CONNECTIONS} tracking connections ({100 * runs['slowdown']:.1f}% slower)")
+        f"{TRACKING_CONNECTIONS} tracking connections ({100 * runs['slowdown']:.1f}% slower); server CPU per UPDATE "
+        f"{statistics.median(runs['server_cpu_us_per_update']['without']):.0f} us without, "
+        f"{statistics.median(runs['server_cpu_us_per_update']['with']):.0f} us with (RESP workers "
+        f"{statistics.median(runs['resp_cpu_us_per_update']['with']):.0f} us); the tracking client "
+        f"{statistics.median(runs['hold_cpu_s']):.1f} s of CPU")
     save()
 
 

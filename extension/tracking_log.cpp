@@ -55,7 +55,7 @@ uint32 record_length(uint32 nbytes)
 /*
  * Shared state. `head` and `tail` change only under `lock` held exclusively (writers); readers
  * copy records under it in shared mode. `head` is also an atomic so readers can see without
- * the lock whether anything is new. `trackers`, `reader_pid` and `wake` are atomics.
+ * the lock whether anything is new. `trackers`, `reader_pid` and `sleeping` are atomics.
  */
 struct TrackingLogState {
 	LWLock *lock;
@@ -63,7 +63,8 @@ struct TrackingLogState {
 	uint64 tail;
 	pg_atomic_uint32 trackers;
 	pg_atomic_uint32 reader_pid[TRACKING_LOG_MAX_READERS];
-	pg_atomic_uint32 wake[TRACKING_LOG_MAX_READERS];
+	/* The reader is about to wait, or waits, for events: a writer signals it (once). */
+	pg_atomic_uint32 sleeping[TRACKING_LOG_MAX_READERS];
 	char data[LOG_BYTES];
 };
 
@@ -123,12 +124,19 @@ void append(LoggedChangeKind kind, Oid dbid, Oid relid, TransactionId xid, uint6
 	pg_atomic_write_u64(&state->head, pg_atomic_read_u64(&state->head) + length);
 }
 
-/* After the lock is released: one SIGUSR2 per reader until it has looked. */
+/*
+ * After the lock is released: SIGUSR2 to each reader that sleeps, once per sleep. A busy reader
+ * looks at the head before it sleeps again (tracking_log_sleeping), so under load a commit sends
+ * no signal at all; the barriers on both sides (head, then `sleeping`; `sleeping`, then head)
+ * make sure one of the two sees the other.
+ */
 void wake_readers(void)
 {
+	pg_memory_barrier();
 	for (int i = 0; i < TRACKING_LOG_MAX_READERS; i++) {
 		pid_t pid = pid_t(pg_atomic_read_u32(&state->reader_pid[i]));
-		if (pid != 0 && pg_atomic_exchange_u32(&state->wake[i], 1) == 0)
+		if (pid != 0 && pg_atomic_read_u32(&state->sleeping[i]) != 0 &&
+			pg_atomic_exchange_u32(&state->sleeping[i], 0) != 0)
 			kill(pid, SIGUSR2);
 	}
 }
@@ -167,7 +175,7 @@ void tracking_log_startup_shmem(void)
 		pg_atomic_init_u32(&state->trackers, 0);
 		for (int i = 0; i < TRACKING_LOG_MAX_READERS; i++) {
 			pg_atomic_init_u32(&state->reader_pid[i], 0);
-			pg_atomic_init_u32(&state->wake[i], 0);
+			pg_atomic_init_u32(&state->sleeping[i], 0);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -258,15 +266,22 @@ void tracking_log_relay(uint64 client, const char *message, uint32 length)
 uint64 tracking_log_attach_reader(int slot)
 {
 	Assert(slot >= 0 && slot < TRACKING_LOG_MAX_READERS);
-	pg_atomic_write_u32(&state->wake[slot], 0);
+	pg_atomic_write_u32(&state->sleeping[slot], 0);
 	pg_atomic_write_u32(&state->reader_pid[slot], uint32(MyProcPid));
 	on_shmem_exit(pg_entry<reader_exited>, Int32GetDatum(slot));
 	return pg_atomic_read_u64(&state->head);
 }
 
-bool tracking_log_take_wakeup(int slot)
+bool tracking_log_sleeping(int slot, uint64 position)
 {
-	return pg_atomic_exchange_u32(&state->wake[slot], 0) != 0;
+	pg_atomic_write_u32(&state->sleeping[slot], 1);
+	pg_memory_barrier();
+	return pg_atomic_read_u64(&state->head) != position;
+}
+
+void tracking_log_awake(int slot)
+{
+	pg_atomic_write_u32(&state->sleeping[slot], 0);
 }
 
 uint64 tracking_log_head(void)

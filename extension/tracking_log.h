@@ -10,8 +10,8 @@
  * invalidations for a connection on another worker through it.
  *
  * Readers: each RESP worker, from its own position. A reader the writers lapped has lost
- * records and must treat every key as changed. Writers wake readers with SIGUSR2, once per
- * reader until it has looked (tracking_log_take_wakeup).
+ * records and must treat every key as changed. Writers wake a reader that sleeps with SIGUSR2;
+ * a busy one looks by itself before it sleeps (tracking_log_sleeping).
  */
 #pragma once
 
@@ -77,8 +77,11 @@ void tracking_log_relay(uint64 client, const char *message, uint32 length);
 /* Registers the calling process as reader `slot` (woken by SIGUSR2) until it exits; returns
  * the position it starts reading at: the next record to be written. */
 uint64 tracking_log_attach_reader(int slot);
-/* Whether a writer asked to wake this reader since its last call; clears the request. */
-bool tracking_log_take_wakeup(int slot);
+/* Before the reader waits for events: from now on writers signal it. Returns whether records
+ * were written past `position` (then read them instead of waiting). */
+bool tracking_log_sleeping(int slot, uint64 position);
+/* The reader is busy again: writers need not signal it (it looks before it sleeps). */
+void tracking_log_awake(int slot);
 /* The position of the next record to be written. */
 uint64 tracking_log_head(void);
 

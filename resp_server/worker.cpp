@@ -10,7 +10,8 @@
  * turn:
  *   - SIGTERM (ProcDiePending): close the listeners and every connection, end the loop, exit;
  *   - SIGHUP: reload the settings;
- *   - the tracking log woke the worker: CLIENT TRACKING's invalidations (tracking_delivery.cpp);
+ *   - commits in the tracking log: CLIENT TRACKING's invalidations (tracking_delivery.cpp; from
+ *     here until the loop has waited, writers signal the worker);
  *   - CHECK_FOR_INTERRUPTS(): ProcSignalBarriers (DROP DATABASE, ALTER DATABASE SET
  *     TABLESPACE wait for every backend to absorb them), memory-context logging. A cancel
  *     (pg_cancel_backend) that arrives between commands has nothing to cancel: dropped.
@@ -201,13 +202,15 @@ void before_blocking(uv_prepare_t *handle)
 {
 	Server *server = static_cast<Server *>(handle->data);
 	process_interrupts(server);
-	if (!server->shutting_down && server->tracking_feed->woken())
+	if (!server->shutting_down && server->tracking_feed->sleeping())
 		deliver_invalidations(server);
 }
 
 void after_turn(uv_check_t *handle)
 {
-	pause_for_batch(static_cast<Server *>(handle->data));
+	Server *server = static_cast<Server *>(handle->data);
+	server->tracking_feed->awake();
+	pause_for_batch(server);
 }
 
 void on_postmaster_death(uv_poll_t *, int, int)

@@ -46,9 +46,14 @@ TrackingFeed::TrackingFeed(int worker_number) : worker_number_(worker_number), p
 	lost_records(none);
 }
 
-bool TrackingFeed::woken()
+bool TrackingFeed::sleeping()
 {
-	return tracking_log_take_wakeup(worker_number_);
+	return tracking_log_sleeping(worker_number_, position_);
+}
+
+void TrackingFeed::awake()
+{
+	tracking_log_awake(worker_number_);
 }
 
 void TrackingFeed::lost_records(std::vector<TrackedChange> &changes)

@@ -44,9 +44,11 @@ public:
 	/* Attaches this worker as reader `worker_number`. */
 	explicit TrackingFeed(int worker_number);
 
-	/* Whether there may be something to collect: a writer woke this worker, or records wait for
-	 * their transaction's end (then collect again soon: nothing wakes the worker for that). */
-	bool woken();
+	/* Before the worker's loop waits: whether there is something to collect now (else a writer
+	 * signals the worker when there is). After the wait, awake(). Records that wait for their
+	 * transaction's end are collected again soon (waiting()): nothing wakes the worker for them. */
+	bool sleeping();
+	void awake();
 	bool waiting() const { return !pending_.empty() || !running_at_loss_.empty(); }
 
 	/* Whether changes reach the log: not on a standby whose primary stopped logging them. */

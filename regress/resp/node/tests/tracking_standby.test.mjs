@@ -93,3 +93,34 @@ test('standby: TRUNCATE replayed sends the null invalidation', async () => {
   await expectPush(c, null, 'TRUNCATE on the primary');
   assert.equal(await c.call('GET', key(30)), null);
 });
+
+// Closed within ms, or false.
+const closedWithin = (c, ms) => Promise.race([c.closed.then(() => true), new Promise((r) => setTimeout(() => r(false), ms))]);
+
+test('standby: while the primary does not log invalidations its tracking connections are closed (and any that turns tracking on); logged again, tracking works', async () => {
+  psql(`INSERT INTO ${T} SELECT g, 'v' || g FROM generate_series(40, 42) g ON CONFLICT DO NOTHING`); // after TRUNCATE
+  const c = await tracker();
+  await waitFor('the rows on the standby', 10000, async () => (await c.call('GET', key(40))) === rowJson(40, 'v40'));
+  psql(`ALTER SYSTEM SET local_cache.wal_invalidations = off`);
+  psql('SELECT pg_reload_conf()');
+  await new Promise((r) => setTimeout(r, 500));
+  psql(`UPDATE ${T} SET v = 'unlogged' WHERE id = 40`); // the first unlogged write: a STOP record
+  assert.ok(await closedWithin(c, 10000), 'the tracking connection stayed open after STOP was replayed');
+  const d = await RawResp.connect({ port: standbyPort });
+  conns.push(d);
+  await d.call('CLIENT', 'TRACKING', 'ON').catch(() => null); // closed at once: its reply may not come
+  assert.ok(await closedWithin(d, 10000), 'a connection that turned tracking on while stopped stayed open');
+  psql(`ALTER SYSTEM RESET local_cache.wal_invalidations`);
+  psql('SELECT pg_reload_conf()');
+  let e;
+  await waitFor('tracking on the standby again', 30000, async () => {
+    psql(`UPDATE ${T} SET v = 'logged ' || now() WHERE id = 41`); // a logged write: START, once no unlogged writer is left
+    e = await RawResp.connect({ port: standbyPort });
+    conns.push(e);
+    if ((await e.call('CLIENT', 'TRACKING', 'ON').catch(() => null)) === null) return false;
+    return !(await closedWithin(e, 500));
+  });
+  assert.notEqual(await e.call('GET', key(42)), null);
+  psql(`UPDATE ${T} SET v = 'tracked again' WHERE id = 42`);
+  await expectPush(e, [key(42)], 'an UPDATE once invalidations are logged again');
+});

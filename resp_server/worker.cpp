@@ -202,14 +202,14 @@ void before_blocking(uv_prepare_t *handle)
 {
 	Server *server = static_cast<Server *>(handle->data);
 	process_interrupts(server);
-	if (!server->shutting_down && server->tracking_feed->sleeping())
-		deliver_invalidations(server);
+	if (!server->shutting_down)
+		tracking_before_blocking(server);
 }
 
 void after_turn(uv_check_t *handle)
 {
 	Server *server = static_cast<Server *>(handle->data);
-	server->tracking_feed->awake();
+	tracking_after_wait(server);
 	pause_for_batch(server);
 }
 

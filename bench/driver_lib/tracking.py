@@ -73,7 +73,7 @@ def server_ticks(resp_pids):
 
 def pgbench_run(script, runs, variant, hold_pid=None):
     """One pgbench run into runs[variant], with what it cost in CPU: the server's per UPDATE (RESP
-    workers included: with the tracking connections they send the pushes and serve the re-reads)
+    workers included: with the tracking connections they read the tracking log and send the pushes)
     and the tracking client's (tracking.js hold) seconds. On a machine of few cores both take
     cores from the writers: the slowdown is then more than the commit path's own cost."""
     resp_pids = [int(x) for x in psql("SELECT pid FROM pg_stat_activity WHERE backend_type = "

@@ -59,9 +59,10 @@ def tracking_section(doc, src):
       "the writer's UPDATEs included.")
     w(f"* **Commit path**: pgbench ({cp.get('pgbench_clients', '?')} clients, one thread) runs `UPDATE public.items SET "
       "value = md5(random()::text) WHERE id = <random hot id>` without and with "
-      f"{cp.get('trackers', tr['connections'])} tracking connections that read every hot row and read a row again "
-      "on its invalidation, so that the updated keys stay tracked by all of them (a key invalidated is tracked "
-      "again once read again: *pushes received* counts the invalidations the commits sent).")
+      f"{cp.get('trackers', tr['connections'])} tracking connections that read every hot row once and then listen: "
+      "every commit goes through the tracking log and both workers read it (the writers' side of tracking; a "
+      "key invalidated is tracked again only once read again, and re-reads would be a read workload of their own, "
+      "which the reads rows measure: *pushes received* counts the invalidations the commits sent).")
     w("")
     w(f"Reads and pgbench: {cfg['repeats']} run(s) of each variant of {cfg['duration_seconds']:g} s, the variants' "
       "order alternating by run; medians (min–max).")
@@ -111,7 +112,7 @@ def tracking_section(doc, src):
     hold_cpu = cp.get("hold_cpu_s") or []
     w("Commit path (pgbench UPDATE tps, without connection setup). *Server CPU per UPDATE*: all of PostgreSQL's "
       "processes over the run over the UPDATEs pgbench ran; with tracking, split into the RESP workers' (the "
-      "pushes, the re-reads they serve) and the rest's (the writers' backends: the commit path); *tracking client CPU*: the process holding the tracking connections. Both share the "
+      "pushes, reading the tracking log) and the rest's (the writers' backends: the commit path); *tracking client CPU*: the process holding the tracking connections. Both share the "
       f"machine's {doc.get('machine', {}).get('cores', '?')} cores with pgbench and its backends, so the slowdown is "
       "the commit path's own cost plus the cores they take from the writers.")
     w("")

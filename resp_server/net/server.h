@@ -108,7 +108,11 @@ struct Server {
 	PgDataSource *data = nullptr;
 	CommandProcessor *processor = nullptr;
 	TrackingFeed *tracking_feed = nullptr;
-	uv_timer_t tracking_timer; /* runs while the feed waits for transactions to end */
+	/* Polling the tracking log (tracking_delivery.cpp): a timerfd, for ticks finer than libuv's
+	 * milliseconds. */
+	int tracking_tick_fd = -1;
+	uv_poll_t tracking_tick;
+	bool tracking_polling = false;
 	int64_t next_bind_attempt_ms = 0;
 	bool shutting_down = false;
 };
@@ -195,8 +199,12 @@ void write_unrequested(Connection *c);
 /* tracking_delivery.cpp */
 void start_tracking_delivery(Server *server);
 void stop_tracking_delivery(Server *server);
-/* Collects from the tracking log and writes the invalidations (when woken, and by its timer). */
+/* Collects from the tracking log and writes the invalidations. */
 void deliver_invalidations(Server *server);
+/* Before the loop waits: delivers what the log holds, and says whether writers must signal the
+ * worker (they need not while it polls). After the wait: tracking_after_wait. */
+void tracking_before_blocking(Server *server);
+void tracking_after_wait(Server *server);
 /* After each request: the tracking log counts the connection while CLIENT TRACKING is on, and
  * the invalidations the request caused (evictions past resp_tracking_max_keys) are sent. */
 void note_tracking_mode(Connection *c);

@@ -6,18 +6,32 @@
  * of another worker goes there through the tracking log (a relay). An invalidation reaches a
  * REDIRECT target only while it acts as the tracking connection's role.
  *
- * The worker collects when a writer woke it (SIGUSR2, see worker.cpp), and every millisecond
- * while the feed holds records whose transaction has not ended (nothing wakes it for those).
+ * The worker collects when a writer woke it (SIGUSR2, see worker.cpp), then polls while commits
+ * keep coming (below), and while the feed holds records whose transaction has not ended
+ * (nothing wakes it for those).
  */
 #include "resp_server/net/server.h"
 
 #include "extension/tracking_log.h"
 
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
 namespace local_cache::resp {
 
 namespace {
 
-constexpr uint64_t kWaitingPollMs = 1;
+/*
+ * Under a stream of commits a worker woken for each would spend a core on wake-ups on a small
+ * machine. So once woken it polls instead, every kBusyTickMicroseconds while records keep
+ * coming (writers then send no signal), and goes back to waiting for a signal after a tick that
+ * found none; every kWaitingTickMicroseconds while records wait for their transaction's end.
+ */
+constexpr long kBusyTickMicroseconds = 1000;
+constexpr long kWaitingTickMicroseconds = 2000;
 constexpr std::string_view kInvalidateChannel = "__redis__:invalidate";
 
 Connection *find_connection(Server *server, uint64_t id)
@@ -165,9 +179,30 @@ void send_invalidations(Server *server)
 		send(server, invalidation);
 }
 
-void on_tracking_timer(uv_timer_t *timer)
+void arm_tick(Server *server, long microseconds)
 {
-	deliver_invalidations(static_cast<Server *>(timer->data));
+	itimerspec when = {};
+	when.it_value.tv_nsec = microseconds * 1000;
+	timerfd_settime(server->tracking_tick_fd, 0, &when, nullptr);
+}
+
+/* Polling: the records of the last tick were delivered; look again, or go back to signals. */
+void on_tick(uv_poll_t *handle, int, int)
+{
+	Server *server = static_cast<Server *>(handle->data);
+	uint64_t expirations;
+	if (read(server->tracking_tick_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		throw std::system_error(errno, std::generic_category(), "reading the tracking timer");
+	TrackingFeed &feed = *server->tracking_feed;
+	if (feed.has_news()) {
+		deliver_invalidations(server);
+		arm_tick(server, kBusyTickMicroseconds);
+	} else if (feed.waiting()) {
+		deliver_invalidations(server);
+		arm_tick(server, kWaitingTickMicroseconds);
+	} else {
+		server->tracking_polling = false;
+	}
 }
 
 } // namespace
@@ -206,19 +241,45 @@ void deliver_invalidations(Server *server)
 		if (target != nullptr && decode_relay(relay.message, &invalidation, &tracker_role))
 			write_to(target, tracker_role, invalidation.flush_all, invalidation.keys);
 	}
-	if (feed.waiting() && !uv_is_active(reinterpret_cast<uv_handle_t *>(&server->tracking_timer)))
-		uv_timer_start(&server->tracking_timer, uv_callback<on_tracking_timer>, kWaitingPollMs, 0);
+}
+
+void tracking_before_blocking(Server *server)
+{
+	TrackingFeed &feed = *server->tracking_feed;
+	if (server->tracking_polling) {
+		/* A busy loop turn need not wait for the tick. */
+		if (feed.has_news())
+			deliver_invalidations(server);
+		return;
+	}
+	if (!feed.sleeping() && !feed.waiting())
+		return; /* a writer signals the worker from now on */
+	feed.awake();
+	deliver_invalidations(server);
+	server->tracking_polling = true;
+	arm_tick(server, kBusyTickMicroseconds);
+}
+
+void tracking_after_wait(Server *server)
+{
+	if (!server->tracking_polling)
+		server->tracking_feed->awake();
 }
 
 void start_tracking_delivery(Server *server)
 {
-	uv_timer_init(&server->loop, &server->tracking_timer);
-	server->tracking_timer.data = server;
+	server->tracking_tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (server->tracking_tick_fd < 0)
+		throw std::system_error(errno, std::generic_category(), "creating the tracking timer");
+	uv_poll_init(&server->loop, &server->tracking_tick, server->tracking_tick_fd);
+	server->tracking_tick.data = server;
+	uv_poll_start(&server->tracking_tick, UV_READABLE, uv_callback<on_tick>);
 }
 
 void stop_tracking_delivery(Server *server)
 {
-	uv_close(reinterpret_cast<uv_handle_t *>(&server->tracking_timer), nullptr);
+	uv_close(reinterpret_cast<uv_handle_t *>(&server->tracking_tick), nullptr);
+	close(server->tracking_tick_fd);
 }
 
 void note_tracking_mode(Connection *c)

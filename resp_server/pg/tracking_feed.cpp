@@ -13,6 +13,7 @@
 
 extern "C" {
 #include "access/transam.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
@@ -65,10 +66,14 @@ void TrackingFeed::lost_records(std::vector<TrackedChange> &changes)
 	PgError error;
 	bool read = in_transaction([&]() noexcept {
 		Snapshot snapshot = GetLatestSnapshot();
-		/* A standby's snapshot lists every running xid as a subtransaction's. */
+		/* A standby's snapshot lists every running xid as a subtransaction's: any may have
+		 * replayed records. On a primary only a prepared transaction logs before it is
+		 * visible; its xid belongs to no backend. */
+		bool standby = RecoveryInProgress();
 		for (uint32 i = 0; i < snapshot->xcnt; i++)
-			xids[count++] = snapshot->xip[i];
-		for (int32 i = 0; i < snapshot->subxcnt; i++)
+			if (standby || BackendXidGetPid(snapshot->xip[i]) == 0)
+				xids[count++] = snapshot->xip[i];
+		for (int32 i = 0; i < snapshot->subxcnt && standby; i++)
 			xids[count++] = snapshot->subxip[i];
 	}, &error);
 	if (!read) {

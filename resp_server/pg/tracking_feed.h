@@ -49,6 +49,8 @@ public:
 	 * transaction's end are collected again soon (waiting()): nothing wakes the worker for them. */
 	bool sleeping();
 	void awake();
+	/* Whether records were written since the last collect. */
+	bool has_news() const { return tracking_log_head() != position_; }
 	bool waiting() const { return !pending_.empty() || !running_at_loss_.empty(); }
 
 	/* Whether changes reach the log: not on a standby whose primary stopped logging them. */

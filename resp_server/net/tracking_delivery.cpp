@@ -213,7 +213,8 @@ void deliver_invalidations(Server *server)
 	TrackingTable &table = server->processor->tracking();
 	std::vector<TrackedChange> changes;
 	std::vector<TrackingRelay> relays;
-	feed.collect(changes, relays);
+	TrackingStats tracked = table.stats();
+	feed.collect(changes, relays, tracked.keys > 0 || tracked.prefixes > 0);
 	for (const TrackedChange &change : changes) {
 		switch (change.kind) {
 		case TrackedChange::Kind::Key:

@@ -146,6 +146,8 @@ void TrackingFeed::hand_over(LoggedChangeKind kind, Oid relid, uint64_t writer, 
 		changes.push_back(TrackedChange{TrackedChange::Kind::Everything, {}, 0, InvalidOid});
 		return;
 	}
+	if (!names_wanted_)
+		return;
 	const TableNames &names = names_of(relid);
 	if (names.prefix.empty())
 		return; /* not a cached table now: no key names its rows */
@@ -211,8 +213,9 @@ void TrackingFeed::resolve_pending(std::vector<TrackedChange> &changes)
 		changes.push_back(TrackedChange{TrackedChange::Kind::Everything, {}, 0, InvalidOid});
 }
 
-void TrackingFeed::collect(std::vector<TrackedChange> &changes, std::vector<TrackingRelay> &relays)
+void TrackingFeed::collect(std::vector<TrackedChange> &changes, std::vector<TrackingRelay> &relays, bool names_wanted)
 {
+	names_wanted_ = names_wanted;
 	forget_catalog_if_moved();
 	for (;;) {
 		size_t copied = 0;

@@ -57,8 +57,10 @@ public:
 	static bool changes_logged();
 
 	/* What became visible since the last call, in log order, and the relays for this worker's
-	 * connections. A PostgreSQL error (logged) reports "everything changed". */
-	void collect(std::vector<TrackedChange> &changes, std::vector<TrackingRelay> &relays);
+	 * connections. A PostgreSQL error (logged) reports "everything changed". Without
+	 * `names_wanted` (no connection here tracks a key or a prefix) changed keys and tables are
+	 * only passed over: naming them is most of a collect's work. */
+	void collect(std::vector<TrackedChange> &changes, std::vector<TrackingRelay> &relays, bool names_wanted);
 
 	/* Whether `role` may learn of changes to the table's keys without having read them (BCAST):
 	 * SCAN's rule (relinfo_readable), remembered until the catalog epoch moves. */
@@ -95,6 +97,7 @@ private:
 	/* Transactions running when records were lost: each one's commit is "everything changed". */
 	std::vector<TransactionId> running_at_loss_;
 	uint64 catalog_epoch_ = 0;
+	bool names_wanted_ = true;
 	std::unordered_map<Oid, TableNames> tables_;
 	TableNames busy_table_; /* names_of's answer for a table it could not read all of */
 	std::unordered_map<uint64_t, bool> readable_; /* (role << 32 | relid) */

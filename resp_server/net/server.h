@@ -62,8 +62,10 @@ struct Connection {
 	/* When the request at input_start first found its table locked; 0: it did not. */
 	int64_t blocked_since_ms = 0;
 	uint64_t read_in_ms = BatchPolicy::kNever; /* for Server::batching */
-	/* Counted in the tracking log's trackers (session.tracking.on, as last seen). */
+	/* Counted in the tracking log's trackers (session.tracking.on, as last seen), and in
+	 * Server::invalidation_subscribers (session.tracking.subscribed_invalidate). */
 	bool counted_as_tracker = false;
+	bool counted_as_subscriber = false;
 	Connection *prev = nullptr;
 	Connection *next = nullptr;
 
@@ -75,6 +77,10 @@ struct TlsFailures {
 	uint32_t count = 0;
 	int64_t window_start_ms = 0;
 };
+
+/* How the worker learns of commits in the tracking log (tracking_delivery.cpp): a writer's
+ * signal, its own ticks while commits keep coming, or rare ticks while it tracks nothing. */
+enum class TrackingWake { Signal, Busy, Idle };
 
 struct Server {
 	int worker_number;
@@ -112,7 +118,9 @@ struct Server {
 	 * milliseconds. */
 	int tracking_tick_fd = -1;
 	uv_poll_t tracking_tick;
-	bool tracking_polling = false;
+	TrackingWake tracking_wake = TrackingWake::Signal;
+	/* Connections subscribed to __redis__:invalidate (REDIRECT targets over RESP2). */
+	size_t invalidation_subscribers = 0;
 	int64_t next_bind_attempt_ms = 0;
 	bool shutting_down = false;
 };

@@ -25,13 +25,17 @@ namespace local_cache::resp {
 namespace {
 
 /*
- * Under a stream of commits a worker woken for each would spend a core on wake-ups on a small
- * machine. So once woken it polls instead, every kBusyTickMicroseconds while records keep
- * coming (writers then send no signal), and goes back to waiting for a signal after a tick that
- * found none; every kWaitingTickMicroseconds while records wait for their transaction's end.
+ * How a worker learns of commits (TrackingWake). Under a stream of commits a worker woken for
+ * each would spend a core on wake-ups on a small machine. So once woken it polls instead, every
+ * kBusyTickMicroseconds while records keep coming (writers then send no signal), and goes back
+ * to waiting for a signal after a tick that found none; every kWaitingTickMicroseconds while
+ * records wait for their transaction's end. A worker whose connections track nothing is never
+ * signalled: it only reads the log every kIdleTickMicroseconds, to stay ahead of the writers,
+ * and catches up before a connection's first tracked key can miss anything.
  */
 constexpr long kBusyTickMicroseconds = 1000;
 constexpr long kWaitingTickMicroseconds = 2000;
+constexpr long kIdleTickMicroseconds = 50000;
 constexpr std::string_view kInvalidateChannel = "__redis__:invalidate";
 
 Connection *find_connection(Server *server, uint64_t id)
@@ -186,7 +190,25 @@ void arm_tick(Server *server, long microseconds)
 	timerfd_settime(server->tracking_tick_fd, 0, &when, nullptr);
 }
 
-/* Polling: the records of the last tick were delivered; look again, or go back to signals. */
+/* Whether a change must reach this worker's connections promptly: they track keys or prefixes,
+ * or receive redirected invalidations, or records wait for their transaction's end. */
+bool needs_prompt(Server *server)
+{
+	TrackingStats tracked = server->processor->tracking().stats();
+	return tracked.keys > 0 || tracked.prefixes > 0 || server->invalidation_subscribers > 0 ||
+		server->tracking_feed->waiting();
+}
+
+void poll_every(Server *server, TrackingWake mode)
+{
+	if (server->tracking_wake == TrackingWake::Signal)
+		server->tracking_feed->awake();
+	server->tracking_wake = mode;
+	arm_tick(server, mode == TrackingWake::Idle ? kIdleTickMicroseconds
+				   : server->tracking_feed->has_news() ? kBusyTickMicroseconds
+													   : kWaitingTickMicroseconds);
+}
+
 void on_tick(uv_poll_t *handle, int, int)
 {
 	Server *server = static_cast<Server *>(handle->data);
@@ -194,15 +216,15 @@ void on_tick(uv_poll_t *handle, int, int)
 	if (read(server->tracking_tick_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		throw std::system_error(errno, std::generic_category(), "reading the tracking timer");
 	TrackingFeed &feed = *server->tracking_feed;
-	if (feed.has_news()) {
+	bool news = feed.has_news();
+	if (news || feed.waiting())
 		deliver_invalidations(server);
-		arm_tick(server, kBusyTickMicroseconds);
-	} else if (feed.waiting()) {
-		deliver_invalidations(server);
-		arm_tick(server, kWaitingTickMicroseconds);
-	} else {
-		server->tracking_polling = false;
-	}
+	if (!needs_prompt(server))
+		poll_every(server, TrackingWake::Idle);
+	else if (news || feed.waiting())
+		poll_every(server, TrackingWake::Busy);
+	else
+		server->tracking_wake = TrackingWake::Signal; /* the next loop turn says it sleeps */
 }
 
 } // namespace
@@ -247,23 +269,36 @@ void deliver_invalidations(Server *server)
 void tracking_before_blocking(Server *server)
 {
 	TrackingFeed &feed = *server->tracking_feed;
-	if (server->tracking_polling) {
+	bool prompt = needs_prompt(server);
+	switch (server->tracking_wake) {
+	case TrackingWake::Busy:
 		/* A busy loop turn need not wait for the tick. */
 		if (feed.has_news())
 			deliver_invalidations(server);
 		return;
+	case TrackingWake::Idle:
+		if (!prompt)
+			return;
+		/* A key is tracked now: catch up, and from here on changes go out promptly. */
+		deliver_invalidations(server);
+		poll_every(server, TrackingWake::Busy);
+		return;
+	case TrackingWake::Signal:
+		if (!prompt) {
+			poll_every(server, TrackingWake::Idle);
+			return;
+		}
+		if (!feed.sleeping() && !feed.waiting())
+			return; /* a writer signals the worker from now on */
+		deliver_invalidations(server);
+		poll_every(server, TrackingWake::Busy);
+		return;
 	}
-	if (!feed.sleeping() && !feed.waiting())
-		return; /* a writer signals the worker from now on */
-	feed.awake();
-	deliver_invalidations(server);
-	server->tracking_polling = true;
-	arm_tick(server, kBusyTickMicroseconds);
 }
 
 void tracking_after_wait(Server *server)
 {
-	if (!server->tracking_polling)
+	if (server->tracking_wake == TrackingWake::Signal)
 		server->tracking_feed->awake();
 }
 
@@ -288,6 +323,10 @@ void note_tracking_mode(Connection *c)
 	/* A read past resp_tracking_max_keys evicted keys: their invalidations go now. */
 	if (c->server->processor->tracking().has_invalidations())
 		send_invalidations(c->server);
+	if (c->session.tracking.subscribed_invalidate != c->counted_as_subscriber) {
+		c->counted_as_subscriber = c->session.tracking.subscribed_invalidate;
+		c->server->invalidation_subscribers += c->counted_as_subscriber ? 1 : -1;
+	}
 	bool on = c->session.tracking.on;
 	if (on == c->counted_as_tracker)
 		return;
@@ -299,6 +338,10 @@ void note_tracking_mode(Connection *c)
 
 void forget_tracking(Connection *c)
 {
+	if (c->counted_as_subscriber) {
+		c->counted_as_subscriber = false;
+		c->server->invalidation_subscribers--;
+	}
 	if (c->counted_as_tracker) {
 		c->server->processor->tracking().session_stopped_tracking(c->session.id);
 		c->counted_as_tracker = false;

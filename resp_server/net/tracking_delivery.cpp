@@ -279,10 +279,10 @@ void tracking_before_blocking(Server *server)
 	case TrackingWake::Idle:
 		if (!prompt)
 			return;
-		/* A key is tracked now: catch up, and from here on changes go out promptly. */
-		deliver_invalidations(server);
-		poll_every(server, TrackingWake::Busy);
-		return;
+		/* A key is tracked now: from here on writers signal; what the log holds is caught up
+		 * with below, before the loop waits. */
+		server->tracking_wake = TrackingWake::Signal;
+		[[fallthrough]];
 	case TrackingWake::Signal:
 		if (!prompt) {
 			poll_every(server, TrackingWake::Idle);

@@ -3,7 +3,7 @@
 #
 #   tools/test.sh                      as root, or as a normal user (sudo for apt/install)
 #   STRESS_SECONDS=60 tools/test.sh    longer stress run (default 30)
-#   TRACKING_CHECK_SECONDS=120 tools/test.sh   longer CLIENT TRACKING check (default 30)
+#   TRACKING_CHECK_SECONDS=120 tools/test.sh   longer CLIENT TRACKING check (default 15)
 #
 # Steps: deps (tools/deps.sh), build (make -j2), package, install (make install), then the suites:
 #   package    tools/package_test.sh: the Debian package built from a clean copy, lintian, its
@@ -30,7 +30,7 @@
 #              throwaway cluster (needs node >= 20 and npm); each test counts as one
 #   tracking-check  regress/resp/node/run.sh checks/tracking.check.mjs: the randomized CLIENT
 #              TRACKING checker (SQL and RESP writers, tracking clients' local copies compared
-#              with the table after quiescence) for TRACKING_CHECK_SECONDS (default 30); counts
+#              with the table after quiescence) for TRACKING_CHECK_SECONDS (default 15); counts
 #              as one
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh) with the RESP server on;
 #              counts as one
@@ -46,7 +46,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 STRESS_SECONDS=${STRESS_SECONDS:-30}
-TRACKING_CHECK_SECONDS=${TRACKING_CHECK_SECONDS:-30}
+TRACKING_CHECK_SECONDS=${TRACKING_CHECK_SECONDS:-15}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 TEST_BUDGET=${TEST_BUDGET:-1800}
 PG_CONFIG=${PG_CONFIG:-pg_config}

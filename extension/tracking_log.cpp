@@ -25,10 +25,16 @@ namespace local_cache {
 
 namespace {
 
-constexpr uint64 LOG_BYTES = 8 * 1024 * 1024;
+/*
+ * Small on purpose: readers lag by a millisecond (50 ms when idle), and every backend that
+ * commits first-touches each page of the ring it writes (shared pages are not mapped into a
+ * forked process until touched), a page fault each; a short-lived connection writing into an
+ * 8 MB ring kept faulting, one of 1 MB has mapped it all after 256 pages.
+ */
+constexpr uint64 LOG_BYTES = 1024 * 1024;
 /* A transaction whose records would take more than this logs its tables instead of its keys. */
-constexpr uint64 MAX_TRANSACTION_BYTES = TRACKING_LOG_COPY_BYTES;
-static_assert(MAX_TRANSACTION_BYTES <= LOG_BYTES / 4, "a transaction's records leave room for others");
+constexpr uint64 MAX_TRANSACTION_BYTES = LOG_BYTES / 4;
+static_assert(MAX_TRANSACTION_BYTES <= TRACKING_LOG_COPY_BYTES, "a reader's copy holds any record");
 /* Past this many tables in such a transaction, it logs one change of every table instead. */
 constexpr int MAX_FLUSHED_TABLES = 64;
 const char *const TRANCHE_NAME = "local_cache tracking log";

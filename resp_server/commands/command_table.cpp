@@ -614,14 +614,16 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 		return;
 	}
 	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_, tracking_};
-	int64_t started_us = data_.server.now_microseconds();
+	int64_t started_us = clock_carried_ ? last_end_us_ : data_.server.now_microseconds();
 	run_command(context);
 	end_caching_scope(session, command);
+	last_end_us_ = data_.server.now_microseconds();
+	clock_carried_ = true;
 	/* A request that will run again is timed when it does; EXEC is timed as a whole. Its reply
 	 * stands whatever happens here: an entry the slow log has no memory for is not kept. */
 	if (!session.retry_later) {
 		try {
-			monitor_.record(*command, request, session, started_us, data_.server.now_microseconds() - started_us);
+			monitor_.record(*command, request, session, started_us, last_end_us_ - started_us);
 		} catch (const std::bad_alloc &) {
 		}
 	}

@@ -54,9 +54,12 @@ void CommandMonitor::record(const CommandSpec &command, const Request &request, 
 {
 	if (duration_us < 0) /* the clock went back */
 		duration_us = 0;
-	Histogram &histogram = histograms_[&command];
-	histogram.calls++;
-	histogram.counts[bucket_of(duration_us)]++;
+	if (&command != last_command_) {
+		last_histogram_ = &histograms_[&command];
+		last_command_ = &command;
+	}
+	last_histogram_->calls++;
+	last_histogram_->counts[bucket_of(duration_us)]++;
 	if (settings_.log_slower_than_us >= 0 && duration_us >= settings_.log_slower_than_us)
 		log_slow(command, request, session, started_us, duration_us);
 }

@@ -92,6 +92,9 @@ private:
 	std::deque<SlowlogEntry> slowlog_;
 	uint64_t next_id_ = 0;
 	std::unordered_map<const CommandSpec *, Histogram> histograms_;
+	/* The last command's histogram: a pipeline repeats one command (map nodes never move). */
+	const CommandSpec *last_command_ = nullptr;
+	Histogram *last_histogram_ = nullptr;
 	std::optional<LatencyEvent> command_event_;
 };
 

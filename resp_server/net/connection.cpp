@@ -250,6 +250,8 @@ size_t unsent_bytes(const Connection *c)
 void process_input(Connection *c)
 {
 	Server *server = c->server;
+	uint64_t processed = 0; /* counted once: the counter is an atomic in shared memory */
+	server->processor->start_of_input();
 	while (!c->closing && !c->session.close_after_reply) {
 		c->parser.set_authenticated(c->session.authenticated());
 		ParseResult result = c->parser.parse(c->input.data() + c->input_start, c->input_end - c->input_start);
@@ -267,11 +269,11 @@ void process_input(Connection *c)
 			/* Queued requests are input not run yet: bounded as the unprocessed input is. */
 			if (c->session.multi.queued_bytes() > size_t(local_cache_resp_max_request_size)) {
 				disconnect(c, "queued MULTI requests exceed local_cache.resp_max_request_size");
-				return;
+				break;
 			}
 			if (c->blocked_since_ms != 0)
 				unblock(c);
-			count(&server->counters->total_commands_processed, 1);
+			processed++;
 			c->input_start += result.consumed;
 			/* After every reply, not once per read: a pipeline read in one go must not pile up
 			 * replies far beyond the limit before the check below closes the connection. */
@@ -281,7 +283,7 @@ void process_input(Connection *c)
 			c->input_start += result.consumed;
 			if (c->parser.query_buffer_exceeded(c->input_end - c->input_start)) {
 				disconnect(c, "query buffer limit exceeded");
-				return;
+				break;
 			}
 			break;
 		} else {
@@ -289,6 +291,9 @@ void process_input(Connection *c)
 			c->session.close_after_reply = true;
 		}
 	}
+	count(&server->counters->total_commands_processed, int64(processed));
+	if (c->closing)
+		return;
 	if (unsent_bytes(c) > size_t(local_cache_resp_output_buffer_limit)) {
 		disconnect(c, "output buffer limit exceeded");
 		return;

@@ -7,8 +7,8 @@ standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.
     bench/report FILE.json > docs/BENCHMARKS.md     (charts: docs/benchmarks/*.svg)
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
     bench/report FILE.json --keys KEYS.json --soak SOAK.json > docs/BENCHMARKS.md
-    bench/report FILE.json ... --serializable SER.json --tls TLS.json --tracking TRK.json --soak SOAK.json \
-        > docs/BENCHMARKS.md
+    bench/report FILE.json ... --serializable SER.json --tls TLS.json --tracking TRK.json --profile PROF.json \
+        --soak SOAK.json > docs/BENCHMARKS.md
 
 The other sections read the bigint table's samples (samples without "keys" are those) whose SQL
 paths send text parameters (samples without "params" are those). The "Key types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
@@ -20,7 +20,9 @@ with --serializable from a bench/run serializable result; the "TLS" section (iss
 FILE's tls samples, or with --tls from a bench/run tls result; each only when there are such
 samples. The "Client-side caching (CLIENT TRACKING)" section (issue 29's), after TLS, comes from
 FILE's "tracking" or with --tracking from a bench/run tracking result (which has no samples);
-only when there is one. With --soak the soak document is the last section.
+only when there is one. With --profile a bench/run profile result gives the section "Where the CPU
+goes (perf)" after it: CPU, system calls and the budget per request against redis-server, and the
+flame graphs (flame_*.svg beside the charts). With --soak the soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -43,6 +45,7 @@ from report_lib.tables import write_mode_tables, write_resp_vs_redis  # noqa: E4
 from report_lib.targets import write_notes, write_ratios  # noqa: E402
 from report_lib.tls import tls_section  # noqa: E402
 from report_lib.tracking import tracking_section  # noqa: E402
+from report_lib.profile import profile_section  # noqa: E402
 
 
 def extra_doc(path):
@@ -53,12 +56,13 @@ def extra_doc(path):
     return doc
 
 
-def tracking_doc(path):
-    """The document of --tracking: a finished bench/run tracking result (it has no samples)."""
+def sampleless_doc(path, mode):
+    """The document of --tracking or --profile: a finished bench/run tracking or profile result (it
+    has no samples)."""
     doc = load(path)
-    if doc.get("partial", True) or doc.get("error") or not doc.get("tracking"):
-        why = doc.get("error") or ("not finished" if doc.get("partial", True) else "no \"tracking\" in it")
-        die(f"{path} is no finished bench/run tracking result ({why}); refusing to report it")
+    if doc.get("partial", True) or doc.get("error") or not doc.get(mode):
+        why = doc.get("error") or ("not finished" if doc.get("partial", True) else f"no \"{mode}\" in it")
+        die(f"{path} is no finished bench/run {mode} result ({why}); refusing to report it")
     return doc
 
 
@@ -75,8 +79,12 @@ def main():
     ap.add_argument("--tls", help="a bench/run tls result: the TLS section comes from it instead of FILE")
     ap.add_argument("--tracking", help="a bench/run tracking result: the client-side caching (CLIENT TRACKING) "
                                        "section comes from it instead of FILE")
+    ap.add_argument("--profile", help="a bench/run profile result: the section on where the CPU goes, with its "
+                                      "flame graphs")
     args = ap.parse_args()
-    tdoc = tracking_doc(args.tracking) if args.tracking else None  # refused before anything is drawn
+    # refused before anything is drawn
+    tdoc = sampleless_doc(args.tracking, "tracking") if args.tracking else None
+    pdoc = sampleless_doc(args.profile, "profile") if args.profile else None
     doc = load(args.file)
     if doc.get("partial", True) or doc.get("error"):
         die(f"{args.file} is a partial result ({doc.get('error') or 'not finished'}); refusing to report it")
@@ -88,9 +96,10 @@ def main():
         sys.stdout.write("\n".join(soak_report(doc, args, charts)))
         return
     if not doc.get("samples"):
-        if doc.get("tracking"):
-            die(f"{args.file} is a bench/run tracking result: give it with --tracking beside a bench/run result "
-                "with samples")
+        for mode in ("tracking", "profile"):
+            if doc.get(mode):
+                die(f"{args.file} is a bench/run {mode} result: give it with --{mode} beside a bench/run result "
+                    "with samples")
         die(f"{args.file} has no samples")
     data = Data(doc)
     cfg = doc["config"]
@@ -114,6 +123,8 @@ def main():
         sdoc = extra_doc(path) if path else doc
         out += section(Data(sdoc) if path else data, sdoc, path or args.file)
     out += tracking_section(tdoc or doc, args.tracking or args.file)
+    if pdoc:
+        out += profile_section(pdoc, args.profile, charts, args.link_prefix)
     write_notes(w, doc, data, cfg, misses, cpu_over)
     if args.soak:
         out += soak_section(args, charts)

@@ -13,6 +13,9 @@
 #   tree-check, tree-self-test  tools/check_tree.py: include root, layers, folder READMEs, file
 #              sizes, entry-point wrappers; its self-test breaks each rule in a copy and must see
 #              it fail; each counts as one
+#   bench-profile  bench/tests/profile_test.py: the profile mode's folding, budget categories and
+#              flame graphs on canned perf output, and bench/report --profile on the committed
+#              result; each check counts as one
 #   unittest   `make -j2 unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one
@@ -273,7 +276,7 @@ step_fuzz() {
 # The tree's rules (tools/check_tree.py): each rule counts as one, and so does each case of its
 # self-test, which breaks the rule in a copy of the tree and must see the check fail.
 step_tree() {
-    local mode rc log p f
+    local mode rc log
     for mode in check self-test; do
         banner "tree-$mode: tools/check_tree.py$([[ $mode == self-test ]] && echo " --self-test")"
         log="$LOGS/tree_$mode.log"
@@ -283,15 +286,28 @@ step_tree() {
         else
             run_logged "$log" "$(step_timeout 300)" python3 "$ROOT/tools/check_tree.py" --self-test || rc=$?
         fi
-        read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1)
-        if [[ -z "${p:-}" ]]; then
-            record "tree-$mode" "NOT RUN" 0 1 "no summary (exit $rc$(timed_out "$rc"))"
-        elif ((f > 0 || rc != 0)); then
-            record "tree-$mode" FAILED "$p" "$((f > 0 ? f : 1))" "$p passed, $f failed (see above)"
-        else
-            record "tree-$mode" PASSED "$p" 0 "$p passed"
-        fi
+        record_summary "tree-$mode" "$log" "$rc"
     done
+}
+
+# Records a step whose log ends with its own "N passed, M failed" line.
+record_summary() {
+    local name=$1 log=$2 rc=$3 p f
+    read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1)
+    if [[ -z "${p:-}" ]]; then
+        record "$name" "NOT RUN" 0 1 "no summary (exit $rc$(timed_out "$rc"))"
+    elif ((f > 0 || rc != 0)); then
+        record "$name" FAILED "$p" "$((f > 0 ? f : 1))" "$p passed, $f failed (see above)"
+    else
+        record "$name" PASSED "$p" 0 "$p passed"
+    fi
+}
+
+step_bench_profile() {
+    local log="$LOGS/bench_profile.log" rc=0
+    banner "bench-profile: bench/tests/profile_test.py"
+    run_logged "$log" "$(step_timeout 120)" python3 "$ROOT/bench/tests/profile_test.py" "$WORK/profile_test" || rc=$?
+    record_summary bench-profile "$log" "$rc"
 }
 
 TREE_READY=""
@@ -698,6 +714,7 @@ PY
 echo "test.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), running as $(id -un), work dir $WORK"
 step_deps || true
 step_tree || true
+step_bench_profile || true
 step_build || true
 step_package || true
 step_install || true

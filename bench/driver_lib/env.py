@@ -73,7 +73,7 @@ TLS_VARIANTS = ["tls", "plain"]
 ROWS = 4096
 # redis-benchmark sends one fixed command (see rb_ids), so it runs only the modes whose keys do
 # not change from request to request, and only the RESP paths
-RB_MODES = ("warm", "miss", "tls")
+RB_MODES = ("warm", "miss", "tls", "profile")
 RB_PATHS = ("resp", "redis")
 # write mode: (path, variant). One random row per request: the prepared SQL UPDATE with the table
 # cached and not cached, RESP SET of the row's JSON (as RESP_WRITER), redis-server SET of the same bytes.

@@ -21,7 +21,7 @@ def rb_ids(mode, batch):
     """The ids of redis-benchmark's one fixed command. warm: 1..batch, like the other clients.
     miss: the keys of bench/loadgen_keys.cpp's miss_keys (every other one absent: ROWS+1, ROWS+2, ...);
     one key cannot alternate in a fixed command, so batch 1 asks the absent id ROWS+1 every time."""
-    if mode in ("warm", "tls"):
+    if mode in ("warm", "tls", "profile"):
         return list(range(1, batch + 1))
     if mode == "miss":
         if batch == 1:

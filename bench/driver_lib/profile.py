@@ -1,0 +1,270 @@
+"""bench/driver_lib/profile.py: the profile mode (issue 30): where each server's CPU goes per request,
+side by side with redis-server. For each workload (redis-benchmark at PROFILE_CONNECTIONS
+connections: GET, MGET of 16 and 64 keys, GET pipelined 64 deep) and each server, REPEATS
+alternating rounds of DURATION_SECONDS of `perf stat` on the server's processes while redis-benchmark runs (CPU per
+request from task-clock, system calls and context switches per request, requests from the
+server's own total_commands_processed), then one `perf record --call-graph dwarf` whose stacks
+are folded (frame names shortened, the flame graphs' input) and split into a budget: which
+system call or which part of the user-space work each sample was in (CATEGORIES). The result
+goes to doc["profile"]; bench/report --profile renders the tables and the flame graphs."""
+import re
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+
+from driver_lib.env import DURATION, ENV, REDIS_BENCHMARK, REDIS_PID, REDIS_PORT, REPEATS, RESP_PORT, log, psql
+
+SECONDS = DURATION  # of each perf stat and perf record window
+CONNECTIONS = int(ENV.get("PROFILE_CONNECTIONS", "64"))
+FREQUENCY = int(ENV.get("PROFILE_FREQUENCY", "499"))
+WORKLOADS = {  # name: (keys per request, pipeline depth)
+    "get": (1, 1), "mget16": (16, 1), "mget64": (64, 1), "get_p64": (1, 64),
+}
+SELECTED = [w for w in ENV.get("PROFILE_WORKLOADS", ",".join(WORKLOADS)).split(",") if w]
+SYSCALLS = ["read", "write", "writev", "epoll_wait", "epoll_pwait", "epoll_ctl", "clock_nanosleep", "nanosleep",
+            "poll", "futex"]
+MIN_STACK_SAMPLES = 2  # folded stacks seen fewer times are merged into their parent's frame
+
+# The budget: a sample in the kernel belongs to the system call its stack entered by (named by
+# a kernel frame, else by the C library's wrapper in the user-space frames), or to "kernel:
+# interrupts, softirq" without one; a user-space sample to the first frame, from the leaf up,
+# that is a system call's wrapper or matches a category (else "other user space"). Both
+# servers' names are here.
+SYSCALL_CATEGORIES = [  # (name, kernel frames, user-space wrapper)
+    ("read(2)", r"ksys_read|__x64_sys_read$|__x64_sys_recvfrom", r"^read$|__libc_read|^recv"),
+    ("write(2)", r"ksys_write|__x64_sys_write$|__x64_sys_writev|do_writev|__x64_sys_sendto",
+     r"^write$|__libc_write|^writev$|^send"),
+    ("epoll_wait(2), sleeping and waking", r"do_epoll_wait|__x64_sys_epoll_wait|__x64_sys_epoll_pwait",
+     r"epoll_wait|epoll_pwait"),
+    ("batching pause (nanosleep)", r"__x64_sys_clock_nanosleep|__x64_sys_nanosleep|hrtimer_nanosleep", r"nanosleep"),
+]
+OTHER_SYSCALLS = "other system calls"
+USER_CATEGORIES = [
+    ("clock reads", r"clock_gettime|gettimeofday|^ustime|^mstime|now_microseconds|\[vdso\]"),
+    ("request parsing", r"RequestParser|processMultibulkBuffer|processInlineBuffer|processInputBuffer"),
+    ("key lookup: shard lock, hash, copy", r"LWLock|Shard::|store_lookup|look_up_hits|hash_entry_key|parse_row_key|"
+                                           r"parse_canonical|store_count|count_hits|lookupKey|dictFind|siphash|"
+                                           r"getGenericCommand|mgetCommand|dbFind|getKeysFromCommand"),
+    ("reply rendering", r"ReplyWriter|reply_hits|RepliedHits|addReply|_addReply|setDeferred"),
+    ("memory allocation", r"zmalloc|zfree|malloc|^free$|^je_|MemoryContext|palloc|operator new|operator delete|"
+                          r"createStringObject|createEmbeddedStringObject|decrRefCount|freeClientArgv|resetClient"),
+    ("statistics and monitoring", r"CommandMonitor|histogram|updateCommandLatencyHistogram|hdr_|"
+                                  r"replicationFeedMonitors|slowlogPushCurrentCommand"),
+    ("command lookup and dispatch", r"find_command|checked_command|CommandIndex|CommandProcessor|run_command|"
+                                    r"lookupCommand|processCommand|^call$"),
+    ("event loop", r"^uv_|^uv__|aeProcessEvents|aeMain|beforeSleep|handleClientsWithPendingWrites|"
+                   r"connSocket|readQueryFromClient|writeToClient|_writeToClient|process_input|on_read|flush"),
+]
+OTHER_KERNEL = "kernel: interrupts, softirq"
+OTHER_USER = "other user space"
+CATEGORY_ORDER = ([c for c, _, _ in SYSCALL_CATEGORIES] + [OTHER_SYSCALLS, OTHER_KERNEL] + [c for c, _ in USER_CATEGORIES]
+                  + [OTHER_USER])
+
+
+def info_commands(port):
+    """total_commands_processed of the server on port (INFO stats over plain RESP)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            header, _, rest = data.partition(b"\r\n")
+            if header.startswith(b"$") and len(rest) >= int(header[1:]):
+                break
+    m = re.search(rb"total_commands_processed:(\d+)", data)
+    if not m:
+        raise RuntimeError(f"no total_commands_processed in INFO of port {port}")
+    return int(m.group(1))
+
+
+def command_of(keys):
+    names = [f"items:{i}" for i in range(1, keys + 1)]
+    return ["GET"] + names if keys == 1 else ["MGET"] + names
+
+
+def start_load(port, keys, pipeline):
+    """redis-benchmark on port until killed (more requests than any sample can serve)."""
+    return subprocess.Popen([REDIS_BENCHMARK, "-h", "127.0.0.1", "-p", str(port), "-c", str(CONNECTIONS),
+                             "-n", "2000000000", "-P", str(pipeline), "-q"] + command_of(keys),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_load(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def perf_stat(pids, port):
+    """One window of SECONDS under load: CPU µs, system calls and context switches per request."""
+    events = ["task-clock", "context-switches"] + [f"syscalls:sys_enter_{s}" for s in SYSCALLS]
+    before = info_commands(port)
+    p = subprocess.run(["perf", "stat", "-x", ",", "-e", ",".join(events), "-p", ",".join(map(str, pids)),
+                        "--", "sleep", str(SECONDS)], capture_output=True, text=True)
+    requests = info_commands(port) - before - 1  # less our own INFO
+    if p.returncode != 0:
+        raise RuntimeError(f"perf stat failed: {p.stderr.strip()}")
+    counts = {}
+    for line in p.stderr.splitlines():
+        f = line.split(",")
+        if len(f) >= 3 and f[2] in events:
+            try:
+                counts[f[2]] = float(f[0])
+            except ValueError:  # "<not counted>"
+                counts[f[2]] = 0.0
+    if requests <= 0:
+        raise RuntimeError(f"no requests served on port {port} during perf stat")
+    per = {s: counts.get(f"syscalls:sys_enter_{s}", 0.0) / requests for s in SYSCALLS}
+    return {"requests": requests, "rps": requests / SECONDS,
+            "cpu_us_per_req": counts.get("task-clock", 0.0) * 1000 / requests,  # task-clock is in ms
+            "context_switches_per_req": counts.get("context-switches", 0.0) / requests,
+            "syscalls_per_req": {s: v for s, v in per.items() if v > 0},
+            "all_syscalls_per_req": sum(per.values())}
+
+
+FRAME = re.compile(r"^\s*[0-9a-f]+ (.*) \((.*)\)$")
+
+
+def short_name(sym, dso):
+    """A frame's name for the flame graph: no template arguments, parameters or anonymous
+    namespaces; an unknown symbol is named by its object file."""
+    if sym.startswith("[unknown]"):
+        return f"[{dso.rsplit('/', 1)[-1]}]"
+    sym = sym.replace("(anonymous namespace)::", "")
+    out, depth = [], 0
+    for ch in sym:  # drop <...> and (...) however nested
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    name = "".join(out).strip() or sym
+    return name.split("+0x")[0]
+
+
+def fold(script):
+    """perf script output -> {folded stack (root first, ';'-joined): samples}, each stack with
+    [k] marking kernel frames; inlined frames are left out (their function is the frame)."""
+    stacks = {}
+    for block in script.split("\n\n"):
+        frames = []
+        for line in block.splitlines()[1:]:
+            if line.endswith("(inlined)"):
+                continue
+            m = FRAME.match(line)
+            if not m:
+                continue
+            sym, dso = m.group(1), m.group(2)
+            if dso == "[unknown]":
+                continue
+            name = short_name(sym, dso)
+            frames.append(name + (" [k]" if dso == "[kernel.kallsyms]" else ""))
+        if frames:
+            key = ";".join(reversed(frames))
+            stacks[key] = stacks.get(key, 0) + 1
+    return stacks
+
+
+def trim(stacks):
+    """A stack seen fewer than MIN_STACK_SAMPLES times is cut back to its parent frame (the
+    totals stay; the document stays small)."""
+    out = {}
+    for key, n in stacks.items():
+        if n < MIN_STACK_SAMPLES and ";" in key:
+            key = key.rsplit(";", 1)[0]
+        out[key] = out.get(key, 0) + n
+    return out
+
+
+def category(stack):
+    frames = stack.split(";")
+    kernel = [f[:-4] for f in frames if f.endswith(" [k]")]
+    user = [f for f in reversed(frames) if not f.endswith(" [k]")]  # from the leaf up
+    if kernel:
+        for name, kernel_pattern, _ in SYSCALL_CATEGORIES:
+            if any(re.search(kernel_pattern, f) for f in kernel):
+                return name
+        for f in user:
+            for name, _, wrapper in SYSCALL_CATEGORIES:
+                if re.search(wrapper, f):
+                    return name
+        return OTHER_SYSCALLS if any(re.search(r"do_syscall_64|entry_SYSCALL", f) for f in kernel) else OTHER_KERNEL
+    for f in user:
+        for name, _, wrapper in SYSCALL_CATEGORIES:
+            if re.search(wrapper, f):
+                return name
+        for name, pattern in USER_CATEGORIES:
+            if re.search(pattern, f):
+                return name
+    return OTHER_USER
+
+
+def budget(stacks):
+    """Each category's share of the samples."""
+    total = sum(stacks.values()) or 1
+    shares = {}
+    for key, n in stacks.items():
+        c = category(key)
+        shares[c] = shares.get(c, 0) + n / total
+    return {c: shares[c] for c in CATEGORY_ORDER if c in shares}
+
+
+def perf_record(pids):
+    """Folded call stacks of the server's processes over SECONDS under load."""
+    with tempfile.NamedTemporaryFile(suffix=".perf.data") as data:
+        subprocess.run(["perf", "record", "-q", "-F", str(FREQUENCY), "--call-graph", "dwarf,16384", "-o", data.name,
+                        "-p", ",".join(map(str, pids)), "--", "sleep", str(SECONDS)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        script = subprocess.run(["perf", "script", "-i", data.name, "-F", "comm,ip,sym,dso"], check=True,
+                                capture_output=True, text=True).stdout
+    return fold(script)
+
+
+def servers():
+    resp_pids = [int(x) for x in psql("SELECT pid FROM pg_stat_activity WHERE backend_type = "
+                                      "'local_cache RESP worker'").split()]
+    return {"resp": (RESP_PORT, resp_pids), "redis": (REDIS_PORT, [REDIS_PID])}
+
+
+def run_profile(doc, save):
+    if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
+        raise RuntimeError("perf not found (Debian's linux-perf)")
+    by_server = servers()
+    prof = doc["profile"] = {"connections": CONNECTIONS, "seconds": SECONDS, "frequency": FREQUENCY,
+                             "perf_version": subprocess.run(["perf", "--version"], capture_output=True,
+                                                            text=True).stdout.strip(),
+                             "workloads": []}
+    for name in SELECTED:
+        keys, pipeline = WORKLOADS[name]
+        entry = {"name": name, "keys": keys, "pipeline": pipeline, "command": " ".join(command_of(keys)[:3])
+                 + (" ..." if keys > 2 else ""), "stat": {"resp": [], "redis": []}, "stacks": {}, "budget": {}}
+        prof["workloads"].append(entry)
+        for r in range(REPEATS):
+            for server in (("resp", "redis") if r % 2 == 0 else ("redis", "resp")):
+                port, pids = by_server[server]
+                load = start_load(port, keys, pipeline)
+                try:
+                    time.sleep(1)  # every connection running
+                    s = perf_stat(pids, port)
+                    entry["stat"][server].append(s)
+                    if r == 0:
+                        stacks = perf_record(pids)
+                        entry["stacks"][server] = trim(stacks)
+                        entry["budget"][server] = budget(stacks)
+                finally:
+                    stop_load(load)
+                log(f"profile {name} {server} round {r + 1}: {s['rps']:.0f} req/s, {s['cpu_us_per_req']:.2f} us CPU "
+                    f"and {s['all_syscalls_per_req']:.2f} system calls per request")
+            save()
+        med = {sv: statistics.median(x["cpu_us_per_req"] for x in entry["stat"][sv]) for sv in ("resp", "redis")}
+        log(f"profile {name}: CPU per request {med['resp']:.2f} us (ours) against {med['redis']:.2f} us (redis-server): "
+            f"{med['resp'] / med['redis']:.2f}x")

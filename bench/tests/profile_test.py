@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""bench/tests/profile_test.py: the profile mode's pure parts without perf or servers: perf script
+text folded into stacks, each stack's budget category, the flame graph's SVG, and bench/report
+--profile on the committed result (its section and flame graphs, written under OUTDIR).
+
+    python3 bench/tests/profile_test.py OUTDIR      prints "N passed, M failed"; exit 1 on a failure
+"""
+import os
+import subprocess
+import sys
+import xml.dom.minidom
+
+sys.dont_write_bytecode = True
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH)
+for name in ("BENCH_CONNINFO", "BENCH_RESP_PORT", "BENCH_REDIS_PORT", "BENCH_PG_PID", "BENCH_REDIS_PID", "BENCH_STATE",
+             "BENCH_LOADGEN", "BENCH_NODE_DIR"):
+    os.environ.setdefault(name, "0")
+
+from driver_lib import profile  # noqa: E402
+from report_lib.flamegraph import flame_svg  # noqa: E402
+
+SCRIPT = """postgres 
+\tffffffff8226627a schedule ([kernel.kallsyms])
+\tffffffff81753558 do_epoll_wait ([kernel.kallsyms])
+\tffffffff8225a101 do_syscall_64 ([kernel.kallsyms])
+\t          108f36 epoll_wait (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t            f9e3 uv_run (/usr/lib/x86_64-linux-gnu/libuv.so.1.0.0)
+
+postgres 
+\tffffffff8225a101 pvm_irq_enable ([kernel.kallsyms])
+\tffffffff8225a101 do_syscall_64 ([kernel.kallsyms])
+\t           f838f __GI___libc_write (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t           61ebb local_cache::resp::(anonymous namespace)::flush (/usr/lib/postgresql/15/lib/local_cache.so)
+
+postgres 
+\t           7d37b std::vector<Span>::operator[] (inlined)
+\t           7d37b local_cache::resp::RequestParser::finish_multibulk(char const*) (/usr/lib/postgresql/15/lib/local_cache.so)
+\t           7ddcf local_cache::resp::RequestParser::parse (/usr/lib/postgresql/15/lib/local_cache.so)
+\t           1a3a4 [unknown] (/usr/lib/x86_64-linux-gnu/libuv.so.1.0.0)
+\tffffffffffffffff [unknown] ([unknown])
+
+postgres 
+\t           32b74 LWLockAcquire (/usr/lib/postgresql/15/bin/postgres)
+\t           32b00 local_cache::resp::reply_hits (/usr/lib/postgresql/15/lib/local_cache.so)
+
+postgres 
+\t           32b74 LWLockAcquire (/usr/lib/postgresql/15/bin/postgres)
+\t           32b00 local_cache::resp::reply_hits (/usr/lib/postgresql/15/lib/local_cache.so)
+"""
+
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(ok)
+    print(f"{'ok' if ok else 'not ok'} - {name}{'' if ok else ': ' + detail}")
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/profile_test"
+    os.makedirs(out, exist_ok=True)
+    stacks = profile.fold(SCRIPT)
+    want = {
+        "uv_run;epoll_wait;do_syscall_64 [k];do_epoll_wait [k];schedule [k]": 1,
+        "local_cache::resp::flush;__GI___libc_write;do_syscall_64 [k];pvm_irq_enable [k]": 1,
+        "[libuv.so.1.0.0];local_cache::resp::RequestParser::parse;local_cache::resp::RequestParser::finish_multibulk": 1,
+        "local_cache::resp::reply_hits;LWLockAcquire": 2,
+    }
+    check("fold: root first, kernel frames marked, inlined and unknown frames left out, names shortened",
+          stacks == want, repr(stacks))
+    cats = {k: profile.category(k) for k in stacks}
+    check("category: a system call by its kernel frames", cats[list(want)[0]] == "epoll_wait(2), sleeping and waking",
+          cats[list(want)[0]])
+    check("category: a system call by its C library wrapper", cats[list(want)[1]] == "write(2)", cats[list(want)[1]])
+    check("category: user space by the first matching frame from the leaf",
+          cats[list(want)[2]] == "request parsing" and cats[list(want)[3]] == "key lookup: shard lock, hash, copy",
+          repr(cats))
+    shares = profile.budget(stacks)
+    check("budget: shares of the samples, summing to 1", abs(sum(shares.values()) - 1) < 1e-9 and
+          abs(shares["key lookup: shard lock, hash, copy"] - 0.4) < 1e-9, repr(shares))
+    check("trim: rare stacks cut back to their parent, totals kept",
+          sum(profile.trim(stacks).values()) == sum(stacks.values()) and
+          "local_cache::resp::flush;__GI___libc_write;do_syscall_64 [k]" in profile.trim(stacks), repr(profile.trim(stacks)))
+    svg = flame_svg(stacks, "test <&>")
+    try:
+        doc = xml.dom.minidom.parseString(svg)
+        rects = doc.getElementsByTagName("rect")
+        ok = len(rects) >= 10 and doc.documentElement.tagName == "svg"
+    except Exception as e:  # noqa: BLE001
+        ok, rects = False, e
+    check("flame graph: well-formed SVG, a box per frame", ok, repr(rects))
+    report = os.path.join(out, "report.md")
+    with open(report, "w") as f:
+        p = subprocess.run([os.path.join(BENCH, "report"), os.path.join(BENCH, "results", "all-2core.json"), "--profile",
+                            os.path.join(BENCH, "results", "profile-2core.json"), "--charts", os.path.join(out, "charts")],
+                           stdout=f, stderr=subprocess.PIPE, text=True)
+    text = open(report).read()
+    graphs = sorted(x for x in os.listdir(os.path.join(out, "charts")) if x.startswith("flame_")) \
+        if os.path.isdir(os.path.join(out, "charts")) else []
+    check("bench/report --profile: the section, its budget tables and 8 flame graphs",
+          p.returncode == 0 and "## Where the CPU goes (perf)" in text and "### GET: budget per request" in text
+          and len(graphs) == 8, f"exit {p.returncode}, {len(graphs)} graphs, {p.stderr[-300:]}")
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -66,7 +66,8 @@ IS_ROOT=0
 
 # ---------------------------------------------------------------------------- helpers
 
-banner() { printf '\n======== %s ========\n' "$*"; }
+# Each banner says how far into the run it is: which steps take the time.
+banner() { printf '\n======== %s (%ss) ========\n' "$*" "$((SECONDS - START_TIME))"; }
 
 # record NAME STATUS PASSED FAILED NOTE
 record() {

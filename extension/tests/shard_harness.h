@@ -44,6 +44,16 @@ inline std::ostream &operator<<(std::ostream &os, InsertResult result)
 	return os << "InsertResult(" << int(result) << ")";
 }
 
+inline std::ostream &operator<<(std::ostream &os, Optimistic found)
+{
+	switch (found) {
+	case Optimistic::Hit: return os << "Hit";
+	case Optimistic::Miss: return os << "Miss";
+	case Optimistic::Retry: return os << "Retry";
+	}
+	return os << "Optimistic(" << int(found) << ")";
+}
+
 } // namespace local_cache
 
 namespace shard_test {

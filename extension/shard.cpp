@@ -15,6 +15,18 @@ enum EntryKind : uint8_t { Live = 1, Dead = 2, Padding = 3 };
 
 constexpr uint64_t align8(uint64_t n) { return (n + 7) & ~uint64_t(7); }
 
+/* Whether `len` key bytes are equal; every integer key is 8 bytes, compared without a call. */
+bool same_key_bytes(const char *mine, const char *theirs, uint32_t len)
+{
+	if (len == 8) {
+		uint64_t a, b;
+		std::memcpy(&a, mine, 8);
+		std::memcpy(&b, theirs, 8);
+		return a == b;
+	}
+	return std::memcmp(mine, theirs, len) == 0;
+}
+
 uint64_t mix64(uint64_t x)
 {
 	x ^= x >> 30;
@@ -56,15 +68,8 @@ struct Shard::Entry {
 	char *json() { return tuple() + tuple_len; }
 	bool has_key(const EntryKey &k)
 	{
-		if (relid != k.relid || dbid != k.dbid || key_len != k.key.len)
-			return false;
-		if (key_len == 8) { /* every integer key: no call for it */
-			uint64_t mine, theirs;
-			std::memcpy(&mine, key(), 8);
-			std::memcpy(&theirs, k.key.data, 8);
-			return mine == theirs;
-		}
-		return std::memcmp(key(), k.key.data, key_len) == 0;
+		return relid == k.relid && dbid == k.dbid && key_len == k.key.len &&
+			same_key_bytes(key(), k.key.data, key_len);
 	}
 };
 
@@ -230,7 +235,7 @@ Optimistic Shard::find_unlocked(const EntryKey &key, uint32_t hash32, EntryView 
 		uint64_t json_len = has_json ? __atomic_load_n(&entry->json_len, __ATOMIC_RELAXED) : 0;
 		if (bytes > ring_bytes_ - offset || sizeof(Entry) + align8(key.key.len) + tuple_len + json_len > bytes)
 			return Optimistic::Retry;
-		if (std::memcmp(entry->key(), key.key.data, key.key.len) != 0)
+		if (!same_key_bytes(entry->key(), key.key.data, key.key.len))
 			continue;
 		/* The referenced bit is set under the lock only: lookup() sets it, and takes the hit. */
 		if (__atomic_load_n(&entry->kind, __ATOMIC_RELAXED) != Live ||

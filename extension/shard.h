@@ -185,16 +185,17 @@ private:
 	void write_end() { __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELEASE); }
 	void add_live(int64_t entries, int64_t bytes);
 
-	uint64_t seq_;
+	/* What a lookup reads first, in the header's first cache line. */
 	uint64_t version_; /* the write version: odd while a writer is at work */
-	uint64_t head_; /* monotonically growing ring positions; offset = position % ring */
-	uint64_t tail_;
-	uint64_t live_entries_;
-	uint64_t live_bytes_;
 	uint64_t ring_bytes_;
 	uint64_t ring_offset_;  /* from this, to the first ring byte */
 	uint32_t bucket_mask_;
 	uint32_t max_entry_bytes_;
+	uint64_t seq_;
+	uint64_t head_; /* monotonically growing ring positions; offset = position % ring */
+	uint64_t tail_;
+	uint64_t live_entries_;
+	uint64_t live_bytes_;
 	/* followed by uint32_t buckets[bucket_mask_ + 1], then the ring */
 };
 

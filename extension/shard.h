@@ -19,7 +19,7 @@
  * is already set).
  *
  * Entries are appended at the ring's head and reclaimed at its tail. Eviction is CLOCK
- * expressed on a ring ("FIFO with reinsertion"): a reader sets an entry's referenced bit;
+ * expressed on a ring ("FIFO with reinsertion"): a locked reader sets an entry's referenced bit;
  * when the tail reaches a referenced entry it is copied to the head with the bit cleared
  * instead of being evicted (a bounded number of times per insertion). Invalidated and
  * replaced entries are unlinked at once and their bytes come back when the tail passes.
@@ -62,7 +62,8 @@ inline bool operator==(const EntryKey &a, const EntryKey &b)
 /* 64-bit hash of a key; the high bits pick the shard, the low bits the bucket. */
 uint64_t hash_entry_key(const EntryKey &key);
 
-/* What a lookup copies out. The pointers are valid while the shard lock is held. */
+/* What a lookup copies out. The pointers are valid while the shard lock is held; those that
+ * lookup_optimistic() gives point inside the shard, their bytes valid if it answers Hit. */
 struct EntryView {
 	const char *tuple;
 	uint32_t tuple_len;

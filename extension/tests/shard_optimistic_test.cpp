@@ -23,18 +23,7 @@ struct Seen {
 Seen get_optimistic(const Shard &shard, const EntryKey &key)
 {
 	Seen seen{Optimistic::Miss, std::nullopt};
-	seen.found = shard.lookup_optimistic(key, hash_entry_key(key), [&](const EntryView &view) {
-		Row row;
-		row.tuple.assign(view.tuple, view.tuple_len);
-		row.has_json = view.json != nullptr;
-		if (row.has_json)
-			row.json.assign(view.json, view.json_len);
-		row.xmin = view.xmin;
-		row.slot = view.slot;
-		row.tid_block = view.tid_block;
-		row.tid_offset = view.tid_offset;
-		seen.row = row;
-	});
+	seen.found = shard.lookup_optimistic(key, hash_entry_key(key), [&](const EntryView &view) { seen.row = row_of(view); });
 	return seen;
 }
 

@@ -100,7 +100,7 @@ $(UNITTEST_OBJDIR)/%.o: %.cpp
 	$(CXX) $(UNITTEST_CXXFLAGS) -MMD -MP -c -o $@ $<
 
 $(UNITTEST_BIN): $(call unittest_objects,$(UNITTEST_SRCS))
-	$(CXX) -o $@ $^ -lboost_unit_test_framework
+	$(CXX) -o $@ $^ -lboost_unit_test_framework -pthread
 
 # The RESP server's PostgreSQL-free and libuv-free layers (protocol/, commands/) and the
 # password checks of auth/ are tested alone, over fakes of the data-source interfaces.

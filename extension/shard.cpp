@@ -15,6 +15,18 @@ enum EntryKind : uint8_t { Live = 1, Dead = 2, Padding = 3 };
 
 constexpr uint64_t align8(uint64_t n) { return (n + 7) & ~uint64_t(7); }
 
+/* Whether `len` key bytes are equal; every integer key is 8 bytes, compared without a call. */
+bool same_key_bytes(const char *mine, const char *theirs, uint32_t len)
+{
+	if (len == 8) {
+		uint64_t a, b;
+		std::memcpy(&a, mine, 8);
+		std::memcpy(&b, theirs, 8);
+		return a == b;
+	}
+	return std::memcmp(mine, theirs, len) == 0;
+}
+
 uint64_t mix64(uint64_t x)
 {
 	x ^= x >> 30;
@@ -56,15 +68,8 @@ struct Shard::Entry {
 	char *json() { return tuple() + tuple_len; }
 	bool has_key(const EntryKey &k)
 	{
-		if (relid != k.relid || dbid != k.dbid || key_len != k.key.len)
-			return false;
-		if (key_len == 8) { /* every integer key: no call for it */
-			uint64_t mine, theirs;
-			std::memcpy(&mine, key(), 8);
-			std::memcpy(&theirs, k.key.data, 8);
-			return mine == theirs;
-		}
-		return std::memcmp(key(), k.key.data, key_len) == 0;
+		return relid == k.relid && dbid == k.dbid && key_len == k.key.len &&
+			same_key_bytes(key(), k.key.data, key_len);
 	}
 };
 
@@ -117,6 +122,7 @@ Shard *Shard::create(void *mem, size_t bytes)
 
 	Shard *shard = new (mem) Shard;
 	shard->seq_ = 0;
+	shard->version_ = 0;
 	shard->head_ = 0;
 	shard->tail_ = 0;
 	shard->live_entries_ = 0;
@@ -199,6 +205,53 @@ bool Shard::lookup(const EntryKey &key, uint64_t hash, EntryView *out)
 	out->tid_block = entry->tid_block;
 	out->tid_offset = entry->tid_offset;
 	return true;
+}
+
+/*
+ * lookup() for a reader that holds no lock, so that a writer may be changing what it reads:
+ * every field is loaded once, and every offset and length is checked against the ring before
+ * it is used, so that whatever it reads it stays inside the shard and ends. What it returns
+ * counts only if the version then shows no writer ran (lookup_optimistic).
+ */
+Optimistic Shard::find_unlocked(const EntryKey &key, uint32_t hash32, EntryView *out) const
+{
+	if (key.key.len > max_key_bytes)
+		return Optimistic::Miss; /* never cached, as in lookup() */
+	uint32_t link = __atomic_load_n(&buckets_of(this)[hash32 & bucket_mask_], __ATOMIC_RELAXED);
+	for (int links = 0; link != 0; links++) {
+		uint64_t offset = uint64_t(link) - 1;
+		if (links == optimistic_chain_links || offset % 8 != 0 || offset + sizeof(Entry) > ring_bytes_)
+			return Optimistic::Retry;
+		Entry *entry = entry_at(offset);
+		link = __atomic_load_n(&entry->next, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&entry->hash32, __ATOMIC_RELAXED) != hash32 ||
+			__atomic_load_n(&entry->relid, __ATOMIC_RELAXED) != key.relid ||
+			__atomic_load_n(&entry->dbid, __ATOMIC_RELAXED) != key.dbid ||
+			__atomic_load_n(&entry->key_len, __ATOMIC_RELAXED) != key.key.len)
+			continue;
+		uint64_t bytes = __atomic_load_n(&entry->bytes, __ATOMIC_RELAXED);
+		uint64_t tuple_len = __atomic_load_n(&entry->tuple_len, __ATOMIC_RELAXED);
+		bool has_json = __atomic_load_n(&entry->has_json, __ATOMIC_RELAXED) != 0;
+		uint64_t json_len = has_json ? __atomic_load_n(&entry->json_len, __ATOMIC_RELAXED) : 0;
+		if (bytes > ring_bytes_ - offset || sizeof(Entry) + align8(key.key.len) + tuple_len + json_len > bytes)
+			return Optimistic::Retry;
+		if (!same_key_bytes(entry->key(), key.key.data, key.key.len))
+			continue;
+		/* The referenced bit is set under the lock only: lookup() sets it, and takes the hit. */
+		if (__atomic_load_n(&entry->kind, __ATOMIC_RELAXED) != Live ||
+			__atomic_load_n(&entry->referenced, __ATOMIC_RELAXED) == 0)
+			return Optimistic::Retry;
+		out->tuple = entry->key() + align8(key.key.len); /* not tuple(): key_len may change */
+		out->tuple_len = uint32_t(tuple_len);
+		out->json = has_json ? out->tuple + tuple_len : nullptr;
+		out->json_len = uint32_t(json_len);
+		out->xmin = __atomic_load_n(&entry->xmin, __ATOMIC_RELAXED);
+		out->slot = __atomic_load_n(&entry->slot, __ATOMIC_RELAXED);
+		out->tid_block = __atomic_load_n(&entry->tid_block, __ATOMIC_RELAXED);
+		out->tid_offset = __atomic_load_n(&entry->tid_offset, __ATOMIC_RELAXED);
+		return Optimistic::Hit;
+	}
+	return Optimistic::Miss;
 }
 
 /*
@@ -286,6 +339,7 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 	uint32_t bytes = uint32_t(wide_bytes);
 
 	uint32_t hash32 = uint32_t(hash);
+	write_begin();
 	if (uint32_t *link = link_to(key, hash32))
 		unlink_and_kill(link, entry_at(*link - 1), RemoveReason::Replaced, observer);
 
@@ -319,6 +373,7 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 	entry->next = *bucket;
 	*bucket = uint32_t(offset + 1);
 	head_ += bytes;
+	write_end();
 	add_live(1, bytes);
 	return InsertResult::Inserted;
 }
@@ -327,7 +382,9 @@ bool Shard::remove(const EntryKey &key, uint64_t hash, RemoveObserver observer)
 {
 	bool found = false;
 	if (uint32_t *link = link_to(key, uint32_t(hash))) {
+		write_begin();
 		unlink_and_kill(link, entry_at(*link - 1), RemoveReason::Invalidated, observer);
+		write_end();
 		found = true;
 	}
 	/* Even when absent: a concurrent fill may hold the old row and must not insert it. */
@@ -338,6 +395,7 @@ bool Shard::remove(const EntryKey &key, uint64_t hash, RemoveObserver observer)
 uint64_t Shard::remove_table(uint32_t dbid, uint32_t relid, RemoveObserver observer)
 {
 	uint64_t removed = 0;
+	write_begin();
 	for (uint64_t position = tail_; position != head_;) {
 		uint64_t offset = position % ring_bytes_;
 		Entry *entry = entry_at(offset);
@@ -350,6 +408,7 @@ uint64_t Shard::remove_table(uint32_t dbid, uint32_t relid, RemoveObserver obser
 						RemoveReason::Invalidated, observer);
 		++removed;
 	}
+	write_end();
 	bump_seq();
 	return removed;
 }

@@ -7,10 +7,19 @@
  *   lookup()              caller holds the shard lock in shared mode
  *   insert(), remove(),
  *   remove_table()        caller holds the shard lock in exclusive mode
+ *   lookup_optimistic()   no lock: validated by the write version (below)
  *   seq(), live_*()       no lock: atomic reads
  *
+ * The write version is a seqlock's counter beside the lock, not a lock: every insert, remove
+ * and remove_table makes it odd before it writes a bucket link, an entry header or a ring byte
+ * and even again after its last such write. A reader without the lock reads the version, the
+ * entry, and the version again; when both are the same even number no writer ran in between,
+ * so what it read is what a reader holding the shared lock would have read at that moment.
+ * Such a reader writes nothing, not even the referenced bit (it only reads entries whose bit
+ * is already set).
+ *
  * Entries are appended at the ring's head and reclaimed at its tail. Eviction is CLOCK
- * expressed on a ring ("FIFO with reinsertion"): a reader sets an entry's referenced bit;
+ * expressed on a ring ("FIFO with reinsertion"): a locked reader sets an entry's referenced bit;
  * when the tail reaches a referenced entry it is copied to the head with the bit cleared
  * instead of being evicted (a bounded number of times per insertion). Invalidated and
  * replaced entries are unlinked at once and their bytes come back when the tail passes.
@@ -53,7 +62,8 @@ inline bool operator==(const EntryKey &a, const EntryKey &b)
 /* 64-bit hash of a key; the high bits pick the shard, the low bits the bucket. */
 uint64_t hash_entry_key(const EntryKey &key);
 
-/* What a lookup copies out. The pointers are valid while the shard lock is held. */
+/* What a lookup copies out. The pointers are valid while the shard lock is held; those that
+ * lookup_optimistic() gives point inside the shard, their bytes valid if it answers Hit. */
 struct EntryView {
 	const char *tuple;
 	uint32_t tuple_len;
@@ -71,6 +81,9 @@ enum class RemoveReason : uint8_t { Evicted, Invalidated, Replaced };
 
 /* Told about every entry that leaves the shard, to keep per-table counters. */
 using RemoveObserver = void (*)(uint16_t slot, uint32_t bytes, RemoveReason reason);
+
+/* What lookup_optimistic() found: Retry when it could not tell, to ask lookup() under the lock. */
+enum class Optimistic : uint8_t { Hit, Miss, Retry };
 
 enum class InsertResult : uint8_t {
 	Inserted,
@@ -95,6 +108,30 @@ public:
 	static Shard *create(void *mem, size_t bytes);
 
 	bool lookup(const EntryKey &key, uint64_t hash, EntryView *out);
+
+	/*
+	 * lookup() without the lock, for a caller that can take back what visit(view) did. On a
+	 * hit visit copies the entry out; the copy holds only if the answer is Hit: on Retry (a
+	 * writer came by, or the entry's referenced bit is not yet set) it must be discarded and
+	 * the key looked up under the lock. The view is checked to lie inside the shard, so visit
+	 * reads no byte outside it even when a writer has changed the entry meanwhile.
+	 */
+	template <typename Visit>
+	Optimistic lookup_optimistic(const EntryKey &key, uint64_t hash, Visit &&visit) const
+	{
+		uint64_t version = __atomic_load_n(&version_, __ATOMIC_ACQUIRE);
+		if (version & 1)
+			return Optimistic::Retry;
+		EntryView view;
+		Optimistic found = find_unlocked(key, uint32_t(hash), &view);
+		if (found == Optimistic::Hit)
+			visit(view);
+		/* The reads above (visit's included) complete before the version is read again. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&version_, __ATOMIC_RELAXED) != version)
+			return Optimistic::Retry;
+		return found;
+	}
 
 	/*
 	 * Inserts (or replaces) the entry unless an invalidation happened since the caller
@@ -124,6 +161,10 @@ public:
 	/* How many times one insertion may move a referenced entry instead of evicting it. */
 	static constexpr int reinsertions_per_insert = 16;
 
+	/* How many chain links lookup_optimistic() follows before it asks for the lock: a chain
+	 * a writer is changing may be a cycle. Chains average under two links. */
+	static constexpr int optimistic_chain_links = 64;
+
 private:
 	struct Entry;
 
@@ -135,17 +176,27 @@ private:
 	void make_room(uint32_t needed, RemoveObserver observer);
 	void reclaim_tail(int *reinsertions_left, RemoveObserver observer);
 	void bump_seq() { __atomic_store_n(&seq_, seq_ + 1, __ATOMIC_RELEASE); }
+	Optimistic find_unlocked(const EntryKey &key, uint32_t hash32, EntryView *out) const;
+	/* Odd while a writer changes the index or the ring (the stores after it stay after it). */
+	void write_begin()
+	{
+		__atomic_store_n(&version_, version_ + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+	}
+	void write_end() { __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELEASE); }
 	void add_live(int64_t entries, int64_t bytes);
 
+	/* What a lookup reads first, in the header's first cache line. */
+	uint64_t version_; /* the write version: odd while a writer is at work */
+	uint64_t ring_bytes_;
+	uint64_t ring_offset_;  /* from this, to the first ring byte */
+	uint32_t bucket_mask_;
+	uint32_t max_entry_bytes_;
 	uint64_t seq_;
 	uint64_t head_; /* monotonically growing ring positions; offset = position % ring */
 	uint64_t tail_;
 	uint64_t live_entries_;
 	uint64_t live_bytes_;
-	uint64_t ring_bytes_;
-	uint64_t ring_offset_;  /* from this, to the first ring byte */
-	uint32_t bucket_mask_;
-	uint32_t max_entry_bytes_;
 	/* followed by uint32_t buckets[bucket_mask_ + 1], then the ring */
 };
 

@@ -73,6 +73,14 @@ StoreKey store_key(Oid dbid, Oid relid, KeyBytes key);
  */
 template <typename Visit> bool store_lookup(const StoreKey &key, Visit &&visit);
 
+/*
+ * store_lookup, first without the lock (Shard::lookup_optimistic): visit may then be given an
+ * entry a writer is changing, so undo() must take back everything visit did; it is called when
+ * the copy turns out not to count, before the key is looked up again under the lock.
+ */
+template <typename Visit, typename Undo>
+bool store_lookup_optimistic(const StoreKey &key, Visit &&visit, Undo &&undo);
+
 /* A fill reads the invalidation sequence of each key's shard before reading the table. */
 uint64 store_fill_seq(const StoreKey &key);
 
@@ -179,6 +187,26 @@ template <typename Visit> bool store_lookup(const StoreKey &key, Visit &&visit)
 		used = visit(view);
 	LWLockRelease(lock);
 	return used;
+}
+
+template <typename Visit, typename Undo>
+bool store_lookup_optimistic(const StoreKey &key, Visit &&visit, Undo &&undo)
+{
+	bool visited = false, used = false;
+	switch (store_shard(key.shard)->lookup_optimistic(key.key, key.hash, [&](const EntryView &view) {
+		visited = true;
+		used = visit(view);
+	})) {
+	case Optimistic::Hit:
+		return used;
+	case Optimistic::Miss:
+		return false;
+	case Optimistic::Retry:
+		break;
+	}
+	if (visited)
+		undo();
+	return store_lookup(key, visit);
 }
 
 } // namespace local_cache

@@ -1,8 +1,9 @@
 /*
  * shard_harness.h — what the shard_*_test.cpp files share to drive local_cache::Shard
  * (extension/shard.cpp) directly: a shard in plain memory (ShardMemory), rows whose bytes
- * derive from a seed (Row, make_row), the removal log the observer records into (g_removals)
- * and the fixture that empties it for every test case (Fresh), and put/get/erase calls.
+ * derive from a seed (Row, make_row) and a lookup's view copied into one (row_of), the removal
+ * log the observer records into (g_removals) and the fixture that empties it for every test
+ * case (Fresh), and put/get/erase calls.
  *
  * A shard is plain memory, so each test formats a std::vector<uint64_t> (8-byte aligned)
  * and drives the shard directly. The removal observer is a plain function pointer, so it
@@ -42,6 +43,16 @@ inline std::ostream &operator<<(std::ostream &os, InsertResult result)
 	case InsertResult::TooBig: return os << "TooBig";
 	}
 	return os << "InsertResult(" << int(result) << ")";
+}
+
+inline std::ostream &operator<<(std::ostream &os, Optimistic found)
+{
+	switch (found) {
+	case Optimistic::Hit: return os << "Hit";
+	case Optimistic::Miss: return os << "Miss";
+	case Optimistic::Retry: return os << "Retry";
+	}
+	return os << "Optimistic(" << int(found) << ")";
 }
 
 } // namespace local_cache
@@ -219,12 +230,9 @@ inline InsertResult put(Shard &shard, const EntryKey &key, const Row &row)
 	return shard.insert(key, hash_entry_key(key), shard.seq(), payload_of(row), record_removal);
 }
 
-inline std::optional<Row> get(Shard &shard, const EntryKey &key, uint64_t hash)
+/* What a lookup's view says, copied. */
+inline Row row_of(const EntryView &view)
 {
-	EntryView view;
-	std::memset(&view, 0xAB, sizeof view);
-	if (!shard.lookup(key, hash, &view))
-		return std::nullopt;
 	Row row;
 	row.tuple.assign(view.tuple, view.tuple_len);
 	row.has_json = view.json != nullptr;
@@ -235,6 +243,15 @@ inline std::optional<Row> get(Shard &shard, const EntryKey &key, uint64_t hash)
 	row.tid_block = view.tid_block;
 	row.tid_offset = view.tid_offset;
 	return row;
+}
+
+inline std::optional<Row> get(Shard &shard, const EntryKey &key, uint64_t hash)
+{
+	EntryView view;
+	std::memset(&view, 0xAB, sizeof view);
+	if (!shard.lookup(key, hash, &view))
+		return std::nullopt;
+	return row_of(view);
 }
 
 inline std::optional<Row> get(Shard &shard, const EntryKey &key)

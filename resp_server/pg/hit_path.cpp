@@ -42,8 +42,9 @@ bool known_reader(Oid relid, Oid role)
 	return false;
 }
 
-/* Where hits are copied: memcpy only under the shard lock, so nothing there can fail. Grown
- * between attempts; given back when it grew past a megabyte. */
+/* Where hits are copied: memcpy only while the entry is read (under the shard lock, or validated
+ * by its version), so nothing there can fail. Grown between attempts; given back when it grew
+ * past a megabyte. */
 char *hit_bytes = nullptr;
 size_t hit_capacity = 0;
 
@@ -100,10 +101,11 @@ enum class HitsOutcome { AllHits, ShortOfRoom, NotAllHits };
 /*
  * What both hit paths share: the checks that let a key be answered without a transaction, and
  * the lookups. key_at(i) gives key i (nullopt: it does not parse, a nil); out.row(i, json) and
- * out.nil(i) receive the answers in key order — row() under the shard lock, where it may only
+ * out.nil(i) receive the answers in key order — row() while the entry is read, where it may only
  * copy into room it already has, returning false when it has not (ShortOfRoom: the caller makes
- * room and runs it again). tables[i] receives the key's table, negative[i] whether it is a
- * negative hit, for count_hits.
+ * room and runs it again). The entry is read without the lock first (store_lookup_optimistic):
+ * out.undo(out.mark()) takes back a key's answer when that read turns out not to count.
+ * tables[i] receives the key's table, negative[i] whether it is a negative hit, for count_hits.
  */
 template <typename KeyAt, typename Out>
 HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, TableSlotRef *tables, bool *negative)
@@ -150,7 +152,10 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 			continue;
 		}
 		tables[i] = table;
-		bool hit = store_lookup(store_key(MyDatabaseId, relid, bytes), [&](const EntryView &view) {
+		/* Without the lock first: what the entry's copy wrote is taken back if it does not count. */
+		typename Out::Mark mark = out.mark();
+		bool short_before = short_of_room;
+		auto visit = [&](const EntryView &view) {
 			if (view.tuple_len == 0) {
 				/* a negative entry: no row (its deleter committed: see fetch.cpp) */
 				negative[i] = true;
@@ -161,7 +166,13 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 				return false;
 			short_of_room |= !out.row(i, view.json, view.json_len);
 			return true;
-		});
+		};
+		auto undo = [&]() {
+			out.undo(mark);
+			negative[i] = false;
+			short_of_room = short_before;
+		};
+		bool hit = store_lookup_optimistic(store_key(MyDatabaseId, relid, bytes), visit, undo);
 		if (!hit)
 			return HitsOutcome::NotAllHits;
 	}
@@ -172,6 +183,11 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 struct CopiedHits {
 	Found *found;
 	size_t used = 0;
+
+	/* What undo() goes back to (found[i] is written again by the retry). */
+	using Mark = size_t;
+	Mark mark() const { return used; }
+	void undo(Mark mark) { used = mark; }
 
 	bool nil(size_t i)
 	{
@@ -193,6 +209,16 @@ struct CopiedHits {
 struct RepliedHits {
 	ReplyWriter &reply;
 	size_t needed = 0;
+
+	struct Mark {
+		size_t size, needed;
+	};
+	Mark mark() const { return {reply.buffer().size(), needed}; }
+	void undo(Mark mark)
+	{
+		reply.buffer().truncate(mark.size);
+		needed = mark.needed;
+	}
 
 	bool nil(size_t)
 	{

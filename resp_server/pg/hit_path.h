@@ -24,7 +24,8 @@ bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableS
 
 /*
  * The same for GET and MGET, encoding each value into the reply straight from the shard (the
- * one copy, under the shard lock, into room reserved before), and counting the hits; keys are
+ * one copy, into room reserved before, validated by the shard's write version or under its
+ * lock), and counting the hits; keys are
  * parsed here, and keys that do not parse answer nil. False, with nothing written, as for
  * serve_hits, and when PostgreSQL raised an error (out of memory): the caller's slow path
  * answers then. Runs its PostgreSQL calls in outside_transaction itself, and grows the reply

@@ -1,12 +1,13 @@
 """bench/driver_lib/profile.py: the profile mode (issue 30): where each server's CPU goes per request,
 side by side with redis-server. For each workload (redis-benchmark at PROFILE_CONNECTIONS
 connections: GET, MGET of 16 and 64 keys, GET pipelined 64 deep) and each server, REPEATS
-alternating rounds of DURATION_SECONDS of `perf stat` on the server's processes while redis-benchmark runs (CPU per
-request from task-clock, system calls and context switches per request, requests from the
-server's own total_commands_processed), then one `perf record --call-graph dwarf` whose stacks
-are folded (frame names shortened, the flame graphs' input) and split into a budget: which
-system call or which part of the user-space work each sample was in (CATEGORIES). The result
-goes to doc["profile"]; bench/report --profile renders the tables and the flame graphs."""
+alternating rounds of DURATION_SECONDS of `perf stat` on the server's processes while
+redis-benchmark runs (CPU per request from task-clock, system calls and context switches per
+request, requests from the server's own total_commands_processed), and in the first round one
+`perf record --call-graph dwarf` whose stacks are folded (frame names shortened, the flame
+graphs' input) and split into a budget: which system call or which part of the user-space work
+each sample was in (SYSCALL_CATEGORIES, USER_CATEGORIES). The result goes to doc["profile"];
+bench/report --profile renders the tables and the flame graphs."""
 import re
 import socket
 import statistics

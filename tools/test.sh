@@ -731,7 +731,7 @@ step_tracking_check || true
 step_stress || true
 step_bench || true
 
-banner "summary ($((SECONDS - START_TIME))s)"
+banner "summary"
 for line in "${SUMMARY[@]}"; do echo "$line"; done
 echo
 if ((FAILED > 0)) || [[ "${KEEP_TMP:-0}" == 1 ]]; then

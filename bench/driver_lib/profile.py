@@ -186,6 +186,14 @@ def trim(stacks):
     return out
 
 
+def syscall_wrapper(frame):
+    """The system call whose C library wrapper a user-space frame is, or None."""
+    for name, _, wrapper in SYSCALL_CATEGORIES:
+        if re.search(wrapper, frame):
+            return name
+    return None
+
+
 def category(stack):
     frames = stack.split(";")
     kernel = [f[:-4] for f in frames if f.endswith(" [k]")]
@@ -195,17 +203,13 @@ def category(stack):
             if any(re.search(kernel_pattern, f) for f in kernel):
                 return name
         for f in user:
-            for name, _, wrapper in SYSCALL_CATEGORIES:
-                if re.search(wrapper, f):
-                    return name
+            if syscall_wrapper(f):
+                return syscall_wrapper(f)
         return OTHER_SYSCALLS if any(re.search(r"do_syscall_64|entry_SYSCALL", f) for f in kernel) else OTHER_KERNEL
     for f in user:
-        for name, _, wrapper in SYSCALL_CATEGORIES:
-            if re.search(wrapper, f):
-                return name
-        for name, pattern in USER_CATEGORIES:
-            if re.search(pattern, f):
-                return name
+        name = syscall_wrapper(f) or next((n for n, pattern in USER_CATEGORIES if re.search(pattern, f)), None)
+        if name:
+            return name
     return OTHER_USER
 
 
@@ -237,13 +241,12 @@ def servers():
 
 
 def run_profile(doc, save):
-    if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
+    version = subprocess.run(["perf", "--version"], capture_output=True, text=True)
+    if version.returncode != 0:
         raise RuntimeError("perf not found (Debian's linux-perf)")
     by_server = servers()
     prof = doc["profile"] = {"connections": CONNECTIONS, "seconds": SECONDS, "frequency": FREQUENCY,
-                             "perf_version": subprocess.run(["perf", "--version"], capture_output=True,
-                                                            text=True).stdout.strip(),
-                             "workloads": []}
+                             "perf_version": version.stdout.strip(), "workloads": []}
     for name in SELECTED:
         keys, pipeline = WORKLOADS[name]
         entry = {"name": name, "keys": keys, "pipeline": pipeline, "command": " ".join(command_of(keys)[:3])

@@ -37,6 +37,10 @@ The tracking mode (bench/run tracking) runs bench/node/tracking.js instead of th
 invalidation delay of CLIENT TRACKING and reads through node-redis's client-side cache against
 plain GETs (driver_lib/tracking.py), in doc["tracking"].
 
+The tail mode (bench/run tail) runs the warm and write modes' matrix at 64 connections with every
+client; its RESP samples run twice, with the batching pause and without it (variant "no_pause",
+driver_lib/batching.py), and each sample records the pauses the workers took ("batch_pauses").
+
 The tls mode (bench/run tls) runs redis-benchmark alone against both RESP servers with TLS and in
 plaintext, alternating blocks; our server restarts between them (driver_lib/tls.py), and each
 state is checked before its first sample.
@@ -51,7 +55,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree (bench/run runs as root)
 
-from driver_lib import clients, redis_benchmark, tls  # noqa: E402
+from driver_lib import batching, clients, redis_benchmark, tls  # noqa: E402
 from driver_lib.env import (BATCHES, CHECK_CLIENTS, CLIENTS, CONNECTIONS, DURATION, ENV, KEY_CLIENT,  # noqa: E402
                             KEY_CONNECTIONS, KEY_PARAMS, KEY_PATHS, KEY_SQL_PATHS, KEY_TYPES, LOADGEN, MODE, NODE_DIR,
                             PIPELINES, REDIS_BENCHMARK, REPEATS, RESP_WRITER, ROWS, STANDBY_CONNINFO, STATE, log, psql,
@@ -183,7 +187,7 @@ def main():
         for i, spec in enumerate(specs, 1):
             if spec["mode"] == "tls":
                 tls.switch(doc, spec)
-            s = run_sample(spec)
+            s = batching.run_sample(spec, run_sample) if MODE == "tail" else run_sample(spec)
             doc["samples"].append(s)
             save()
             log(f"[{i}/{len(specs)}] {s['mode']} {s['client']} {s['path']}{' ' + s['variant'] if s['variant'] else ''}"
@@ -192,7 +196,7 @@ def main():
                 f"c={s['connections']} b={s['batch']}{' P=%d' % s['pipeline'] if s.get('pipeline', 1) != 1 else ''}: "
                 f"{s['rps']:.0f} req/s, p99 {s['latency_us']['p99']:.0f} us, "
                 f"server {s['server_cpu_us_per_req']:.1f} us/req, client {s['client_cpu_us_per_req']:.1f} us/req")
-        if MODE in ("all", "write"):
+        if MODE in ("all", "write", "tail"):
             psql("SELECT local_cache.enable('public.items') WHERE NOT EXISTS "
                  "(SELECT FROM local_cache.tables WHERE relid = 'public.items'::regclass)")
         doc["partial"] = False

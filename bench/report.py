@@ -8,7 +8,7 @@ standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
     bench/report FILE.json --keys KEYS.json --soak SOAK.json > docs/BENCHMARKS.md
     bench/report FILE.json ... --serializable SER.json --tls TLS.json --tracking TRK.json --profile PROF.json \
-        --soak SOAK.json > docs/BENCHMARKS.md
+        --tail TAIL.json --soak SOAK.json > docs/BENCHMARKS.md
 
 The other sections read the bigint table's samples (samples without "keys" are those) whose SQL
 paths send text parameters (samples without "params" are those). The "Key types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
@@ -22,7 +22,9 @@ samples. The "Client-side caching (CLIENT TRACKING)" section (issue 29's), after
 FILE's "tracking" or with --tracking from a bench/run tracking result (which has no samples);
 only when there is one. With --profile a bench/run profile result gives the section "Where the CPU
 goes (perf)" after it: CPU, system calls and the budget per request against redis-server, and the
-flame graphs (flame_*.svg beside the charts). With --soak the soak document is the last section.
+flame graphs (flame_*.svg beside the charts). With --tail a bench/run tail result gives the section
+"Tail latency at 64 connections" after that: every client's RESP MGET beside redis-server's, with
+and without the batching pause, and its other paths against FILE's samples. With --soak the soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -46,6 +48,7 @@ from report_lib.targets import write_notes, write_ratios  # noqa: E402
 from report_lib.tls import tls_section  # noqa: E402
 from report_lib.tracking import tracking_section  # noqa: E402
 from report_lib.profile import profile_section  # noqa: E402
+from report_lib.tail import tail_section  # noqa: E402
 
 
 def extra_doc(path):
@@ -79,6 +82,8 @@ def main():
     ap.add_argument("--tls", help="a bench/run tls result: the TLS section comes from it instead of FILE")
     ap.add_argument("--tracking", help="a bench/run tracking result: the client-side caching (CLIENT TRACKING) "
                                        "section comes from it instead of FILE")
+    ap.add_argument("--tail", help="a bench/run tail result: the section on tail latency at 64 connections, every "
+                                   "client beside redis-server, and its other paths against FILE's")
     ap.add_argument("--profile", help="a bench/run profile result: the section on where the CPU goes, with its "
                                       "flame graphs")
     args = ap.parse_args()
@@ -125,6 +130,8 @@ def main():
     out += tracking_section(tdoc or doc, args.tracking or args.file)
     if pdoc:
         out += profile_section(pdoc, args.profile, charts, args.link_prefix)
+    if args.tail:
+        out += tail_section(extra_doc(args.tail), args.tail, doc, args.file)
     write_notes(w, doc, data, cfg, misses, cpu_over)
     if args.soak:
         out += soak_section(args, charts)

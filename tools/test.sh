@@ -16,6 +16,8 @@
 #   bench-profile  bench/tests/profile_test.py: the profile mode's folding, budget categories and
 #              flame graphs on canned perf output, and bench/report --profile on the committed
 #              result; each check counts as one
+#   bench-tail bench/tests/tail_test.py: the tail mode's matrix and batching switch, and
+#              bench/report --tail on made-up results; each check counts as one
 #   unittest   `make -j2 unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one
@@ -304,11 +306,15 @@ record_summary() {
     fi
 }
 
-step_bench_profile() {
-    local log="$LOGS/bench_profile.log" rc=0
-    banner "bench-profile: bench/tests/profile_test.py"
-    run_logged "$log" "$(step_timeout 120)" python3 "$ROOT/bench/tests/profile_test.py" "$WORK/profile_test" || rc=$?
-    record_summary bench-profile "$log" "$rc"
+# step_bench_tests: every bench/tests/NAME_test.py, each the step bench-NAME
+step_bench_tests() {
+    local test name rc
+    for test in "$ROOT"/bench/tests/*_test.py; do
+        name=$(basename "$test" _test.py) rc=0
+        banner "bench-$name: bench/tests/${name}_test.py"
+        run_logged "$LOGS/bench_$name.log" "$(step_timeout 120)" python3 "$test" "$WORK/${name}_test" || rc=$?
+        record_summary "bench-$name" "$LOGS/bench_$name.log" "$rc"
+    done
 }
 
 TREE_READY=""
@@ -716,7 +722,7 @@ PY
 echo "test.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), running as $(id -un), work dir $WORK"
 step_deps || true
 step_tree || true
-step_bench_profile || true
+step_bench_tests || true
 step_build || true
 step_package || true
 step_install || true

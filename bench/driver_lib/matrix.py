@@ -53,7 +53,8 @@ def tls_specs(r):
 
 
 def matrix():
-    modes = {"all": ["warm", "miss", "mixed", "cold", "write", "serializable"], "keys": ["warm"]}.get(MODE, [MODE])
+    modes = {"all": ["warm", "miss", "mixed", "cold", "write", "serializable"], "keys": ["warm"],
+             "tail": ["warm", "write"]}.get(MODE, [MODE])
     specs_by_rep = []
     for r in range(REPEATS):
         specs = []
@@ -83,9 +84,11 @@ def matrix():
                         for conns in CONNECTIONS:
                             for batch in BATCHES:
                                 for pipeline in (PIPELINES if rb else [1]):
-                                    group.append({"mode": mode, "client": client, "path": path,
-                                                  "connections": conns, "batch": batch, "variant": None,
-                                                  "pipeline": pipeline, "keys": "int"})
+                                    spec = {"mode": mode, "client": client, "path": path, "connections": conns,
+                                            "batch": batch, "variant": None, "pipeline": pipeline, "keys": "int"}
+                                    group.append(spec)
+                                    if MODE == "tail" and path == "resp":  # the same without the batching pause
+                                        group.append(dict(spec, variant="no_pause"))
                                 if mode == "serializable" and MODE == "serializable":
                                     # the READ COMMITTED lead in the same run, each sample beside
                                     # its SERIALIZABLE one (all: the warm mode's samples)

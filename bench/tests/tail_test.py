@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""bench/tests/tail_test.py: the tail mode's parts without servers: its matrix (every client at 64
+connections, the RESP samples twice, with the batching pause and without), the switching of
+local_cache.resp_batch_delay between samples (and the refusal of a "no_pause" sample the workers
+paused in), and bench/report --tail on made-up documents: the targets' verdicts and the "no loss
+elsewhere" changes beside redis-server's.
+
+    python3 bench/tests/tail_test.py OUTDIR      prints "N passed, M failed"; exit 1 on a failure
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH)
+for name in ("BENCH_CONNINFO", "BENCH_RESP_PORT", "BENCH_REDIS_PORT", "BENCH_PG_PID", "BENCH_REDIS_PID", "BENCH_STATE",
+             "BENCH_LOADGEN", "BENCH_NODE_DIR"):
+    os.environ.setdefault(name, "0")
+# what bench/run tail exports (CLIENTS narrowed to two kinds of client)
+os.environ.update(BENCH_MODE="tail", CLIENTS="native,redis-benchmark", CONNECTIONS="64", BATCHES="1,16",
+                  PIPELINES="1", KEY_TYPES="", REPEATS="2")
+
+from driver_lib import batching  # noqa: E402
+from driver_lib.matrix import matrix  # noqa: E402
+from report_lib.tail import tail_section  # noqa: E402
+
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(ok)
+    print(f"{'ok' if ok else 'not ok'} - {name}{'' if ok else ': ' + detail}")
+
+
+def check_matrix():
+    specs = matrix()
+    rounds = [[s for s in specs if s["repeat"] == r] for r in (1, 2)]
+    no_pause = [s for s in specs if s["variant"] == "no_pause"]
+    # per round: native 6 read paths + redis-benchmark's 2, times 2 batches, the RESP ones again
+    # without the pause (2 clients x 2 batches), and native's 4 writes
+    check("matrix: warm and write samples, every round the same ones",
+          len(rounds[0]) == len(rounds[1]) == 24 and {s["mode"] for s in specs} == {"warm", "write"}
+          and all(s["connections"] == 64 for s in specs),
+          f"{len(rounds[0])}, {len(rounds[1])} samples, modes {sorted({s['mode'] for s in specs})}")
+    check("matrix: only the RESP server's samples run also without the pause, each beside its default one",
+          len(no_pause) == 8 and all(s["path"] == "resp" and s["mode"] == "warm" for s in no_pause)
+          and all(dict(s, variant=None) in specs for s in no_pause), repr(no_pause[:2]))
+
+
+def fake_sample(spec, pauses):
+    return dict(spec, requests=1000, rps=1000.0)
+
+
+def check_switching():
+    calls = []
+    counter = {"n": 0}
+    batching.psql = lambda sql, conninfo=None: calls.append(sql)
+    batching.time.sleep = lambda s: None
+    batching.batch_pauses = lambda: counter["n"]
+
+    def run(spec, pauses=0):
+        counter["n"] += pauses
+        return fake_sample(spec, pauses)
+    base = {"mode": "warm", "client": "native", "path": "resp", "connections": 64, "batch": 1, "variant": None}
+    s1 = batching.run_sample(base, lambda s: run(s, 7))
+    s2 = batching.run_sample(dict(base, variant="no_pause"), run)
+    s3 = batching.run_sample(dict(base, variant="no_pause"), run)
+    s4 = batching.run_sample(base, run)
+    check("batching: the setting changes only when the policy does, reloaded each time",
+          calls == ["ALTER SYSTEM SET local_cache.resp_batch_delay = 0", "SELECT pg_reload_conf()",
+                    "ALTER SYSTEM RESET local_cache.resp_batch_delay", "SELECT pg_reload_conf()"], repr(calls))
+    check("batching: each sample records the pauses taken during it",
+          [s["batch_pauses"] for s in (s1, s2, s3, s4)] == [7, 0, 0, 0], repr([s1, s2]))
+    try:
+        batching.run_sample(dict(base, variant="no_pause"), lambda s: run(s, 3))
+        refused = False
+    except RuntimeError as e:
+        refused = "did not reach the workers" in str(e)
+    check("batching: a sample without the pause that saw pauses fails the run", refused)
+
+
+def sample(mode, client, path, batch, rps, p99, p999, cpu, variant=None, pauses=None):
+    s = {"mode": mode, "client": client, "path": path, "connections": 64, "batch": batch, "variant": variant,
+         "pipeline": 1, "keys": "int", "repeat": 1, "requests": int(rps * 3), "rps": rps,
+         "latency_us": {"p50": p99 / 4, "p99": p99, "p999": p999}, "server_cpu_us_per_req": cpu}
+    if pauses is not None:
+        s["batch_pauses"] = pauses
+    return s
+
+
+def documents():
+    base = {"format": "local_cache-bench/1", "partial": False, "error": None, "started_at": "2026-12-01T00:00:00Z",
+            "finished_at": "2026-12-01T01:00:00Z", "git": {"head": "x", "dirty": False}}
+    main = dict(copy.deepcopy(base), config={"mode": "all", "clients": ["native"], "connections": [64], "batches": [1],
+                                             "repeats": 1, "duration_seconds": 3, "pipelines": [1]},
+                samples=[sample("warm", "native", "redis", 1, 100000, 4000, 12000, 5.0),
+                         sample("warm", "native", "resp", 1, 200000, 3000, 10000, 4.0),
+                         sample("warm", "native", "sql", 1, 50000, 3000, 9000, 30.0),
+                         sample("write", "native", "redis_set", 1, 80000, 3000, 9000, 6.0),
+                         sample("write", "native", "resp_set", 1, 20000, 9000, 20000, 50.0, "cache_enabled")])
+    tail = dict(copy.deepcopy(base), config={"mode": "tail", "clients": ["native", "redis-benchmark"],
+                                             "connections": [64], "batches": [1], "repeats": 1,
+                                             "duration_seconds": 3, "pipelines": [1]},
+                samples=[sample("warm", "native", "redis", 1, 90000, 4000, 10000, 5.0, pauses=0),
+                         sample("warm", "native", "resp", 1, 180000, 1000, 3000, 4.0, pauses=900),
+                         sample("warm", "native", "resp", 1, 200000, 9000, 14000, 4.0, "no_pause", 0),
+                         sample("warm", "native", "sql", 1, 40000, 3000, 9000, 30.0, pauses=0),
+                         sample("write", "native", "redis_set", 1, 80000, 3000, 9000, 6.0, pauses=0),
+                         sample("write", "native", "resp_set", 1, 20000, 9000, 20000, 50.0, "cache_enabled", 0),
+                         sample("warm", "redis-benchmark", "redis", 1, 100000, 1000, 2000, 5.0, pauses=0),
+                         sample("warm", "redis-benchmark", "resp", 1, 110000, 1300, 2000, 4.0, pauses=500)])
+    return main, tail
+
+
+def check_section():
+    main, tail = documents()
+    section = "\n".join(tail_section(tail, "tail.json", main, "main.json"))
+    check("tail section: both policies of every client",
+          "| native | RESP MGET of 1 | pause (default) |" in section
+          and "| native | RESP MGET of 1 | none (`resp_batch_delay = 0`) |" in section
+          and "| redis-benchmark | RESP GET of 1 | pause (default) |" in section, section[:800])
+    check("tail section: the pauses per 1,000 requests", "| 5.0 |" in section and "| 0.0 |" in section, section[:1500])
+    check("tail section: targets judged on the default policy (native within, redis-benchmark's p99 1.30x not)",
+          "| native | RESP MGET of 1 | 0.25 ✓ | 0.30 ✓ | 2.00 ✓ |" in section
+          and "| redis-benchmark | RESP GET of 1 | 1.30 ✗ | 1.00 ✓ | 1.10 ✓ |" in section
+          and "Targets missed: redis-benchmark RESP GET of 1: p99 1.30x." in section, section)
+    # RESP: -10 % beside redis-server's -10 %: 0 %; SQL: -20 % beside -10 %: -11 %; writes: no drift
+    check("tail section: each change beside redis-server's, judged at -5 %",
+          "| native | RESP MGET | 1 | 200,000 | 180,000 | -10 % | -10 % | +0 % ✓ |" in section
+          and "| native | prepared SQL | 1 | 50,000 | 40,000 | -20 % | -10 % | -11 % ✗ |" in section
+          and "| native | RESP SET, cached | 1 row | 20,000 | 20,000 | +0 % | +0 % | +0 % ✓ |" in section
+          and "Losses beyond the limit: native prepared SQL (1): -11 %." in section, section)
+
+
+def check_report(out):
+    """bench/report --tail beside the committed main result, and its refusal of a partial tail result."""
+    tail = documents()[1]
+    path = os.path.join(out, "tail.json")
+    main_doc = os.path.join(BENCH, "results", "all-2core.json")
+
+    def report(doc):
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return subprocess.run([os.path.join(BENCH, "report"), main_doc, "--tail", path], capture_output=True, text=True)
+    p = report(tail)
+    check("bench/report --tail: the section after the others", p.returncode == 0 and
+          "## Tail latency at 64 connections: RESP vs redis-server, every client" in p.stdout
+          and "| native | prepared SQL | 1 |" in p.stdout, f"exit {p.returncode}: {p.stderr[-400:]}")
+    p = report(dict(tail, partial=True))
+    check("bench/report --tail: a partial tail result is refused", p.returncode != 0 and "refusing" in p.stderr,
+          p.stderr[-400:])
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/tail_test"
+    os.makedirs(out, exist_ok=True)
+    check_matrix()
+    check_switching()
+    check_section()
+    check_report(out)
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -25,6 +25,7 @@
 #   limits       max clients, idle timeout, request size, output buffer limit
 #   monitoring   SLOWLOG and LATENCY; prometheus-redis-exporter scrapes without errors
 #   lifecycle    worker restarts, fast and smart shutdown (last: it stops the cluster)
+# After each suite but lifecycle, one more case: the server log shows no crash during it.
 # A new case goes into the suite whose promise it checks; a new suite into SUITES below.
 #
 # Every case compares what came back with what was expected and prints both when they differ.
@@ -61,8 +62,14 @@ require_tools
 start_cluster
 
 for suite in "${run[@]}"; do
+    suite_log_start=$(log_size)
     # shellcheck source=/dev/null
     source "$HERE/suites/$suite.sh"
+    # A crashed worker is restarted with the whole cluster, and a suite's later cases may pass
+    # anyway; lifecycle kills workers on purpose and checks its own crashes.
+    if [[ "$suite" != lifecycle ]]; then
+        check "$suite: no server process crashed or exited uncleanly" "" "$(log_since "$suite_log_start" | crash_lines)"
+    fi
 done
 
 check "no password appears in the server log (end of run)" "" "$(passwords_leaked)"

@@ -38,6 +38,7 @@ constexpr size_t READ_CHUNK = 16 * 1024;
 constexpr size_t TLS_READ_CHUNK = 64 * 1024;
 /* How often a request waiting for a locked table tries again. */
 constexpr uint64_t LOCK_RETRY_MS = 5;
+const char *const CLIENT_MEMORY_EXCEEDED = "client buffers exceed local_cache.resp_client_memory";
 
 void on_closed(uv_handle_t *handle)
 {
@@ -63,11 +64,11 @@ size_t client_memory_limit()
 /*
  * Redis's client eviction (maxmemory-clients): while the worker's connections together would
  * hold more than local_cache.resp_client_memory once c grows by `growth` bytes, the biggest
- * connection is closed, again and again; c only when it is itself the biggest. So a client
- * holding much (a long MULTI queue, unread replies) is what goes, never another client's
- * ordinary request that happens to cross the line. False: c was closed.
+ * other connection is closed, again and again. So a client holding much (a long MULTI queue,
+ * unread replies) is what goes, never another client's ordinary request that happens to cross
+ * the line. False: c is itself the biggest and must go; the caller closes it (make_room does).
  */
-bool make_room(Connection *c, size_t growth)
+bool evict_for(Connection *c, size_t growth)
 {
 	Server *server = c->server;
 	while (server->client_memory + growth > client_memory_limit()) {
@@ -79,13 +80,20 @@ bool make_room(Connection *c, size_t growth)
 				biggest_memory = other->accounted_memory;
 			}
 		}
-		if (biggest == c) {
-			disconnect(c, "client buffers exceed local_cache.resp_client_memory");
+		if (biggest == c)
 			return false;
-		}
 		disconnect(biggest, "evicted, the biggest client while client buffers exceed local_cache.resp_client_memory");
 	}
 	return true;
+}
+
+/* evict_for, closing c when it is the one to go. False: c was closed. */
+bool make_room(Connection *c, size_t growth)
+{
+	if (evict_for(c, growth))
+		return true;
+	disconnect(c, CLIENT_MEMORY_EXCEEDED);
+	return false;
 }
 
 void on_written(uv_write_t *request, int status)
@@ -172,7 +180,8 @@ void flush(Connection *c)
  * Room for the next read. The buffer grows with the bytes that have arrived, never with what a
  * request declares: for a large bulk argument it at most doubles what the connection has sent
  * so far, so a client that announces 64 MB and sends 25 bytes costs 16 kB. All connections of
- * the worker together stay within local_cache.resp_client_memory.
+ * the worker together stay within local_cache.resp_client_memory. False: no room, c must go (it
+ * is not closed here: on_alloc may not close its own connection).
  */
 bool make_input_room(Connection *c)
 {
@@ -188,7 +197,7 @@ bool make_input_room(Connection *c)
 		size_t needed = c->parser.bytes_needed();
 		if (needed > READ_CHUNK)
 			wanted = c->input_end + std::min(needed, std::max(READ_CHUNK, c->input_end));
-		if (!make_room(c, wanted - c->input.size()))
+		if (!evict_for(c, wanted - c->input.size()))
 			return false;
 		c->input.resize(wanted);
 		account(c);
@@ -196,10 +205,16 @@ bool make_input_room(Connection *c)
 	return true;
 }
 
+/*
+ * libuv calls on_read right after this, with UV_ENOBUFS when the buffer is empty, through the
+ * read callback it keeps in the handle: closing the connection here (which stops its reading
+ * and clears that callback) would make libuv call a null pointer. So no room, or a failure here
+ * (its guard does not close), only leaves the buffer empty, and on_read closes the connection.
+ */
 void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer)
 {
 	Connection *c = static_cast<Connection *>(handle->data);
-	*buffer = uv_buf_init(nullptr, 0); /* libuv answers UV_ENOBUFS to on_read: the client is closed */
+	*buffer = uv_buf_init(nullptr, 0);
 	if (c->tls != nullptr) {
 		std::vector<char> &records = c->server->tls_read_buffer;
 		if (records.size() < TLS_READ_CHUNK)
@@ -209,6 +224,8 @@ void on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buffer)
 	}
 	if (make_input_room(c))
 		*buffer = uv_buf_init(c->input.data() + c->input_end, unsigned(c->input.size() - c->input_end));
+	else
+		c->input_refused = true;
 }
 
 void on_retry_timer(uv_timer_t *timer)
@@ -327,8 +344,10 @@ bool decrypt(Connection *c, const char *records, size_t length)
 	bool was_established = c->tls->handshake_done();
 	TlsSession::Status status = c->tls->receive(records, length);
 	for (size_t produced = 1; status == TlsSession::Status::Ok && produced > 0;) {
-		if (!make_input_room(c))
+		if (!make_input_room(c)) {
+			disconnect(c, CLIENT_MEMORY_EXCEEDED);
 			return false;
+		}
 		status = c->tls->read_plaintext(c->input.data() + c->input_end, c->input.size() - c->input_end, &produced);
 		c->input_end += produced;
 	}
@@ -356,7 +375,10 @@ void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *)
 {
 	Connection *c = static_cast<Connection *>(stream->data);
 	if (nread < 0) {
-		close_connection(c);
+		if (c->input_refused) /* UV_ENOBUFS: on_alloc found no room */
+			disconnect(c, CLIENT_MEMORY_EXCEEDED);
+		else
+			close_connection(c);
 		return;
 	}
 	if (nread == 0)
@@ -477,7 +499,7 @@ void accept_connection(Server *server, uv_stream_t *listener)
 			disconnect(c, "too many failed TLS handshakes from this address; closed without one");
 			return;
 		}
-		uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), connection_callback<on_alloc>,
+		uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), uv_callback<on_alloc>,
 					  connection_callback<on_read>);
 	});
 }

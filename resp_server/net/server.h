@@ -55,6 +55,7 @@ struct Connection {
 	uv_write_t write_request;
 	bool write_in_flight = false;
 	bool closing = false;
+	bool input_refused = false; /* on_alloc had no room for a read: on_read closes the connection */
 	int64_t last_active_ms = 0;
 	/* Capacity of input, pending, writing and what MULTI/WATCH keep, as last added to
 	 * Server::client_memory. */

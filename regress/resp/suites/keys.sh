@@ -102,8 +102,6 @@ check "their prefixes: the table's name unless resp_prefix says otherwise" \
 
 # sq TEXT: TEXT as a SQL literal (dollar-quoted: no escaping of ' or \)
 sq() { printf '$q_$%s$q_$' "$1"; }
-# kc ARG...: one request as a RESP array of bulk strings, escaped for resp_raw.pl
-kc() { local out="*$#\\r\\n" arg; for arg; do out+=$(bulk "$arg"); done; printf '%s' "$out"; }
 # kjson KEY: the JSON of the row SQL says KEY names (nothing if none)
 kjson() { sql "SELECT json FROM regress_keys_v WHERE key = $(sq "$1")"; }
 # kwant KEY: the escaped bulk reply of the row KEY names; a marker that matches no reply if SQL
@@ -132,10 +130,10 @@ cold_warm() {
     want="*$#\\r\\n"
     for k; do want+=$(kwant "$k"); done
     read -r h0 m0 n0 <<<"$(kstats "$table")"
-    check "$table: cold MGET $*" "$want" "$(raw "send:$(kc MGET "$@")" read:1)"
+    check "$table: cold MGET $*" "$want" "$(raw "send:$(cmd MGET "$@")" read:1)"
     read -r h1 m1 n1 <<<"$(kstats "$table")"
     check "$table: ... every key a miss" "hits +0, misses +$#" "hits +$((h1 - h0)), misses +$((m1 - m0))"
-    check "$table: warm MGET, the same bytes" "$want" "$(raw "send:$(kc MGET "$@")" read:1)"
+    check "$table: warm MGET, the same bytes" "$want" "$(raw "send:$(cmd MGET "$@")" read:1)"
     read -r h2 m2 n2 <<<"$(kstats "$table")"
     check "$table: ... every key a hit" "hits +$#, misses +0" "hits +$((h2 - h1)), misses +$((m2 - m1))"
 }
@@ -162,25 +160,25 @@ check "... the second answered by a negative entry" "misses +1, negative hits +1
 section "key types: GET, MGET, EXISTS, hashes"
 raw_case "GET of each key type" \
     "$(kwant 'ktext:a:b')$(kwant 'kvar:a:b')$(kwant 'kchar:c:d')$(kwant "uid:$U1")$(kwant 'lines:7:1')$(kwant 'acct:a\:b:3')$(kwant "k3:eu:$U1:1")" \
-    "send:$(kc GET 'ktext:a:b')$(kc GET 'kvar:a:b')$(kc GET 'kchar:c:d')$(kc GET "uid:$U1")$(kc GET 'lines:7:1')$(kc GET 'acct:a\:b:3')$(kc GET "k3:eu:$U1:1")" read:7
+    "send:$(cmd GET 'ktext:a:b')$(cmd GET 'kvar:a:b')$(cmd GET 'kchar:c:d')$(cmd GET "uid:$U1")$(cmd GET 'lines:7:1')$(cmd GET 'acct:a\:b:3')$(cmd GET "k3:eu:$U1:1")" read:7
 raw_case "MGET across the key types, with misses and duplicates, in order" \
     "*8\\r\\n$(kwant "k3:a\\::$U0:-1")$(kwant 'acct:x\\y:1')${NIL}$(kwant 'ktext:a:b:c')$(kwant 'lines:70:1')$(kwant 'acct:x\\y:1')${NIL}$(kwant "uid:$U0")" \
-    "send:$(kc MGET "k3:a\\::$U0:-1" 'acct:x\\y:1' 'lines:7:3' 'ktext:a:b:c' 'lines:70:1' 'acct:x\\y:1' 'acct:x\y:1' "uid:$U0")" read:1
+    "send:$(cmd MGET "k3:a\\::$U0:-1" 'acct:x\\y:1' 'lines:7:3' 'ktext:a:b:c' 'lines:70:1' 'acct:x\\y:1' 'acct:x\y:1' "uid:$U0")" read:1
 check "single-column text keys are not escaped: ktext:a\\:b names 'a\\:b', ktext:a:b names 'a:b'" \
-    "$(krow ktext "k = $(sq 'a\:b')")$(krow ktext "k = 'a:b'")" "$(raw "send:$(kc GET 'ktext:a\:b')$(kc GET 'ktext:a:b')" read:2)"
+    "$(krow ktext "k = $(sq 'a\:b')")$(krow ktext "k = 'a:b'")" "$(raw "send:$(cmd GET 'ktext:a\:b')$(cmd GET 'ktext:a:b')" read:2)"
 raw_case "text keys: the empty key, trailing blank, case" \
     "$(krow ktext "k = ''")$(krow ktext "k = 'trail '")${NIL}${NIL}" \
-    "send:$(kc GET 'ktext:')$(kc GET 'ktext:trail ')$(kc GET 'ktext:trail')$(kc GET 'ktext:ALPHA')" read:4
+    "send:$(cmd GET 'ktext:')$(cmd GET 'ktext:trail ')$(cmd GET 'ktext:trail')$(cmd GET 'ktext:ALPHA')" read:4
 raw_case "char(5): trailing blanks ignored (0, 3 and 6 of them, past the length too), leading ones not" \
     "$(krow kchar "code = 'ab'")$(krow kchar "code = 'ab'")$(krow kchar "code = 'ab'")$(krow kchar "code = ' x'")$(krow kchar "code = 'abcde'")${NIL}${NIL}" \
-    "send:$(kc GET 'kchar:ab')$(kc GET 'kchar:ab   ')$(kc GET 'kchar:ab      ')$(kc GET 'kchar: x  ')$(kc GET 'kchar:abcde ')$(kc GET 'kchar:x')$(kc GET 'kchar:AB')" read:7
+    "send:$(cmd GET 'kchar:ab')$(cmd GET 'kchar:ab   ')$(cmd GET 'kchar:ab      ')$(cmd GET 'kchar: x  ')$(cmd GET 'kchar:abcde ')$(cmd GET 'kchar:x')$(cmd GET 'kchar:AB')" read:7
 raw_case "char(5): the all-blank key is the empty id, with or without blanks" \
-    "$(krow kchar "code = ''")$(krow kchar "code = ''")" "send:$(kc GET 'kchar:')$(kc GET 'kchar:     ')" read:2
+    "$(krow kchar "code = ''")$(krow kchar "code = ''")" "send:$(cmd GET 'kchar:')$(cmd GET 'kchar:     ')" read:2
 raw_case "char(5) in a composite key: trailing blanks ignored there too" \
     "$(krow k3 "region = 'eu' AND ver = 1")$(krow k3 "region = 'eu' AND ver = 1")" \
-    "send:$(kc GET "k3:eu:$U1:1")$(kc GET "k3:eu :$U1:1")" read:2
+    "send:$(cmd GET "k3:eu:$U1:1")$(cmd GET "k3:eu :$U1:1")" read:2
 raw_case "EXISTS counts rows of every key type, duplicates each time" ':7\r\n' \
-    "send:$(kc EXISTS 'ktext:a:b' 'ktext:a:b' 'kchar:ab   ' "uid:$U1" 'lines:7:1' 'acct:a\:b:3' "k3:eu:$U1:2" 'lines:7:3' "uid:${U1^^}")" read:1
+    "send:$(cmd EXISTS 'ktext:a:b' 'ktext:a:b' 'kchar:ab   ' "uid:$U1" 'lines:7:1' 'acct:a\:b:3' "k3:eu:$U1:2" 'lines:7:3' "uid:${U1^^}")" read:1
 hgetall_want() {
     sql "SELECT string_agg(e.key || E'\n' || e.value, E'\n' ORDER BY e.o)
            FROM regress_keys_v v, json_each_text(v.json::json) WITH ORDINALITY AS e(key, value, o)
@@ -191,17 +189,17 @@ for key in 'ktext:a:b' 'ktext:x' 'kvar:ten chars!' 'kchar:ab' "uid:$UF" 'lines:-
 done
 raw_case "HGET of key columns and others: text values (char(5) padded), NULL and unknown nil" \
     "$(bulk 'a:b')$(bulk 3)$(bulk 'ab   ')$(bulk "$U1")$(bulk 'us\')$(bulk 32767)\$-1\\r\\n\$-1\\r\\n" \
-    "send:$(kc HGET 'acct:a\:b:3' tenant)$(kc HGET 'acct:a\:b:3' n)$(kc HGET 'kchar:ab' code)$(kc HGET "uid:$U1" id)$(kc HGET "k3:us\\\\:$UF:32767" region)$(kc HGET "k3:us\\\\:$UF:32767" ver)$(kc HGET 'ktext:x' v)$(kc HGET 'lines:7:1' nope)" read:8
+    "send:$(cmd HGET 'acct:a\:b:3' tenant)$(cmd HGET 'acct:a\:b:3' n)$(cmd HGET 'kchar:ab' code)$(cmd HGET "uid:$U1" id)$(cmd HGET "k3:us\\\\:$UF:32767" region)$(cmd HGET "k3:us\\\\:$UF:32767" ver)$(cmd HGET 'ktext:x' v)$(cmd HGET 'lines:7:1' nope)" read:8
 raw_case "HMGET on a composite key" "*3\\r\\n$(bulk apple)\$-1\\r\\n$(bulk 2)" \
-    "send:$(kc HMGET 'lines:7:1' sku nope qty)" read:1
+    "send:$(cmd HMGET 'lines:7:1' sku nope qty)" read:1
 raw_case "HGETALL after HELLO 3: a map, for a composite key" \
     "%3\\r\\n$(bulk tenant)$(bulk 'a:b')$(bulk n)$(bulk 3)$(bulk v)$(bulk colon)" \
-    'send:HELLO 3\r\n' skip:1 "send:$(kc HGETALL 'acct:a\:b:3')" read:1
+    'send:HELLO 3\r\n' skip:1 "send:$(cmd HGETALL 'acct:a\:b:3')" read:1
 j_line=$(kjson 'lines:7:1')
 j_uuid=$(kjson "uid:$U1")
 raw_case "STRLEN, TYPE, TTL of a composite and a uuid key" \
     ":${#j_line}\\r\\n+string\\r\\n:-1\\r\\n:${#j_uuid}\\r\\n+string\\r\\n:-2\\r\\n" \
-    "send:$(kc STRLEN 'lines:7:1')$(kc TYPE 'lines:7:1')$(kc TTL "uid:$U1")$(kc STRLEN "uid:$U1")$(kc TYPE "uid:$U1")$(kc TTL "uid:${U1^^}")" read:6
+    "send:$(cmd STRLEN 'lines:7:1')$(cmd TYPE 'lines:7:1')$(cmd TTL "uid:$U1")$(cmd STRLEN "uid:$U1")$(cmd TYPE "uid:$U1")$(cmd TTL "uid:${U1^^}")" read:6
 
 section "key types: non-canonical spellings name no key"
 # nil_keys NAME KEY...: MGET of the keys answers nil for each, EXISTS counts none, and GET of
@@ -210,9 +208,9 @@ nil_keys() {
     local name=$1 want k gets="" getwant=""
     shift
     want="*$#\\r\\n"
-    for k; do want+=$NIL; gets+=$(kc GET "$k"); getwant+=$NIL; done
-    check "$name: MGET nil for each" "$want" "$(raw "send:$(kc MGET "$@")" read:1)"
-    check "$name: EXISTS 0" ":0\\r\\n" "$(raw "send:$(kc EXISTS "$@")" read:1)"
+    for k; do want+=$NIL; gets+=$(cmd GET "$k"); getwant+=$NIL; done
+    check "$name: MGET nil for each" "$want" "$(raw "send:$(cmd MGET "$@")" read:1)"
+    check "$name: EXISTS 0" ":0\\r\\n" "$(raw "send:$(cmd EXISTS "$@")" read:1)"
     check "$name: GET nil for each" "$getwant" "$(raw "send:$gets" read:$#)"
 }
 nil_keys "uuid: upper case, mixed case, braces, no dashes, misplaced dash, short, blank, urn" \
@@ -287,10 +285,10 @@ for key in "${scanned_keys[@]}"; do
     if [[ -n "${json_of_key[$key]+set}" ]]; then want+=$(bulk "${json_of_key[$key]}"); else want+="<no SQL row for $key>"; fi
 done
 check "every key SCAN returned (${#scanned_keys[@]}) reads back as its row: one MGET" "$want" \
-    "$(raw "send:$(kc MGET "${scanned_keys[@]}")" read:1)"
+    "$(raw "send:$(cmd MGET "${scanned_keys[@]}")" read:1)"
 got_all=""
 for key in "${scanned_keys[@]}"; do
-    [[ "$(raw "send:$(kc GET "$key")" read:1)" == "$(bulk "${json_of_key[$key]:-}")" ]] || got_all+="$key "
+    [[ "$(raw "send:$(cmd GET "$key")" read:1)" == "$(bulk "${json_of_key[$key]:-}")" ]] || got_all+="$key "
 done
 check "... and one GET each" "" "$got_all"
 
@@ -305,43 +303,43 @@ check "SCAN COUNT 1 over every key: these tables' keys each once" "$(sql "SELECT
     "$(kscan_walk 400 COUNT 1 | grep -E "$mine|^<" | sort)"
 check "KEYS klong:*" "$(sql_keys klong)" "$(cli --raw KEYS 'klong:*' | sort)"
 long_key="klong:h$(printf 'z%.0s' {1..2000})"
-raw_case "GET of the 2001-byte key" "$(kwant "$long_key")" "send:$(kc GET "$long_key")" read:1
+raw_case "GET of the 2001-byte key" "$(kwant "$long_key")" "send:$(cmd GET "$long_key")" read:1
 
 section "key types: reads after COMMIT"
-raw "send:$(kc MGET 'ktext:a:b' 'ktext:a:b:moved' 'ktext:fresh:key' 'acct:a\:b:3' 'acct:a\:b:33' "uid:$U1" 'kchar:ab   ' 'kchar:zz   ' 'lines:7:2' 'lines:7:20' "k3:eu:$U1:1")" read:1 >/dev/null
-raw "send:$(kc MGET 'ktext:a:b' 'ktext:a:b:moved' 'ktext:fresh:key' 'acct:a\:b:3' 'acct:a\:b:33' "uid:$U1" 'kchar:ab   ' 'kchar:zz   ' 'lines:7:2' 'lines:7:20' "k3:eu:$U1:1")" read:1 >/dev/null
+raw "send:$(cmd MGET 'ktext:a:b' 'ktext:a:b:moved' 'ktext:fresh:key' 'acct:a\:b:3' 'acct:a\:b:33' "uid:$U1" 'kchar:ab   ' 'kchar:zz   ' 'lines:7:2' 'lines:7:20' "k3:eu:$U1:1")" read:1 >/dev/null
+raw "send:$(cmd MGET 'ktext:a:b' 'ktext:a:b:moved' 'ktext:fresh:key' 'acct:a\:b:3' 'acct:a\:b:33' "uid:$U1" 'kchar:ab   ' 'kchar:zz   ' 'lines:7:2' 'lines:7:20' "k3:eu:$U1:1")" read:1 >/dev/null
 sql "UPDATE ktext SET v = 'updated' WHERE k = 'a:b'" >/dev/null
-raw_case "text key: UPDATE of a non-key column" "$(krow ktext "k = 'a:b'")" "send:$(kc GET 'ktext:a:b')" read:1
+raw_case "text key: UPDATE of a non-key column" "$(krow ktext "k = 'a:b'")" "send:$(cmd GET 'ktext:a:b')" read:1
 check "... HGET the new value" "updated" "$(cli --raw HGET 'ktext:a:b' v)"
 sql "UPDATE ktext SET k = 'a:b:moved' WHERE k = 'a:b'" >/dev/null
 raw_case "text key: UPDATE of the key (the new key was a cached nil): old nil, new present" \
-    "${NIL}$(krow ktext "k = 'a:b:moved'")" "send:$(kc GET 'ktext:a:b')$(kc GET 'ktext:a:b:moved')" read:2
+    "${NIL}$(krow ktext "k = 'a:b:moved'")" "send:$(cmd GET 'ktext:a:b')$(cmd GET 'ktext:a:b:moved')" read:2
 sql "DELETE FROM ktext WHERE k = 'a:b:moved'" >/dev/null
-raw_case "text key: DELETE" "$NIL" "send:$(kc GET 'ktext:a:b:moved')" read:1
+raw_case "text key: DELETE" "$NIL" "send:$(cmd GET 'ktext:a:b:moved')" read:1
 sql "INSERT INTO ktext VALUES ('fresh:key', 'inserted', 99)" >/dev/null
-raw_case "text key: INSERT of a key read as nil before" "$(krow ktext "k = 'fresh:key'")" "send:$(kc GET 'ktext:fresh:key')" read:1
+raw_case "text key: INSERT of a key read as nil before" "$(krow ktext "k = 'fresh:key'")" "send:$(cmd GET 'ktext:fresh:key')" read:1
 sql "UPDATE acct SET v = 'updated' WHERE tenant = 'a:b' AND n = 3" >/dev/null
-raw_case "composite key: UPDATE of a non-key column" "$(krow acct "tenant = 'a:b' AND n = 3")" "send:$(kc GET 'acct:a\:b:3')" read:1
+raw_case "composite key: UPDATE of a non-key column" "$(krow acct "tenant = 'a:b' AND n = 3")" "send:$(cmd GET 'acct:a\:b:3')" read:1
 sql "UPDATE acct SET n = 33 WHERE tenant = 'a:b' AND n = 3" >/dev/null
 raw_case "composite key: UPDATE of one key column: old nil, new present" \
-    "${NIL}$(krow acct "tenant = 'a:b' AND n = 33")" "send:$(kc GET 'acct:a\:b:3')$(kc GET 'acct:a\:b:33')" read:2
+    "${NIL}$(krow acct "tenant = 'a:b' AND n = 33")" "send:$(cmd GET 'acct:a\:b:3')$(cmd GET 'acct:a\:b:33')" read:2
 sql "UPDATE acct SET n = 3 WHERE tenant = 'a:b' AND n = 33" >/dev/null
 raw_case "composite key: and back" "$(krow acct "tenant = 'a:b' AND n = 3")${NIL}" \
-    "send:$(kc GET 'acct:a\:b:3')$(kc GET 'acct:a\:b:33')" read:2
+    "send:$(cmd GET 'acct:a\:b:3')$(cmd GET 'acct:a\:b:33')" read:2
 sql "UPDATE kuuid SET v = 'a0ee updated' WHERE id = '$U1'" >/dev/null
-raw_case "uuid key: UPDATE of a non-key column" "$(krow kuuid "id = '$U1'")" "send:$(kc GET "uid:$U1")" read:1
+raw_case "uuid key: UPDATE of a non-key column" "$(krow kuuid "id = '$U1'")" "send:$(cmd GET "uid:$U1")" read:1
 sql "UPDATE kchar SET v = 'updated' WHERE code = 'ab'" >/dev/null
-raw_case "char(5) key read with trailing blanks: UPDATE" "$(krow kchar "code = 'ab'")" "send:$(kc GET 'kchar:ab   ')" read:1
+raw_case "char(5) key read with trailing blanks: UPDATE" "$(krow kchar "code = 'ab'")" "send:$(cmd GET 'kchar:ab   ')" read:1
 sql "INSERT INTO kchar VALUES ('zz', 'inserted')" >/dev/null
 raw_case "char(5) key read as nil with trailing blanks, INSERTed: present in both spellings" \
-    "$(krow kchar "code = 'zz'")$(krow kchar "code = 'zz'")" "send:$(kc GET 'kchar:zz   ')$(kc GET 'kchar:zz')" read:2
+    "$(krow kchar "code = 'zz'")$(krow kchar "code = 'zz'")" "send:$(cmd GET 'kchar:zz   ')$(cmd GET 'kchar:zz')" read:2
 sql "UPDATE lines SET line_no = 20 WHERE order_id = 7 AND line_no = 2" >/dev/null
 raw_case "integer composite key: UPDATE of the key" "${NIL}$(krow lines "order_id = 7 AND line_no = 20")" \
-    "send:$(kc GET 'lines:7:2')$(kc GET 'lines:7:20')" read:2
+    "send:$(cmd GET 'lines:7:2')$(cmd GET 'lines:7:20')" read:2
 sql "DELETE FROM k3 WHERE region = 'eu' AND ver = 1" >/dev/null
-raw_case "three columns: DELETE" "$NIL" "send:$(kc GET "k3:eu:$U1:1")" read:1
+raw_case "three columns: DELETE" "$NIL" "send:$(cmd GET "k3:eu:$U1:1")" read:1
 sql "INSERT INTO k3 VALUES ('eu', '$U1', 1, 'eu one again')" >/dev/null
-raw_case "three columns: INSERT again" "$(krow k3 "region = 'eu' AND ver = 1")" "send:$(kc GET "k3:eu :$U1:1")" read:1
+raw_case "three columns: INSERT again" "$(krow k3 "region = 'eu' AND ver = 1")" "send:$(cmd GET "k3:eu :$U1:1")" read:1
 sql "INSERT INTO ktext VALUES (E'new\\nline\\ttab', 'control characters', 1)" >/dev/null
 raw_case "a text key with a newline and a tab (binary-safe key)" "$(krow ktext "k = E'new\\nline\\ttab'")" \
     'send:*2\r\n$3\r\nGET\r\n$18\r\nktext:new\nline\ttab\r\n' read:1
@@ -355,10 +353,10 @@ INVALID_RE() {
     printf "^ERR invalid key '%s': not a key of table %s( \\\\(SQLSTATE 22023\\\\))?\$" \
         "$(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g')" "$2"
 }
-raw "send:$(kc GET 'ktext:w:1')$(kc GET 'ktext:w:1')" read:2 >/dev/null   # a cached nil
+raw "send:$(cmd GET 'ktext:w:1')$(cmd GET 'ktext:w:1')" read:2 >/dev/null   # a cached nil
 check "SET of a new text key with ':'" "OK" "$(kw SET 'ktext:w:1' '{"v":"written","n":1}')"
 check "... SQL has it" "w:1|written|1" "$(sql "SELECT k || '|' || v || '|' || n FROM ktext WHERE k = 'w:1'")"
-raw_case "... GET shows it" "$(krow ktext "k = 'w:1'")" "send:$(kc GET 'ktext:w:1')" read:1
+raw_case "... GET shows it" "$(krow ktext "k = 'w:1'")" "send:$(cmd GET 'ktext:w:1')" read:1
 check "SET with the key column equal to the key" "OK" "$(kw SET 'ktext:w:1' '{"k":"w:1","v":"again"}')"
 check "... absent columns back to their DEFAULT" "w:1|again|<null>" "$(sql "SELECT k || '|' || v || '|' || coalesce(n::text, '<null>') FROM ktext WHERE k = 'w:1'")"
 check "SET whose key column differs from the key" "ERR the object's key column k differs from the key (SQLSTATE 22023)" \
@@ -390,15 +388,15 @@ check "SET of a char(5) key written with trailing blanks, key column without: th
     "$(kw SET 'kchar:w   ' '{"code":"w","v":"blanks"}')"
 check "... one row, updated" "1|blanks" "$(sql "SELECT count(*) || '|' || max(v) FROM kchar WHERE code = 'w'")"
 raw_case "... GET in both spellings" "$(krow kchar "code = 'w'")$(krow kchar "code = 'w'")" \
-    "send:$(kc GET 'kchar:w')$(kc GET 'kchar:w  ')" read:2
+    "send:$(cmd GET 'kchar:w')$(cmd GET 'kchar:w  ')" read:2
 check_re "SET of a char(5) key of 7 characters: an error" '^ERR ' "$(kw SET 'kchar:toolong' '{"v":"x"}')"
 check "... nothing written" "0" "$(sql "SELECT count(*) FROM kchar WHERE code LIKE 'toolo%'")"
 
 U2=5b8f2a3c-1d4e-4f60-9a7b-8c9d0e1f2a3b
-raw "send:$(kc GET "uid:$U2")" read:1 >/dev/null   # a cached nil
+raw "send:$(cmd GET "uid:$U2")" read:1 >/dev/null   # a cached nil
 check "SET of a new uuid key" "OK" "$(kw SET "uid:$U2" '{"v":"new uuid"}')"
 check "... SQL has it" "new uuid" "$(sql "SELECT v FROM kuuid WHERE id = '$U2'")"
-raw_case "... GET shows it" "$(krow kuuid "id = '$U2'")" "send:$(kc GET "uid:$U2")" read:1
+raw_case "... GET shows it" "$(krow kuuid "id = '$U2'")" "send:$(cmd GET "uid:$U2")" read:1
 check_re "SET of an upper-case uuid key: invalid key" "$(INVALID_RE "uid:${U2^^}" kuuid)" "$(kw SET "uid:${U2^^}" '{"v":"upper"}')"
 check "... nothing written" "new uuid" "$(sql "SELECT string_agg(v, ',') FROM kuuid WHERE id = '$U2'")"
 check "SET with the key column in upper case: the same uuid, written" "OK" "$(kw SET "uid:$U2" "{\"id\":\"${U2^^}\",\"v\":\"same\"}")"
@@ -409,10 +407,10 @@ check "... the rows are as they were" "same|a0ee updated" \
 check "HSET of a uuid key's column" "0" "$(kw HSET "uid:$U2" v 'hset uuid')"
 check "... SQL has it" "hset uuid" "$(sql "SELECT v FROM kuuid WHERE id = '$U2'")"
 
-raw "send:$(kc GET 'lines:8:1')$(kc GET 'lines:8:1')" read:2 >/dev/null   # a cached nil
+raw "send:$(cmd GET 'lines:8:1')$(cmd GET 'lines:8:1')" read:2 >/dev/null   # a cached nil
 check "SET of a new composite key" "OK" "$(kw SET 'lines:8:1' '{"sku":"s81","qty":2}')"
 check "... SQL has it" "8|1|s81|2" "$(sql "SELECT order_id || '|' || line_no || '|' || sku || '|' || qty FROM lines WHERE order_id = 8")"
-raw_case "... GET shows it" "$(krow lines "order_id = 8 AND line_no = 1")" "send:$(kc GET 'lines:8:1')" read:1
+raw_case "... GET shows it" "$(krow lines "order_id = 8 AND line_no = 1")" "send:$(cmd GET 'lines:8:1')" read:1
 check "SET with both key columns equal to the key" "OK" "$(kw SET 'lines:8:1' '{"order_id":8,"line_no":1,"sku":"s81b"}')"
 check "... SQL has it (qty back to its DEFAULT)" "8|1|s81b|<null>" \
     "$(sql "SELECT order_id || '|' || line_no || '|' || sku || '|' || coalesce(qty::text, '<null>') FROM lines WHERE order_id = 8")"
@@ -444,12 +442,12 @@ check "HINCRBY of a key column of a composite key" 'ERR column "ver" is the key:
 check_re "HSET of an invalid composite key: invalid key" "$(INVALID_RE 'lines:8' lines)" "$(kw HSET 'lines:8' sku x)"
 raw_case "GET after the writes equals SQL" \
     "$(krow lines "order_id = 7 AND line_no = 1")$(krow lines "order_id = 8 AND line_no = 2")$(krow lines "order_id = 8 AND line_no = 3")" \
-    "send:$(kc GET 'lines:7:1')$(kc GET 'lines:8:2')$(kc GET 'lines:8:3')" read:3
+    "send:$(cmd GET 'lines:7:1')$(cmd GET 'lines:8:2')$(cmd GET 'lines:8:3')" read:3
 
-raw "send:$(kc GET 'acct:new\:tenant:1')" read:1 >/dev/null   # a cached nil
+raw "send:$(cmd GET 'acct:new\:tenant:1')" read:1 >/dev/null   # a cached nil
 check "SET of a composite key with an escaped ':'" "OK" "$(kw SET 'acct:new\:tenant:1' '{"v":"escaped colon"}')"
 check "... SQL has the tenant unescaped" "new:tenant|1|escaped colon" "$(sql "SELECT tenant || '|' || n || '|' || v FROM acct WHERE v = 'escaped colon'")"
-raw_case "... GET shows it" "$(krow acct "tenant = 'new:tenant' AND n = 1")" "send:$(kc GET 'acct:new\:tenant:1')" read:1
+raw_case "... GET shows it" "$(krow acct "tenant = 'new:tenant' AND n = 1")" "send:$(cmd GET 'acct:new\:tenant:1')" read:1
 check "SET of a composite key with an escaped '\\'" "OK" "$(kw SET 'acct:w\\x:2' '{"v":"escaped backslash"}')"
 check "... SQL has the tenant unescaped" 'w\x|2' "$(sql "SELECT tenant || '|' || n FROM acct WHERE v = 'escaped backslash'")"
 check "SET with key columns equal to an escaped key" "OK" "$(kw SET 'acct:a\\\:b:4' '{"tenant":"a\\:b","n":4,"v":"same key"}')"
@@ -473,7 +471,7 @@ check "... SQL has it" "changed" "$(sql "SELECT note FROM k3 WHERE region = 'a:'
 check "SET of a new three-column key" "OK" "$(kw SET "k3:x\\\\:$U2:7" '{"note":"new k3"}')"
 check "... SQL has it" 'x\|5b8f2a3c-1d4e-4f60-9a7b-8c9d0e1f2a3b|7' \
     "$(sql "SELECT format('%s|%s|%s', rtrim(region::text), id, ver) FROM k3 WHERE note = 'new k3'")"
-raw_case "... GET shows it" "$(krow k3 "note = 'new k3'")" "send:$(kc GET "k3:x\\\\:$U2:7")" read:1
+raw_case "... GET shows it" "$(krow k3 "note = 'new k3'")" "send:$(cmd GET "k3:x\\\\:$U2:7")" read:1
 
 check "DEL across key types: counts the rows deleted (invalid keys and duplicates nothing)" "8" \
     "$(kw DEL 'lines:8:1' 'lines:8:2' 'lines:8:3' 'lines:8' 'lines:08:1' 'acct:new\:tenant:1' 'acct:new:tenant:1' \
@@ -483,17 +481,17 @@ check "... SQL has none of them" "0" \
           + (SELECT count(*) FROM kuuid WHERE id = '$U2') + (SELECT count(*) FROM ktext WHERE k = 'w:1')
           + (SELECT count(*) FROM kchar WHERE code = 'w') + (SELECT count(*) FROM k3 WHERE id = '$U2')")"
 raw_case "... RESP neither" ':0\r\n' \
-    "send:$(kc EXISTS 'lines:8:1' 'lines:8:2' 'lines:8:3' 'acct:new\:tenant:1' "uid:$U2" 'ktext:w:1' 'kchar:w' "k3:x\\\\:$U2:7")" read:1
+    "send:$(cmd EXISTS 'lines:8:1' 'lines:8:2' 'lines:8:3' 'acct:new\:tenant:1' "uid:$U2" 'ktext:w:1' 'kchar:w' "k3:x\\\\:$U2:7")" read:1
 check "a role with SELECT only: NOPERM on a composite key's write" "NOPERM permission denied for table acct" \
     "$(cli --raw HSET 'acct:a\:b:3' v reader)"
 
 section "key types: MULTI / EXEC and WATCH"
 raw_case "MULTI of GETs of composite, uuid and text keys: one array" \
     "+OK\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n*3\\r\\n$(kwant 'acct:a\:b:3')$(kwant "uid:$U1")$(kwant 'ktext:a:b:c')" \
-    "send:MULTI\\r\\n$(kc GET 'acct:a\:b:3')$(kc GET "uid:$U1")$(kc GET 'ktext:a:b:c')EXEC\\r\\n" read:5
+    "send:MULTI\\r\\n$(cmd GET 'acct:a\:b:3')$(cmd GET "uid:$U1")$(cmd GET 'ktext:a:b:c')EXEC\\r\\n" read:5
 raw_case "MULTI of a SET and a GET of an escaped composite key" \
     "+OK\\r\\n+OK\\r\\n+QUEUED\\r\\n+QUEUED\\r\\n*2\\r\\n+OK\\r\\n$(bulk '{"tenant":"m:x","n":1,"v":"multi"}')" \
-    "send:AUTH regress_resp_keywriter $PW_KEYWRITER\\r\\nMULTI\\r\\n$(kc SET 'acct:m\:x:1' '{"v":"multi"}')$(kc GET 'acct:m\:x:1')EXEC\\r\\n" read:5
+    "send:AUTH regress_resp_keywriter $PW_KEYWRITER\\r\\nMULTI\\r\\n$(cmd SET 'acct:m\:x:1' '{"v":"multi"}')$(cmd GET 'acct:m\:x:1')EXEC\\r\\n" read:5
 check "... SQL has it" '{"tenant":"m:x","n":1,"v":"multi"}' "$(sql "SELECT row_to_json(t)::text FROM acct t WHERE tenant = 'm:x'")"
 # resp_bytes ARG...: the bytes of one request as a RESP array
 resp_bytes() { local arg; printf '*%d\r\n' "$#"; for arg; do printf '$%d\r\n%s\r\n' "${#arg}" "$arg"; done; }
@@ -522,4 +520,4 @@ check "... the row keeps SQL's write" "changed by SQL" "$(sql "SELECT note FROM 
 check "the server log has no crash (during this suite)" "" "$(log_since "$keys_log_start" | crash_lines)"
 
 sql "DROP VIEW regress_keys_v; DROP TABLE ktext, kvar, kchar, kuuid, lines, acct, k3, klong; DROP ROLE regress_resp_keywriter" >/dev/null
-unset -f sq kc kjson kwant krow kstats cold_warm nil_keys kscan_walk sql_keys kw kread resp_bytes hgetall_want INVALID_RE
+unset -f sq kjson kwant krow kstats cold_warm nil_keys kscan_walk sql_keys kw kread resp_bytes hgetall_want INVALID_RE

@@ -101,7 +101,8 @@ def environment():
                 return json.load(f)["version"]
         except OSError:
             return None
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    bench_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ENV.get("BENCH_EXTENSION_DIR") or bench_root  # the extension measured (bench/run)
     return {
         "machine": {"cpu_model": cpu, "cores": os.cpu_count(), "memory_bytes": mem, "kernel": platform.release(),
                     "os": sh("sh -c '. /etc/os-release && echo $PRETTY_NAME'")},
@@ -121,7 +122,8 @@ def environment():
             "python": platform.python_version(),
         },
         "git": {"head": sh(["git", "-C", root, "rev-parse", "HEAD"]),
-                "dirty": bool(sh(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"]))},
+                "dirty": bool(sh(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"]))}
+        | ({} if root == bench_root else {"bench_head": sh(["git", "-C", bench_root, "rev-parse", "HEAD"])}),
     }
 
 

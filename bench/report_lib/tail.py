@@ -71,9 +71,10 @@ def targets(w, data, clients, conns, batches):
 
 
 def no_loss_rows(w, data, main, clients, conns, batches):
-    """The tail run's other samples against the main run's; the misses of the loss limit."""
-    w("| client | path | keys | requests/s main run | requests/s this run | change | redis-server's change "
-      "| change beside redis-server's | server CPU µs/req main run | this run |")
+    """The tail run's other samples against the reference's (the main run's, or a baseline's); the
+    misses of the loss limit."""
+    w("| client | path | keys | requests/s reference | requests/s this run | change | redis-server's change "
+      "| change beside redis-server's | server CPU µs/req reference | this run |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     missed = []
     for c in clients:
@@ -99,7 +100,8 @@ def no_loss_rows(w, data, main, clients, conns, batches):
 
 
 def tail_section(doc, src, main_doc, main_src):
-    """The section's lines: doc is the bench/run tail result, main_doc the main run it is held against."""
+    """The section's lines: doc is the bench/run tail result, main_doc the reference its other paths are
+    held against (the main run, or a tail run of a baseline commit)."""
     data, main = Data(doc), Data(main_doc)
     cfg = doc["config"]
     conns = 64 if 64 in cfg["connections"] else max(cfg["connections"])
@@ -118,11 +120,11 @@ def tail_section(doc, src, main_doc, main_src):
     tail_rows(w, data, clients, conns, batches)
     w("")
     targets(w, data, clients, conns, batches)
-    w(f"No loss elsewhere: the same run's other paths against the main run (`{main_src}`, started "
-      f"{main_doc['started_at']}) at {conns} connections. Figures on this VM move by about ±10 % between "
-      "sittings, so each change is also shown beside redis-server's change for the same client and keys "
-      "(redis-server MGET for the reads, SET for the writes: code that did not change), and that corrected "
-      f"change is judged: at least {LOSS_LIMIT:+.0f} % ✓.")
+    w(f"No loss elsewhere: this run's other paths at {conns} connections against the reference, `{main_src}` (started "
+      f"{main_doc['started_at']}, local_cache git {main_doc.get('git', {}).get('head')}). Figures on this VM move "
+      "by ±10 % and more between sittings, so each change is also shown beside redis-server's change for the same "
+      "client and keys (redis-server MGET for the reads, SET for the writes: code that did not change), and that "
+      f"corrected change is judged: at least {LOSS_LIMIT:+.0f} % ✓.")
     w("")
     missed = no_loss_rows(w, data, main, [c for c in clients if c != RB], conns, batches)
     w("")

@@ -10,12 +10,8 @@ import subprocess
 import sys
 import xml.dom.minidom
 
-sys.dont_write_bytecode = True
-BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, BENCH)
-for name in ("BENCH_CONNINFO", "BENCH_RESP_PORT", "BENCH_REDIS_PORT", "BENCH_PG_PID", "BENCH_REDIS_PID", "BENCH_STATE",
-             "BENCH_LOADGEN", "BENCH_NODE_DIR"):
-    os.environ.setdefault(name, "0")
+sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
+from harness import BENCH, check, summary  # noqa: E402 (sets up the imports below)
 
 from driver_lib import profile  # noqa: E402
 from report_lib.flamegraph import flame_svg  # noqa: E402
@@ -48,13 +44,6 @@ postgres
 \t           32b74 LWLockAcquire (/usr/lib/postgresql/15/bin/postgres)
 \t           32b00 local_cache::resp::reply_hits (/usr/lib/postgresql/15/lib/local_cache.so)
 """
-
-results = []
-
-
-def check(name, ok, detail=""):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} - {name}{'' if ok else ': ' + detail}")
 
 
 def main():
@@ -101,9 +90,7 @@ def main():
     check("bench/report --profile: the section, its budget tables and 8 flame graphs",
           p.returncode == 0 and "## Where the CPU goes (perf)" in text and "### GET: budget per request" in text
           and len(graphs) == 8, f"exit {p.returncode}, {len(graphs)} graphs, {p.stderr[-300:]}")
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return summary()
 
 
 if __name__ == "__main__":

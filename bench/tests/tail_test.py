@@ -13,12 +13,8 @@ import os
 import subprocess
 import sys
 
-sys.dont_write_bytecode = True
-BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, BENCH)
-for name in ("BENCH_CONNINFO", "BENCH_RESP_PORT", "BENCH_REDIS_PORT", "BENCH_PG_PID", "BENCH_REDIS_PID", "BENCH_STATE",
-             "BENCH_LOADGEN", "BENCH_NODE_DIR"):
-    os.environ.setdefault(name, "0")
+sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
+from harness import BENCH, check, summary  # noqa: E402 (sets up the imports below)
 # what bench/run tail exports (CLIENTS narrowed to two kinds of client)
 os.environ.update(BENCH_MODE="tail", CLIENTS="native,redis-benchmark", CONNECTIONS="64", BATCHES="1,16",
                   PIPELINES="1", KEY_TYPES="", REPEATS="2")
@@ -26,13 +22,6 @@ os.environ.update(BENCH_MODE="tail", CLIENTS="native,redis-benchmark", CONNECTIO
 from driver_lib import batching  # noqa: E402
 from driver_lib.matrix import matrix  # noqa: E402
 from report_lib.tail import tail_section  # noqa: E402
-
-results = []
-
-
-def check(name, ok, detail=""):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} - {name}{'' if ok else ': ' + detail}")
 
 
 def check_matrix():
@@ -161,9 +150,7 @@ def main():
     check_switching()
     check_section()
     check_report(out)
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return summary()
 
 
 if __name__ == "__main__":

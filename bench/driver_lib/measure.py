@@ -67,11 +67,12 @@ class PeakMemory:
     small process) where it was 0.85-1x without it."""
 
     def __init__(self, pids):
-        self.peak = [None, None] if MODE == "tail" else [0, 0]
+        self.peak = [None, None]
         self.done = threading.Event()
         self.thread = None
         if MODE == "tail":
             return
+        self.peak = [0, 0]
 
         def sample():
             while not self.done.is_set():

@@ -203,8 +203,9 @@ def category(stack):
             if any(re.search(kernel_pattern, f) for f in kernel):
                 return name
         for f in user:
-            if syscall_wrapper(f):
-                return syscall_wrapper(f)
+            name = syscall_wrapper(f)
+            if name:
+                return name
         return OTHER_SYSCALLS if any(re.search(r"do_syscall_64|entry_SYSCALL", f) for f in kernel) else OTHER_KERNEL
     for f in user:
         name = syscall_wrapper(f) or next((n for n, pattern in USER_CATEGORIES if re.search(pattern, f)), None)

@@ -26,7 +26,7 @@ def pauses_per_1000(data, group):
 
 
 def tail_rows(w, data, clients, conns, batches):
-    """The side-by-side table; the targets' misses of the default policy."""
+    """The side-by-side table: each client, request and batching policy beside redis-server."""
     w("| client | request | batching | requests/s RESP | requests/s redis-server | RESP / redis | p50 µs | p99 µs "
       "| p99.9 µs | server CPU µs/req RESP | server CPU µs/req redis-server | RESP / redis | pauses per 1,000 "
       "requests |")

@@ -41,6 +41,11 @@ The tail mode (bench/run tail) runs the warm and write modes' matrix at 64 conne
 client; its RESP samples run twice, with the batching pause and without it (variant "no_pause",
 driver_lib/batching.py), and each sample records the pauses the workers took ("batch_pauses").
 
+With a baseline build (BENCH_BASELINE_DIR), each round of the tail mode also runs the samples of
+every client but redis-benchmark, with the pause, on that build, in a block of their own ("build":
+"baseline"; driver_lib/builds.py installs one build or the other and restarts the cluster between
+blocks): the "no loss" check in one sitting.
+
 The tls mode (bench/run tls) runs redis-benchmark alone against both RESP servers with TLS and in
 plaintext, alternating blocks; our server restarts between them (driver_lib/tls.py), and each
 state is checked before its first sample.
@@ -55,8 +60,8 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree (bench/run runs as root)
 
-from driver_lib import batching, clients, redis_benchmark, tls  # noqa: E402
-from driver_lib.env import (BATCHES, CHECK_CLIENTS, CLIENTS, CONNECTIONS, DURATION, ENV, KEY_CLIENT,  # noqa: E402
+from driver_lib import batching, builds, clients, redis_benchmark, tls  # noqa: E402
+from driver_lib.env import (BASELINE_DIR, BATCHES, BUILDS_DIR, CHECK_CLIENTS, CLIENTS, CONNECTIONS, DURATION, ENV, KEY_CLIENT,  # noqa: E402
                             KEY_CONNECTIONS, KEY_PARAMS, KEY_PATHS, KEY_SQL_PATHS, KEY_TYPES, LOADGEN, MODE, NODE_DIR,
                             PIPELINES, REDIS_BENCHMARK, REPEATS, RESP_WRITER, ROWS, STANDBY_CONNINFO, STATE, log, psql,
                             sh)
@@ -123,7 +128,10 @@ def environment():
         },
         "git": {"head": sh(["git", "-C", root, "rev-parse", "HEAD"]),
                 "dirty": bool(sh(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"]))}
-        | ({} if root == bench_root else {"bench_head": sh(["git", "-C", bench_root, "rev-parse", "HEAD"])}),
+        | ({} if root == bench_root else {"bench_head": sh(["git", "-C", bench_root, "rev-parse", "HEAD"])})
+        | ({"baseline": sh(["git", "-C", BASELINE_DIR, "rev-parse", "HEAD"]),
+            "baseline_dirty": bool(sh(["git", "-C", BASELINE_DIR, "status", "--porcelain", "--untracked-files=no"]))}
+           if BUILDS_DIR else {}),
     }
 
 
@@ -189,10 +197,15 @@ def main():
         for i, spec in enumerate(specs, 1):
             if spec["mode"] == "tls":
                 tls.switch(doc, spec)
+            if BUILDS_DIR:
+                builds.switch(spec)
             s = batching.run_sample(spec, run_sample) if MODE == "tail" else run_sample(spec)
+            if "build" in spec:
+                s["build"] = spec["build"]
             doc["samples"].append(s)
             save()
             log(f"[{i}/{len(specs)}] {s['mode']} {s['client']} {s['path']}{' ' + s['variant'] if s['variant'] else ''}"
+                f"{' (' + s['build'] + ' build)' if 'build' in s else ''}"
                 f"{' keys=' + s['keys'] if s['keys'] != 'int' else ''}"
                 f"{' params=' + s['params'] if s.get('params', 'text') != 'text' else ''} "
                 f"c={s['connections']} b={s['batch']}{' P=%d' % s['pipeline'] if s.get('pipeline', 1) != 1 else ''}: "

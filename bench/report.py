@@ -24,8 +24,8 @@ only when there is one. With --profile a bench/run profile result gives the sect
 goes (perf)" after it: CPU, system calls and the budget per request against redis-server, and the
 flame graphs (flame_*.svg beside the charts). With --tail a bench/run tail result gives the section
 "Tail latency at 64 connections" after that: every client's RESP MGET beside redis-server's, with
-and without the batching pause, and its other paths against FILE's samples (with --tail-baseline,
-against a tail result of a baseline commit from the same sitting). With --soak the soak document is the last section.
+and without the batching pause, and its other paths against the same run's baseline build
+(BENCH_BASELINE_DIR). With --soak the soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -84,10 +84,7 @@ def main():
     ap.add_argument("--tracking", help="a bench/run tracking result: the client-side caching (CLIENT TRACKING) "
                                        "section comes from it instead of FILE")
     ap.add_argument("--tail", help="a bench/run tail result: the section on tail latency at 64 connections, every "
-                                   "client beside redis-server, and its other paths against FILE's")
-    ap.add_argument("--tail-baseline", help="a bench/run tail result of a baseline commit (BENCH_EXTENSION_DIR), "
-                                            "measured in the same sitting: the tail section's other paths are held "
-                                            "against it instead of FILE")
+                                   "client beside redis-server, and its other paths against its baseline build's")
     ap.add_argument("--profile", help="a bench/run profile result: the section on where the CPU goes, with its "
                                       "flame graphs")
     args = ap.parse_args()
@@ -135,8 +132,7 @@ def main():
     if pdoc:
         out += profile_section(pdoc, args.profile, charts, args.link_prefix)
     if args.tail:
-        base = args.tail_baseline or args.file
-        out += tail_section(extra_doc(args.tail), args.tail, extra_doc(base) if args.tail_baseline else doc, base)
+        out += tail_section(extra_doc(args.tail), args.tail)
     write_notes(w, doc, data, cfg, misses, cpu_over)
     if args.soak:
         out += soak_section(args, charts)

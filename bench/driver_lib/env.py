@@ -31,6 +31,11 @@ PG_DIR = ENV.get("BENCH_PG_DIR", "")
 CLUSTER_SH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                           "tools", "cluster.sh")
 TLS_CA = ENV.get("BENCH_TLS_CA", "")
+# the tail mode's baseline build (bench/run's BENCH_BASELINE_DIR; empty without one): current/ and
+# baseline/, each with its local_cache.so, and the installed library they take turns as
+BASELINE_DIR = ENV.get("BENCH_BASELINE_DIR", "")
+BUILDS_DIR = ENV.get("BENCH_BUILDS_DIR", "")
+INSTALLED_LIBRARY = ENV.get("BENCH_INSTALLED_LIBRARY", "")
 REDIS_TLS_PORT = int(ENV.get("BENCH_REDIS_TLS_PORT") or 0)
 
 

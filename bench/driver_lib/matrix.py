@@ -1,6 +1,6 @@
 """bench/driver_lib/matrix.py: which samples a run takes, in which order (the modes, clients,
 paths, connections, batches and key types; repetitions rotated)."""
-from driver_lib.env import (BATCHES, CACHE_PATHS, CLIENTS, CONNECTIONS, KEY_CLIENT, KEY_CONNECTIONS, KEY_PARAMS,
+from driver_lib.env import (BATCHES, BUILDS_DIR, CACHE_PATHS, CLIENTS, CONNECTIONS, KEY_CLIENT, KEY_CONNECTIONS, KEY_PARAMS,
                             KEY_PATHS, KEY_SQL_PATHS, KEY_TYPES, MISS_PATHS, MODE, PIPELINES, RB_MODES, RB_PATHS,
                             READ_PATHS, REPEATS, SERIALIZABLE_PATHS, TLS_VARIANTS, WRITE_PATHS)
 
@@ -52,6 +52,16 @@ def tls_specs(r):
     return specs
 
 
+def with_baseline(specs, r):
+    """Round r of a tail run with a baseline build (builds.py): the round's samples on this tree's
+    build and, in a block of their own, those of every client but redis-benchmark with the pause
+    (the paths the "no loss" check holds against the baseline, and redis-server's beside them) on
+    the baseline's; the blocks' order alternates by round, like the tls mode's."""
+    baseline = [dict(s, build="baseline") for s in specs
+                if s["client"] != "redis-benchmark" and s["variant"] != "no_pause"]
+    return specs + baseline if r % 2 == 0 else baseline + specs
+
+
 def matrix():
     modes = {"all": ["warm", "miss", "mixed", "cold", "write", "serializable"], "keys": ["warm"],
              "tail": ["warm", "write"]}.get(MODE, [MODE])
@@ -98,5 +108,7 @@ def matrix():
             for s in group:
                 s["repeat"] = r + 1
             specs += group if mode == "tls" else rotated(group, r)
+        if BUILDS_DIR:
+            specs = with_baseline(specs, r)
         specs_by_rep.append(specs)
     return [s for rep in specs_by_rep for s in rep]

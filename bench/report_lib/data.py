@@ -37,13 +37,14 @@ PARAM_PATHS = {"sql", "mget", "mget_json", "fdw", "parse"}
 
 class Data:
     """The samples of one key type (bench/loadgen --keys; documents without the field: int) whose
-    SQL paths send their key arrays in the format params ("params"; documents without it: text)."""
+    SQL paths send their key arrays in the format params ("params"; documents without it: text),
+    measured on one build: this tree's (build None), or a tail run's baseline ("baseline")."""
 
-    def __init__(self, doc, keys="int", params="text"):
+    def __init__(self, doc, keys="int", params="text", build=None):
         self.doc = doc
         self.groups = {}
         for s in doc["samples"]:
-            if s.get("keys", "int") != keys:
+            if s.get("keys", "int") != keys or s.get("build") != build:
                 continue
             if s["path"] in PARAM_PATHS and s.get("params", "text") != params:
                 continue

@@ -1,9 +1,10 @@
 """bench/report_lib/tail.py: the "Tail latency at 64 connections" section (`--tail`, a bench/run tail
 result): every client's RESP MGET of 1 and 16 keys beside redis-server's, with the batching pause
 and without it, issue 30's tail targets (p99 and p99.9 at most 1.2x redis-server's, requests/s not
-below) with their verdicts, and the check that nothing else lost: the tail run's other paths
-against the main run's same samples, corrected by how much redis-server's own samples moved
-between the two runs (the same code, so what the sitting changed)."""
+below) with their verdicts, and the check that nothing else lost: the tail run's other paths on
+this tree's build against the same samples on its baseline build (bench/run's BENCH_BASELINE_DIR,
+alternating blocks of the same run), corrected by how much redis-server's own samples moved between
+the blocks (the same code, so what the minutes between them changed)."""
 from report_lib.data import Data, fmt, fmt_pct, judged, ratio, section_start
 from report_lib.names import PATH_NAMES, RB, path_label
 from report_lib.tables import side_by_side
@@ -71,10 +72,10 @@ def targets(w, data, clients, conns, batches):
 
 
 def no_loss_rows(w, data, main, clients, conns, batches):
-    """The tail run's other samples against the reference's (the main run's, or a baseline's); the
-    misses of the loss limit."""
-    w("| client | path | keys | requests/s reference | requests/s this run | change | redis-server's change "
-      "| change beside redis-server's | server CPU µs/req reference | this run |")
+    """The samples of this tree's build (data) against the baseline build's (main); the misses of
+    the loss limit."""
+    w("| client | path | keys | requests/s baseline | requests/s this build | change | redis-server's change "
+      "| change beside redis-server's | server CPU µs/req baseline | this build |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     missed = []
     for c in clients:
@@ -99,10 +100,10 @@ def no_loss_rows(w, data, main, clients, conns, batches):
     return missed
 
 
-def tail_section(doc, src, main_doc, main_src):
-    """The section's lines: doc is the bench/run tail result, main_doc the reference its other paths are
-    held against (the main run, or a tail run of a baseline commit)."""
-    data, main = Data(doc), Data(main_doc)
+def tail_section(doc, src):
+    """The section's lines from a bench/run tail result (its "no loss" part only when the run had a
+    baseline build)."""
+    data, main = Data(doc), Data(doc, build="baseline")
     cfg = doc["config"]
     conns = 64 if 64 in cfg["connections"] else max(cfg["connections"])
     batches = cfg["batches"]
@@ -120,11 +121,17 @@ def tail_section(doc, src, main_doc, main_src):
     tail_rows(w, data, clients, conns, batches)
     w("")
     targets(w, data, clients, conns, batches)
-    w(f"No loss elsewhere: this run's other paths at {conns} connections against the reference, `{main_src}` (started "
-      f"{main_doc['started_at']}, local_cache git {main_doc.get('git', {}).get('head')}). Figures on this VM move "
-      "by ±10 % and more between sittings, so each change is also shown beside redis-server's change for the same "
-      "client and keys (redis-server MGET for the reads, SET for the writes: code that did not change), and that "
-      f"corrected change is judged: at least {LOSS_LIMIT:+.0f} % ✓.")
+    baseline = doc.get("git", {}).get("baseline")
+    if not baseline:
+        w("No loss elsewhere: not measured (the run had no baseline build, bench/run's `BENCH_BASELINE_DIR`).")
+        w("")
+        return out
+    w(f"No loss elsewhere: this run's other paths at {conns} connections on this build against the same samples on "
+      f"the baseline build (local_cache git {baseline}), medians of the same rounds: each round ran one block of "
+      "samples on each build, their order alternating, the cluster restarted between them with the other build's "
+      "library. Figures on this VM also move between blocks, so each change is shown beside redis-server's change "
+      "for the same client and keys (redis-server MGET for the reads, SET for the writes, in the same blocks: code "
+      f"that did not change), and that corrected change is judged: at least {LOSS_LIMIT:+.0f} % ✓.")
     w("")
     missed = no_loss_rows(w, data, main, [c for c in clients if c != RB], conns, batches)
     w("")

@@ -2,30 +2,35 @@
 """bench/tests/tail_test.py: the tail mode's parts without servers: its matrix (every client at 64
 connections, the RESP samples twice, with the batching pause and without), the switching of
 local_cache.resp_batch_delay between samples (and the refusal of a "no_pause" sample the workers
-paused in), and bench/report --tail on made-up documents: the targets' verdicts and the "no loss
-elsewhere" changes beside redis-server's.
+paused in), the baseline build's blocks and the switching between builds, and bench/report --tail on
+a made-up document: the targets' verdicts and the "no loss elsewhere" changes beside redis-server's.
 
     python3 bench/tests/tail_test.py OUTDIR      prints "N passed, M failed"; exit 1 on a failure
 """
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import types
 
 sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
 from harness import BENCH, check, summary  # noqa: E402 (sets up the imports below)
-# what bench/run tail exports (CLIENTS narrowed to two kinds of client)
+# what bench/run tail exports (CLIENTS narrowed to two kinds of client; no baseline build)
+PG_DIR = tempfile.mkdtemp(prefix="tail_test_pg.")
 os.environ.update(BENCH_MODE="tail", CLIENTS="native,redis-benchmark", CONNECTIONS="64", BATCHES="1,16",
-                  PIPELINES="1", KEY_TYPES="", REPEATS="2")
+                  PIPELINES="1", KEY_TYPES="", REPEATS="2", BENCH_PG_DIR=PG_DIR, BENCH_BUILDS_DIR="/builds",
+                  BENCH_INSTALLED_LIBRARY="/lib/local_cache.so")
 
-from driver_lib import batching  # noqa: E402
-from driver_lib.matrix import matrix  # noqa: E402
+from driver_lib import batching, builds  # noqa: E402
+from driver_lib.matrix import matrix, with_baseline  # noqa: E402
 from report_lib.tail import tail_section  # noqa: E402
 
 
 def check_matrix():
-    specs = matrix()
+    specs = [s for s in matrix() if "build" not in s]
     rounds = [[s for s in specs if s["repeat"] == r] for r in (1, 2)]
     no_pause = [s for s in specs if s["variant"] == "no_pause"]
     # per round: native 6 read paths + redis-benchmark's 2, times 2 batches, the RESP ones again
@@ -37,6 +42,38 @@ def check_matrix():
     check("matrix: only the RESP server's samples run also without the pause, each beside its default one",
           len(no_pause) == 8 and all(s["path"] == "resp" and s["mode"] == "warm" for s in no_pause)
           and all(dict(s, variant=None) in specs for s in no_pause), repr(no_pause[:2]))
+
+
+def check_baseline_blocks():
+    specs = matrix()
+    rounds = [[s for s in specs if s["repeat"] == r] for r in (1, 2)]
+    blocks = [[s.get("build") for s in r] for r in rounds]
+    # round 1: this build's 24 samples, then the baseline's 16 (native's); round 2 the other way round
+    check("baseline: each round a block per build, their order alternating",
+          blocks[0] == [None] * 24 + ["baseline"] * 16 and blocks[1] == ["baseline"] * 16 + [None] * 24,
+          repr(blocks))
+    baseline = [s for s in rounds[0] if s.get("build")]
+    check("baseline: every sample of this build but redis-benchmark's and the no_pause ones",
+          [dict(s, build=None) for s in baseline] == [dict(s, build=None) for s in rounds[0][:24]
+                                                      if s["client"] != "redis-benchmark" and s["variant"] != "no_pause"],
+          repr(baseline[:2]))
+    check("baseline: the blocks' order alternates with the round",
+          with_baseline([{"client": "native", "variant": None}], 1)[0].get("build") == "baseline")
+
+
+def check_build_switching():
+    calls = []
+    builds.subprocess = types.SimpleNamespace(run=lambda cmd, **kw: calls.append(cmd[:2] if cmd[0] != "sudo" else cmd[1:3]))
+    builds.measure.set_pg_pid = lambda pid: calls.append(("pid", pid))
+    builds.tls.wait_for_resp = lambda tls: calls.append(("ping", tls))
+    os.makedirs(os.path.join(PG_DIR, "data"), exist_ok=True)
+    with open(os.path.join(PG_DIR, "data", "postmaster.pid"), "w") as f:
+        f.write("4242\n")
+    for build in [None, "baseline", "baseline", None]:
+        builds.switch({"build": build} if build else {})
+    switch = [["install", "-m"], ["mv", "-f"], [builds.CLUSTER_SH, "restart"], ("pid", 4242), ("ping", False)]
+    check("builds: the library and a restart only when the build changes, each time the other's",
+          calls == switch * 2, repr(calls))
 
 
 def fake_sample(spec, pauses):
@@ -80,17 +117,15 @@ def sample(mode, client, path, batch, rps, p99, p999, cpu, variant=None, pauses=
     return s
 
 
-def documents():
-    base = {"format": "local_cache-bench/1", "partial": False, "error": None, "started_at": "2026-12-01T00:00:00Z",
-            "finished_at": "2026-12-01T01:00:00Z", "git": {"head": "x", "dirty": False}}
-    main = dict(copy.deepcopy(base), config={"mode": "all", "clients": ["native"], "connections": [64], "batches": [1],
-                                             "repeats": 1, "duration_seconds": 3, "pipelines": [1]},
-                samples=[sample("warm", "native", "redis", 1, 100000, 4000, 12000, 5.0),
-                         sample("warm", "native", "resp", 1, 200000, 3000, 10000, 4.0),
-                         sample("warm", "native", "sql", 1, 50000, 3000, 9000, 30.0),
-                         sample("write", "native", "redis_set", 1, 80000, 3000, 9000, 6.0),
-                         sample("write", "native", "resp_set", 1, 20000, 9000, 20000, 50.0, "cache_enabled")])
-    tail = dict(copy.deepcopy(base), config={"mode": "tail", "clients": ["native", "redis-benchmark"],
+def baseline(s):
+    return dict(s, build="baseline")
+
+
+def document():
+    """A tail result with a baseline build: its samples on this build, then the baseline's."""
+    tail = dict({"format": "local_cache-bench/1", "partial": False, "error": None, "started_at": "2026-12-01T00:00:00Z",
+                 "finished_at": "2026-12-01T01:00:00Z", "git": {"head": "x", "dirty": False, "baseline": "b"}},
+                config={"mode": "tail", "clients": ["native", "redis-benchmark"],
                                              "connections": [64], "batches": [1], "repeats": 1,
                                              "duration_seconds": 3, "pipelines": [1]},
                 samples=[sample("warm", "native", "redis", 1, 90000, 4000, 10000, 5.0, pauses=0),
@@ -100,13 +135,19 @@ def documents():
                          sample("write", "native", "redis_set", 1, 80000, 3000, 9000, 6.0, pauses=0),
                          sample("write", "native", "resp_set", 1, 20000, 9000, 20000, 50.0, "cache_enabled", 0),
                          sample("warm", "redis-benchmark", "redis", 1, 100000, 1000, 2000, 5.0, pauses=0),
-                         sample("warm", "redis-benchmark", "resp", 1, 110000, 1300, 2000, 4.0, pauses=500)])
-    return main, tail
+                         sample("warm", "redis-benchmark", "resp", 1, 110000, 1300, 2000, 4.0, pauses=500),
+                         baseline(sample("warm", "native", "redis", 1, 100000, 4000, 12000, 5.0, pauses=0)),
+                         baseline(sample("warm", "native", "resp", 1, 200000, 3000, 10000, 4.0, pauses=900)),
+                         baseline(sample("warm", "native", "sql", 1, 50000, 3000, 9000, 30.0, pauses=0)),
+                         baseline(sample("write", "native", "redis_set", 1, 80000, 3000, 9000, 6.0, pauses=0)),
+                         baseline(sample("write", "native", "resp_set", 1, 20000, 9000, 20000, 50.0, "cache_enabled",
+                                         0))])
+    return tail
 
 
 def check_section():
-    main, tail = documents()
-    section = "\n".join(tail_section(tail, "tail.json", main, "main.json"))
+    tail = document()
+    section = "\n".join(tail_section(tail, "tail.json"))
     check("tail section: both policies of every client",
           "| native | RESP MGET of 1 | pause (default) |" in section
           and "| native | RESP MGET of 1 | none (`resp_batch_delay = 0`) |" in section
@@ -121,12 +162,19 @@ def check_section():
           "| native | RESP MGET | 1 | 200,000 | 180,000 | -10 % | -10 % | +0 % ✓ |" in section
           and "| native | prepared SQL | 1 | 50,000 | 40,000 | -20 % | -10 % | -11 % ✗ |" in section
           and "| native | RESP SET, cached | 1 row | 20,000 | 20,000 | +0 % | +0 % | +0 % ✓ |" in section
-          and "Losses beyond the limit: native prepared SQL (1): -11 %." in section, section)
+          and "Losses beyond the limit: native prepared SQL (1): -11 %." in section
+          and "(local_cache git b)" in section, section)
+    plain = dict(tail, git={"head": "x", "dirty": False},
+                 samples=[s for s in tail["samples"] if "build" not in s])
+    section = "\n".join(tail_section(plain, "tail.json"))
+    check("tail section: without a baseline build, the tail tables and no loss table",
+          "| native | RESP MGET of 1 | 0.25 ✓ |" in section and "requests/s baseline" not in section
+          and "not measured (the run had no baseline build" in section, section[-600:])
 
 
 def check_report(out):
     """bench/report --tail beside the committed main result, and its refusal of a partial tail result."""
-    tail = documents()[1]
+    tail = document()
     path = os.path.join(out, "tail.json")
     main_doc = os.path.join(BENCH, "results", "all-2core.json")
 
@@ -147,9 +195,12 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/tail_test"
     os.makedirs(out, exist_ok=True)
     check_matrix()
+    check_baseline_blocks()
     check_switching()
+    check_build_switching()
     check_section()
     check_report(out)
+    shutil.rmtree(PG_DIR)
     return summary()
 
 

@@ -5,7 +5,7 @@ below) with their verdicts, and the check that nothing else lost: the tail run's
 this tree's build against the same samples on its baseline build (bench/run's BENCH_BASELINE_DIR,
 alternating blocks of the same run), corrected by how much redis-server's own samples moved between
 the blocks (the same code, so what the minutes between them changed)."""
-from report_lib.data import Data, fmt, fmt_pct, judged, ratio, section_start
+from report_lib.data import Data, fmt, fmt_pct, fmt_range, judged, ratio, section_start
 from report_lib.names import PATH_NAMES, RB, path_label
 from report_lib.tables import side_by_side
 
@@ -71,9 +71,9 @@ def targets(w, data, clients, conns, batches):
         w("")
 
 
-def no_loss_rows(w, data, main, clients, conns, batches):
-    """The samples of this tree's build (data) against the baseline build's (main); the misses of
-    the loss limit."""
+def no_loss_rows(w, data, baseline, clients, conns, batches):
+    """The samples of this tree's build (data) against the baseline build's; the misses of the loss
+    limit."""
     w("| client | path | keys | requests/s baseline | requests/s this build | change | redis-server's change "
       "| change beside redis-server's | server CPU µs/req baseline | this build |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -83,17 +83,18 @@ def no_loss_rows(w, data, main, clients, conns, batches):
             for b in (batches if mode == "warm" else [1]):
                 ours = dict(mode=mode, client=c, path=path, conns=conns, batch=b, variant=variant)
                 ref = dict(ours, path=control, variant=None)
-                old, new = main.median("rps", **ours), data.median("rps", **ours)
+                old, new = baseline.median("rps", **ours), data.median("rps", **ours)
                 if old is None or new is None:
                     continue
-                drift = ratio(data.median("rps", **ref), main.median("rps", **ref))
+                drift = ratio(data.median("rps", **ref), baseline.median("rps", **ref))
                 own = ratio(new, old)
                 beside = None if drift is None else (own / drift - 1) * 100
                 name = PATH_NAMES[path] + {"cache_enabled": ", cached", "cache_disabled": ", not cached"}.get(variant, "")
                 mark = "" if beside is None else " ✓" if beside >= LOSS_LIMIT else " ✗"
-                w(f"| {c} | {name} | {b if mode == 'warm' else '1 row'} | {fmt(old)} | {fmt(new)} | "
+                w(f"| {c} | {name} | {b if mode == 'warm' else '1 row'} | {fmt_range(baseline.values('rps', **ours))} | "
+                  f"{fmt_range(data.values('rps', **ours))} | "
                   f"{fmt_pct((own - 1) * 100)} | {fmt_pct(None if drift is None else (drift - 1) * 100)} | "
-                  f"{fmt_pct(beside)}{mark} | {fmt(main.median('server_cpu_us_per_req', **ours), 1)} | "
+                  f"{fmt_pct(beside)}{mark} | {fmt(baseline.median('server_cpu_us_per_req', **ours), 1)} | "
                   f"{fmt(data.median('server_cpu_us_per_req', **ours), 1)} |")
                 if beside is not None and beside < LOSS_LIMIT:
                     missed.append(f"{c} {name} ({b}): {beside:+.0f} %")
@@ -103,7 +104,7 @@ def no_loss_rows(w, data, main, clients, conns, batches):
 def tail_section(doc, src):
     """The section's lines from a bench/run tail result (its "no loss" part only when the run had a
     baseline build)."""
-    data, main = Data(doc), Data(doc, build="baseline")
+    data, baseline = Data(doc), Data(doc, build="baseline")
     cfg = doc["config"]
     conns = 64 if 64 in cfg["connections"] else max(cfg["connections"])
     batches = cfg["batches"]
@@ -121,19 +122,20 @@ def tail_section(doc, src):
     tail_rows(w, data, clients, conns, batches)
     w("")
     targets(w, data, clients, conns, batches)
-    baseline = doc.get("git", {}).get("baseline")
-    if not baseline:
+    baseline_commit = doc.get("git", {}).get("baseline")
+    if not baseline_commit:
         w("No loss elsewhere: not measured (the run had no baseline build, bench/run's `BENCH_BASELINE_DIR`).")
         w("")
         return out
     w(f"No loss elsewhere: this run's other paths at {conns} connections on this build against the same samples on "
-      f"the baseline build (local_cache git {baseline}), medians of the same rounds: each round ran one block of "
+      f"the baseline build (local_cache git {baseline_commit}), medians of the same rounds: each round ran one block of "
       "samples on each build, their order alternating, the cluster restarted between them with the other build's "
       "library. Figures on this VM also move between blocks, so each change is shown beside redis-server's change "
       "for the same client and keys (redis-server MGET for the reads, SET for the writes, in the same blocks: code "
-      f"that did not change), and that corrected change is judged: at least {LOSS_LIMIT:+.0f} % ✓.")
+      f"that did not change), and that corrected change is judged: at least {LOSS_LIMIT:+.0f} % ✓. Requests/s are "
+      "medians (min–max of the rounds): how far one build's own samples move shows what a change can be told from.")
     w("")
-    missed = no_loss_rows(w, data, main, [c for c in clients if c != RB], conns, batches)
+    missed = no_loss_rows(w, data, baseline, [c for c in clients if c != RB], conns, batches)
     w("")
     if missed:
         w("Losses beyond the limit: " + "; ".join(missed) + ".")

@@ -265,7 +265,7 @@ bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWrite
 	size_t start = buffer.size();
 	auto key_at = [keys](size_t i) { return parse_row_key(keys[i]); };
 	/* A GET or a short MGET keeps its bookkeeping on the stack: allocating it in results_context
-	 * was a tenth of a pipelined GET's CPU. Plain data, so an ereport may unwind past it. */
+	 * was about 4% of a pipelined GET's CPU. Plain data, so an ereport may unwind past it. */
 	constexpr size_t kStackKeys = 64;
 	static_assert(std::is_trivially_destructible_v<TableSlotRef>);
 	TableSlotRef stack_tables[kStackKeys];

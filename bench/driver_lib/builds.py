@@ -7,10 +7,9 @@ refuses builds whose SQL differs, so the catalog fits both. The baseline's sampl
 "build": "baseline"; the run ends with this tree's library installed again (bench/run)."""
 import os
 import subprocess
-import sys
 
 from driver_lib import measure, tls
-from driver_lib.env import BUILDS_DIR, CLUSTER_SH, INSTALLED_LIBRARY, PG_DIR, log
+from driver_lib.env import BUILDS_DIR, INSTALLED_LIBRARY, log
 
 _state = {"build": "current"}  # bench/run installs this tree's build
 
@@ -32,8 +31,6 @@ def switch(spec):
         return
     log(f"installing the {build} build's library: restarting the cluster")
     install(build)
-    subprocess.run([CLUSTER_SH, "restart", PG_DIR], check=True, stdout=sys.stderr)
-    with open(f"{PG_DIR}/data/postmaster.pid") as f:
-        measure.set_pg_pid(int(f.readline()))
+    measure.restart_cluster()
     tls.wait_for_resp(False)
     _state["build"] = build

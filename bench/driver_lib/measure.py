@@ -2,9 +2,11 @@
 their processes from /proc, and the cache's counters (local_cache.stats_global)."""
 import json
 import os
+import subprocess
+import sys
 import threading
 
-from driver_lib.env import MODE, PG_PID, REDIS_PID, psql
+from driver_lib.env import CLUSTER_SH, MODE, PG_DIR, PG_PID, REDIS_PID, psql
 
 
 def children(ppid):
@@ -21,10 +23,13 @@ def children(ppid):
     return pids
 
 
-def set_pg_pid(pid):
-    """The postmaster's pid after a restart (the tls mode switches TLS so)."""
+def restart_cluster():
+    """Restarts bench/run's cluster (the tls mode switches TLS so, the tail mode its build) and
+    measures the new postmaster's processes from then on."""
     global PG_PID
-    PG_PID = pid
+    subprocess.run([CLUSTER_SH, "restart", PG_DIR], check=True, stdout=sys.stderr)
+    with open(f"{PG_DIR}/data/postmaster.pid") as f:
+        PG_PID = int(f.readline())
 
 
 def server_pids(path):
@@ -67,12 +72,11 @@ class PeakMemory:
     small process) where it was 0.85-1x without it."""
 
     def __init__(self, pids):
-        self.peak = [None, None]
+        self.peak = [None, None] if MODE == "tail" else [0, 0]
         self.done = threading.Event()
         self.thread = None
         if MODE == "tail":
             return
-        self.peak = [0, 0]
 
         def sample():
             while not self.done.is_set():

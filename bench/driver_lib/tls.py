@@ -3,12 +3,10 @@
 setting, so switching is ALTER SYSTEM and a restart of the cluster (tools/cluster.sh restart)
 between blocks of samples; redis-server serves both states at once on two ports. Each state's
 first block runs the redis-benchmark check in that state first."""
-import subprocess
-import sys
 import time
 
 from driver_lib import measure, redis_benchmark
-from driver_lib.env import CLUSTER_SH, PG_DIR, RESP_PORT, log, psql, sh
+from driver_lib.env import RESP_PORT, log, psql, sh
 
 # bench/run starts the cluster with TLS on and the run's check (CHECK_CLIENTS) runs in that state
 _state = {"tls": True, "checked": {True}}
@@ -50,9 +48,7 @@ def switch(doc, spec):
         word = "on" if tls else "off"
         log(f"local_cache.resp_tls = {word}: restarting the cluster")
         psql(f"ALTER SYSTEM SET local_cache.resp_tls = {word}")
-        subprocess.run([CLUSTER_SH, "restart", PG_DIR], check=True, stdout=sys.stderr)
-        with open(f"{PG_DIR}/data/postmaster.pid") as f:
-            measure.set_pg_pid(int(f.readline()))
+        measure.restart_cluster()
         if psql("SHOW local_cache.resp_tls") != word:
             raise RuntimeError(f"local_cache.resp_tls is not {word} after the restart")
         wait_for_resp(tls)

@@ -3,11 +3,12 @@
  * PostgreSQL's interrupts.
  *
  * Started by the launcher (launcher.cpp), a worker connects to local_cache.resp_database and
- * runs one libuv loop on its main thread (no libuv thread pool: PostgreSQL is only called
- * from this thread). Signals are PostgreSQL's own handlers (die, procsignal_sigusr1_handler,
- * SignalHandlerForConfigReload, and SIGUSR2 from a writer of the tracking log), each followed
- * by uv_async_send to wake the loop; a prepare handle then runs before the loop blocks, at every
- * turn:
+ * runs one loop on its main thread (no libuv thread pool: PostgreSQL is only called from this
+ * thread): its io_uring's (run_ring_loop), which runs libuv's loop when that has work, or
+ * libuv's alone (server.h says when). Signals are PostgreSQL's own handlers (die,
+ * procsignal_sigusr1_handler, SignalHandlerForConfigReload, and SIGUSR2 from a writer of the
+ * tracking log), each followed by uv_async_send to wake the loop; before the loop blocks, at
+ * every turn (libuv's prepare handle, or run_ring_loop itself):
  *   - SIGTERM (ProcDiePending): close the listeners and every connection, end the loop, exit;
  *   - SIGHUP: reload the settings;
  *   - commits in the tracking log: CLIENT TRACKING's invalidations (tracking_delivery.cpp; from
@@ -15,8 +16,8 @@
  *   - CHECK_FOR_INTERRUPTS(): ProcSignalBarriers (DROP DATABASE, ALTER DATABASE SET
  *     TABLESPACE wait for every backend to absorb them), memory-context logging. A cancel
  *     (pg_cancel_backend) that arrives between commands has nothing to cancel: dropped.
- * A check handle runs after every turn and may pause the loop briefly under the load of many
- * clients (pause_for_batch, local_cache.resp_batch_delay).
+ * After every turn (a check handle, or run_ring_loop) the loop may pause briefly under the load
+ * of many clients (pause_for_batch, local_cache.resp_batch_delay).
  * Inside a command (in_transaction(), pg_data_source.cpp) PostgreSQL's own waits (a lock
  * wait, a long scan) check interrupts themselves: SIGTERM ends the worker there with the
  * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
@@ -47,6 +48,8 @@ extern "C" {
 #include <time.h>
 
 #include <cerrno>
+#include <stdexcept>
+#include <string>
 
 namespace local_cache::resp {
 
@@ -158,6 +161,9 @@ void pause_for_batch(Server *server)
 	if (server->shutting_down ||
 		!server->batching.should_pause(uv_now(&server->loop), local_cache_resp_batch_delay))
 		return;
+	/* The turn's replies go out first. */
+	if (server->ring != nullptr)
+		server->ring->submit();
 	timespec pause = {0, long(local_cache_resp_batch_delay) * 1000};
 	nanosleep(&pause, nullptr);
 	count(&server->counters->batch_pauses, 1);
@@ -170,6 +176,7 @@ void on_timer(uv_timer_t *timer)
 	int64_t now = now_ms();
 	if (server->listeners.empty() && now >= server->next_bind_attempt_ms)
 		start_listening(server);
+	resume_accepting(server);
 	if (local_cache_resp_timeout > 0) {
 		int64_t limit = int64_t(local_cache_resp_timeout) * 1000;
 		for (Connection *c = server->connections, *next; c != nullptr; c = next) {
@@ -196,19 +203,68 @@ void on_wakeup(uv_async_t *handle)
 	process_interrupts(static_cast<Server *>(handle->data));
 }
 
-void before_blocking(uv_prepare_t *handle)
+void before_blocking(Server *server)
 {
-	Server *server = static_cast<Server *>(handle->data);
 	process_interrupts(server);
 	if (!server->shutting_down)
 		tracking_before_blocking(server);
 }
 
-void after_turn(uv_check_t *handle)
+void after_turn(Server *server)
 {
-	Server *server = static_cast<Server *>(handle->data);
 	tracking_after_wait(server);
 	pause_for_batch(server);
+}
+
+void on_prepare(uv_prepare_t *handle)
+{
+	before_blocking(static_cast<Server *>(handle->data));
+}
+
+void on_check(uv_check_t *handle)
+{
+	after_turn(static_cast<Server *>(handle->data));
+}
+
+/*
+ * The loop of a worker with an io_uring: each turn submits the sends the last one queued and
+ * waits, in one io_uring_enter, for receives, sends, or libuv's epoll descriptor (polled through
+ * the ring) to complete, or for libuv's next timer. libuv's loop runs, without blocking, only
+ * when its descriptor was ready or a timer is due, so a busy turn makes that one system call.
+ * It ends once shut_down has closed everything and the closed connections' last completions
+ * have come.
+ */
+void run_ring_loop(Server *server)
+{
+	IoRing &ring = *server->ring;
+	uv_loop_t *loop = &server->loop;
+	bool libuv_ready = true;
+	for (;;) {
+		uv_update_time(loop);
+		if (libuv_ready || uv_backend_timeout(loop) == 0) {
+			uv_run(loop, UV_RUN_NOWAIT);
+			/* Polled again only now: polled while libuv still had events to take, it would
+			 * complete at once. */
+			if (libuv_ready)
+				ring.poll_readable(uv_backend_fd(loop), kRingLibuv);
+			libuv_ready = false;
+		}
+		after_turn(server);
+		reap_closed_connections(server);
+		if (server->shutting_down && server->closed_on_ring.empty() && !uv_loop_alive(loop))
+			return;
+		before_blocking(server);
+		uv_update_time(loop);
+		int rc = ring.submit_and_wait(uv_backend_timeout(loop));
+		if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY)
+			throw std::runtime_error(std::string("io_uring_enter failed: ") + strerror(-rc));
+		ring.each_completion([&](const IoRing::Completion &done) {
+			if (done.user_data == kRingLibuv)
+				libuv_ready = true;
+			else
+				on_ring_completion(done);
+		});
+	}
 }
 
 void on_postmaster_death(uv_poll_t *, int, int)
@@ -259,14 +315,19 @@ void run_server(int worker_number, WorkerCounters *counters)
 	uv_async_init(&server.loop, &wakeup, uv_callback<on_wakeup>);
 	wakeup.data = &server;
 	wakeup_usable = true;
+	if (local_cache_resp_io_uring && !local_cache_resp_tls)
+		open_ring(&server);
+	/* run_ring_loop calls them itself */
 	uv_prepare_init(&server.loop, &server.interrupts);
 	server.interrupts.data = &server;
-	uv_prepare_start(&server.interrupts, uv_callback<before_blocking>);
-	/* nanosleep would round local_cache.resp_batch_delay up by the default 50 µs of slack */
-	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	uv_check_init(&server.loop, &server.batch_pause);
 	server.batch_pause.data = &server;
-	uv_check_start(&server.batch_pause, uv_callback<after_turn>);
+	if (server.ring == nullptr) {
+		uv_prepare_start(&server.interrupts, uv_callback<on_prepare>);
+		uv_check_start(&server.batch_pause, uv_callback<on_check>);
+	}
+	/* nanosleep would round local_cache.resp_batch_delay up by the default 50 µs of slack */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	uv_timer_init(&server.loop, &server.timer);
 	server.timer.data = &server;
 	uv_timer_start(&server.timer, uv_callback<on_timer>, TIMER_INTERVAL_MS, TIMER_INTERVAL_MS);
@@ -279,7 +340,10 @@ void run_server(int worker_number, WorkerCounters *counters)
 	load_tls_context(&server);
 	start_listening(&server);
 	process_interrupts(&server); /* a SIGTERM that came during start-up */
-	uv_run(&server.loop, UV_RUN_DEFAULT);
+	if (server.ring != nullptr)
+		run_ring_loop(&server);
+	else
+		uv_run(&server.loop, UV_RUN_DEFAULT);
 	uv_loop_close(&server.loop);
 }
 

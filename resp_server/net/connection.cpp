@@ -4,9 +4,13 @@
  * the connection's TLS session into the input buffer, and the replies through it into records
  * (tls_session.h): the rest is the same.
  *
- * The replies of one read go out in one write (a pipeline gets one write per batch), tried at
- * once and handed to uv_write only for what the socket did not take; replies produced while
- * such a write is in flight wait in a second buffer. A request whose table
+ * The replies of one read go out in one write (a pipeline gets one write per batch): on a
+ * ring connection a send queued in the worker's io_uring, submitted with the loop turn's wait;
+ * on a libuv connection tried at once and handed to uv_write only for what the socket did not
+ * take. Replies produced while such a write is in flight wait in a second buffer. A ring
+ * connection's receive stays armed for its whole life; what arrives lands in a buffer of the
+ * ring's pool and is copied into the connection's input, so an idle connection holds no
+ * receive buffer in the kernel's name. A request whose table
  * another transaction has locked is not answered yet: the connection stops there and the
  * request runs again from the worker's retry timer, until it gets the lock or has waited
  * local_cache.resp_lock_timeout (then -BUSY). Meanwhile the worker serves its other
@@ -22,6 +26,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -34,6 +41,11 @@ namespace local_cache::resp {
 namespace {
 
 constexpr size_t READ_CHUNK = 16 * 1024;
+/* The worker's io_uring: room for a turn's requests (a receive per connection stays armed and
+ * takes no slot once submitted; a send per connection at most), and a pool of receive buffers
+ * of READ_CHUNK, lent for the moment between a completion and its copy into the input. */
+constexpr unsigned RING_ENTRIES = 1024;
+constexpr unsigned RING_BUFFERS = 128;
 /* One read of TLS records (a record carries up to 16 kB of plaintext). */
 constexpr size_t TLS_READ_CHUNK = 64 * 1024;
 /* How often a request waiting for a locked table tries again. */
@@ -96,21 +108,60 @@ bool make_room(Connection *c, size_t growth)
 	return false;
 }
 
-void on_written(uv_write_t *request, int status)
+/* The write in flight has ended. */
+void write_done(Connection *c)
 {
-	Connection *c = static_cast<Connection *>(request->data);
 	c->write_in_flight = false;
 	c->writing.clear();
 	if (c->writing.capacity() > kKeptBufferBytes) {
 		c->writing.release();
 		account(c);
 	}
+}
+
+void on_written(uv_write_t *request, int status)
+{
+	Connection *c = static_cast<Connection *>(request->data);
+	write_done(c);
 	if (c->closing)
 		return;
 	if (status < 0) {
 		close_connection(c);
 		return;
 	}
+	flush(c);
+}
+
+uint64_t ring_tag(Connection *c, RingTag tag)
+{
+	return reinterpret_cast<uint64_t>(c) | tag;
+}
+
+/* Queues the send of what `writing` holds past `written`. */
+void send_on_ring(Connection *c)
+{
+	c->server->ring->send(c->fd, c->writing.data() + c->written, c->writing.size() - c->written,
+						  ring_tag(c, kRingSend));
+	c->ring_requests++;
+	c->write_in_flight = true;
+}
+
+/* A send completed with what the socket took, or failed. */
+void on_sent(Connection *c, int32_t result)
+{
+	c->ring_requests--;
+	if (c->closing)
+		return;
+	if (result < 0) {
+		close_connection(c);
+		return;
+	}
+	c->written += size_t(result);
+	if (c->written < c->writing.size()) {
+		send_on_ring(c);
+		return;
+	}
+	write_done(c);
 	flush(c);
 }
 
@@ -146,6 +197,12 @@ void flush(Connection *c)
 	ReplyBuffer *out = outgoing(c);
 	if (out == nullptr)
 		return;
+	if (!out->empty() && c->on_ring) {
+		c->writing.swap(*out);
+		c->written = 0;
+		send_on_ring(c);
+		return;
+	}
 	if (!out->empty()) {
 		uv_stream_t *stream = reinterpret_cast<uv_stream_t *>(&c->handle);
 		uv_buf_t buffer = uv_buf_init(const_cast<char *>(out->data()), unsigned(out->size()));
@@ -322,7 +379,8 @@ void process_input(Connection *c)
 	account(c);
 	if (!make_room(c, 0))
 		return;
-	if (c->session.close_after_reply)
+	/* A ring connection reads on; process_input runs nothing more of it. */
+	if (c->session.close_after_reply && !c->on_ring)
 		uv_read_stop(reinterpret_cast<uv_stream_t *>(&c->handle));
 	flush(c);
 }
@@ -371,6 +429,14 @@ bool decrypt(Connection *c, const char *records, size_t length)
 	return true;
 }
 
+/* Input arrived: run what it completes. */
+void received(Connection *c)
+{
+	c->last_active_ms = now_ms();
+	c->server->batching.count_read(uv_now(&c->server->loop), &c->read_in_ms);
+	process_input(c);
+}
+
 void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *)
 {
 	Connection *c = static_cast<Connection *>(stream->data);
@@ -389,9 +455,61 @@ void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *)
 	} else {
 		c->input_end += size_t(nread);
 	}
-	c->last_active_ms = now_ms();
-	c->server->batching.count_read(uv_now(&c->server->loop), &c->read_in_ms);
-	process_input(c);
+	received(c);
+}
+
+void start_receiving(Connection *c)
+{
+	c->server->ring->receive(c->fd, ring_tag(c, kRingReceive));
+	c->ring_requests++;
+	c->receiving = true;
+}
+
+/* Copies what a receive brought into c's input. False: no room, c was closed. */
+bool take_input(Connection *c, const char *data, size_t length)
+{
+	/* A pool buffer holds READ_CHUNK, the room make_input_room makes. */
+	if (!make_input_room(c)) {
+		disconnect(c, CLIENT_MEMORY_EXCEEDED);
+		return false;
+	}
+	memcpy(c->input.data() + c->input_end, data, length);
+	c->input_end += length;
+	return true;
+}
+
+/*
+ * A receive completed: bytes in a pool buffer (given back at once), end of file, an error, or
+ * -ENOBUFS when the pool was dry (the receive is armed again: its buffers have just come back).
+ * A closed connection's receive ends with end of file (close_connection shuts the socket down).
+ */
+void on_received(Connection *c, const IoRing::Completion &done)
+{
+	IoRing &ring = *c->server->ring;
+	if (!IoRing::more_follow(done)) {
+		c->receiving = false;
+		c->ring_requests--;
+	}
+	if (IoRing::has_buffer(done)) {
+		bool taken;
+		try {
+			taken = !c->closing && take_input(c, ring.buffer_of(done), size_t(done.result));
+		} catch (...) {
+			ring.recycle(done);
+			throw;
+		}
+		ring.recycle(done);
+		if (!taken)
+			return;
+		received(c);
+	} else if (c->closing) {
+		return;
+	} else if (done.result != -ENOBUFS) {
+		close_connection(c);
+		return;
+	}
+	if (!c->closing && !c->receiving)
+		start_receiving(c);
 }
 
 std::string address_text(const sockaddr_storage &address)
@@ -420,13 +538,13 @@ void describe_session(Connection *c)
 	server->connections_by_id[c->session.id] = c;
 	c->session.connected_at_ms = c->last_active_ms;
 	sockaddr_storage address;
-	int length = sizeof(address);
-	if (uv_tcp_getpeername(&c->handle, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+	socklen_t length = sizeof(address);
+	if (getpeername(c->fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
 		c->session.peer_address = address_text(address);
 	length = sizeof(address);
-	if (uv_tcp_getsockname(&c->handle, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+	if (getsockname(c->fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
 		c->session.local_address = address_text(address);
-	uv_fileno(reinterpret_cast<uv_handle_t *>(&c->handle), &c->session.fd);
+	c->session.fd = c->fd;
 	/* After the address: pg_hba.conf decides by it. A TLS connection's, after its handshake:
 	 * its certificate may name the role, and no request can come before. */
 	if (c->tls == nullptr)
@@ -463,18 +581,60 @@ void log_left_out_disconnects(Server *server)
 	});
 }
 
-void accept_connection(Server *server, uv_stream_t *listener)
+void open_ring(Server *server)
+{
+	std::unique_ptr<IoRing> ring = std::make_unique<IoRing>();
+	int error = ring->open(RING_ENTRIES, RING_BUFFERS, unsigned(READ_CHUNK));
+	if (error != 0) {
+		ereport(LOG, (errmsg("local_cache RESP worker %d: io_uring not available (%s); serving through epoll",
+							 server->worker_number, strerror(error))));
+		return;
+	}
+	server->ring = std::move(ring);
+}
+
+void on_ring_completion(const IoRing::Completion &done)
+{
+	Connection *c = reinterpret_cast<Connection *>(done.user_data & ~kRingTagBits);
+	guarded(c, [&] {
+		if ((done.user_data & kRingTagBits) == kRingReceive)
+			on_received(c, done);
+		else
+			on_sent(c, done.result);
+	});
+}
+
+void reap_closed_connections(Server *server)
+{
+	std::vector<Connection *> &closed = server->closed_on_ring;
+	size_t waiting = 0;
+	for (Connection *c : closed) {
+		if (c->ring_requests > 0) {
+			closed[waiting++] = c;
+			continue;
+		}
+		close(c->fd);
+		delete c;
+	}
+	closed.resize(waiting);
+}
+
+void accept_connection(Server *server, int fd)
 {
 	ParserLimits limits;
 	limits.max_bulk_length = local_cache_resp_max_request_size;
 	limits.max_query_buffer = size_t(local_cache_resp_max_request_size);
 	Connection *c = new (std::nothrow) Connection(server, limits);
 	if (c == nullptr) {
-		refuse(server, listener);
+		refuse(server, fd);
 		return;
 	}
-	uv_tcp_init(&server->loop, &c->handle);
-	c->handle.data = c;
+	c->fd = fd;
+	c->on_ring = server->ring != nullptr;
+	if (!c->on_ring) {
+		uv_tcp_init(&server->loop, &c->handle);
+		c->handle.data = c;
+	}
 	c->next = server->connections;
 	if (c->next != nullptr)
 		c->next->prev = c;
@@ -482,11 +642,13 @@ void accept_connection(Server *server, uv_stream_t *listener)
 	server->connections_here++;
 	count(&server->counters->connected_clients, 1);
 	count(&server->counters->total_connections_received, 1);
-	if (uv_accept(listener, reinterpret_cast<uv_stream_t *>(&c->handle)) != 0) {
+	if (!c->on_ring && uv_tcp_open(&c->handle, fd) != 0) {
+		close(fd); /* the handle did not take it */
 		close_connection(c);
 		return;
 	}
-	uv_tcp_nodelay(&c->handle, 1);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* Not a second boundary: a failure here concerns this connection, which is closed, while the
 	 * listener's callback goes on. */
 	guarded(c, [&] {
@@ -499,8 +661,11 @@ void accept_connection(Server *server, uv_stream_t *listener)
 			disconnect(c, "too many failed TLS handshakes from this address; closed without one");
 			return;
 		}
-		uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), uv_callback<on_alloc>,
-					  connection_callback<on_read>);
+		if (c->on_ring)
+			start_receiving(c);
+		else
+			uv_read_start(reinterpret_cast<uv_stream_t *>(&c->handle), uv_callback<on_alloc>,
+						  connection_callback<on_read>);
 	});
 }
 
@@ -525,7 +690,14 @@ void close_connection(Connection *c)
 	server->data->session_ended(c->session);
 	server->client_memory -= c->accounted_memory;
 	c->accounted_memory = 0;
-	uv_close(reinterpret_cast<uv_handle_t *>(&c->handle), uv_callback<on_closed>);
+	if (c->on_ring) {
+		/* Ends its receive and any send in flight; the descriptor stays open (and its number
+		 * unused by a new connection) until they have completed. */
+		shutdown(c->fd, SHUT_RDWR);
+		server->closed_on_ring.push_back(c);
+	} else {
+		uv_close(reinterpret_cast<uv_handle_t *>(&c->handle), uv_callback<on_closed>);
+	}
 }
 
 void write_unrequested(Connection *c)

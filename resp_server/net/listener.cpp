@@ -4,8 +4,9 @@
  *
  * Every worker opens its own socket on each address of local_cache.resp_listen_addresses with
  * SO_REUSEPORT, so the kernel spreads connections over the workers (libuv 1.44 has no flag for
- * it: the socket is made here and handed to uv_tcp_open). A bind failure is logged and retried
- * from the worker's timer. Past local_cache.resp_max_clients (counted across workers), or past
+ * it: the socket is made here). libuv polls it and accept4 takes the connections, as plain
+ * descriptors that either the worker's io_uring or a libuv handle serves. A bind failure is
+ * logged and retried from the worker's timer. Past local_cache.resp_max_clients (counted across workers), or past
  * what the worker's open files limit allows, a connection is answered like Redis and closed —
  * never dropped without a reply.
  */
@@ -17,6 +18,7 @@
 
 #include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <new>
 #include <string>
@@ -27,60 +29,65 @@ namespace {
 
 constexpr int LISTEN_BACKLOG = 511;
 constexpr int BIND_RETRY_SECONDS = 5;
+/* Connections taken per wakeup, so that a flood of them leaves the loop's other work its turn. */
+constexpr int ACCEPTS_PER_WAKEUP = 64;
 
-void on_handle_closed(uv_handle_t *handle)
+void on_listener_closed(uv_handle_t *handle)
 {
-	delete reinterpret_cast<uv_tcp_t *>(handle);
-}
-
-void on_refusal_written(uv_write_t *request, int)
-{
-	uv_close(reinterpret_cast<uv_handle_t *>(request->handle), uv_callback<on_handle_closed>);
-	delete request;
+	Listener *listener = static_cast<Listener *>(handle->data);
+	close(listener->fd);
+	delete listener;
 }
 
 } // namespace
 
-/* Over local_cache.resp_max_clients (or out of memory): answer like Redis, then close. A
- * connection the listener offers must always be accepted, or libuv stops offering any. */
-void refuse(Server *server, uv_stream_t *listener)
+/* Over local_cache.resp_max_clients (or out of memory): answer like Redis, then close. A new
+ * socket's buffer takes the line whole, so nothing waits for the client. */
+void refuse(Server *server, int fd)
 {
-	static char message[] = "-ERR max number of clients reached\r\n";
-	uv_tcp_t *client = new (std::nothrow) uv_tcp_t;
-	if (client == nullptr)
-		return;
-	uv_tcp_init(&server->loop, client);
-	if (uv_accept(listener, reinterpret_cast<uv_stream_t *>(client)) != 0) {
-		uv_close(reinterpret_cast<uv_handle_t *>(client), uv_callback<on_handle_closed>);
-		return;
-	}
+	static const char message[] = "-ERR max number of clients reached\r\n";
 	count(&server->counters->rejected_connections, 1);
-	uv_write_t *request = new (std::nothrow) uv_write_t;
-	if (request == nullptr) {
-		uv_close(reinterpret_cast<uv_handle_t *>(client), uv_callback<on_handle_closed>);
-		return;
-	}
-	uv_buf_t buffer = uv_buf_init(message, sizeof(message) - 1);
-	if (uv_write(request, reinterpret_cast<uv_stream_t *>(client), &buffer, 1, uv_callback<on_refusal_written>) < 0) {
-		delete request;
-		uv_close(reinterpret_cast<uv_handle_t *>(client), uv_callback<on_handle_closed>);
-	}
+	(void) send(fd, message, sizeof(message) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
 }
 
 namespace {
 
-void on_connection(uv_stream_t *listener, int status)
+void pause_accepting(Server *server)
 {
-	Server *server = static_cast<Server *>(listener->data);
+	for (Listener *listener : server->listeners)
+		uv_poll_stop(&listener->poll);
+	server->accepting_paused = true;
+}
+
+void on_listener_readable(uv_poll_t *poll, int status, int)
+{
+	Listener *listener = static_cast<Listener *>(poll->data);
+	Server *server = listener->server;
 	if (status < 0 || server->shutting_down)
 		return;
-	/* Server-wide (all workers), and what this worker's open files limit allows. */
-	if (connected_clients_total() >= uint64(local_cache_resp_max_clients) ||
-		server->connections_here >= server->max_connections_here) {
-		refuse(server, listener);
-		return;
+	for (int accepted = 0; accepted < ACCEPTS_PER_WAKEUP; accepted++) {
+		int fd = accept4(listener->fd, nullptr, nullptr, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			/* Out of descriptors or memory: the socket stays readable, so waiting for it would
+			 * spin until they are freed. */
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				ereport(LOG, (errmsg("local_cache RESP worker %d: could not accept a connection: %m; "
+									 "accepting again in a second",
+									 server->worker_number)));
+				pause_accepting(server);
+			}
+			return;
+		}
+		/* Server-wide (all workers), and what this worker's open files limit allows. */
+		if (connected_clients_total() >= uint64(local_cache_resp_max_clients) ||
+			server->connections_here >= server->max_connections_here)
+			refuse(server, fd);
+		else
+			accept_connection(server, fd);
 	}
-	accept_connection(server, listener);
 }
 
 bool listen_on(Server *server, const char *host)
@@ -115,15 +122,18 @@ bool listen_on(Server *server, const char *host)
 			close(fd);
 			continue;
 		}
-		uv_tcp_t *listener = new uv_tcp_t;
-		uv_tcp_init(&server->loop, listener);
-		listener->data = server;
-		if (uv_tcp_open(listener, fd) != 0 ||
-			uv_listen(reinterpret_cast<uv_stream_t *>(listener), LISTEN_BACKLOG, uv_callback<on_connection>) != 0) {
-			uv_close(reinterpret_cast<uv_handle_t *>(listener), uv_callback<on_handle_closed>);
+		Listener *listener = new Listener;
+		listener->fd = fd;
+		listener->server = server;
+		listener->poll.data = listener;
+		if (uv_poll_init(&server->loop, &listener->poll, fd) != 0) {
+			close(fd);
+			delete listener;
 			continue;
 		}
 		server->listeners.push_back(listener);
+		if (!server->accepting_paused)
+			uv_poll_start(&listener->poll, UV_READABLE, uv_callback<on_listener_readable>);
 		any = true;
 	}
 	freeaddrinfo(addresses);
@@ -152,17 +162,27 @@ void start_listening(Server *server)
 		start = comma + 1;
 	}
 	if (any)
-		ereport(LOG, (errmsg("local_cache RESP worker %d listening on \"%s\" port %d", server->worker_number,
-							 local_cache_resp_listen_addresses, local_cache_resp_port)));
+		ereport(LOG, (errmsg("local_cache RESP worker %d listening on \"%s\" port %d, connections through %s",
+							 server->worker_number, local_cache_resp_listen_addresses, local_cache_resp_port,
+							 server->ring != nullptr ? "io_uring" : "epoll")));
 	else
 		server->next_bind_attempt_ms = now_ms() + BIND_RETRY_SECONDS * 1000;
 }
 
 void stop_listening(Server *server)
 {
-	for (uv_tcp_t *listener : server->listeners)
-		uv_close(reinterpret_cast<uv_handle_t *>(listener), uv_callback<on_handle_closed>);
+	for (Listener *listener : server->listeners)
+		uv_close(reinterpret_cast<uv_handle_t *>(&listener->poll), uv_callback<on_listener_closed>);
 	server->listeners.clear();
+}
+
+void resume_accepting(Server *server)
+{
+	if (!server->accepting_paused)
+		return;
+	server->accepting_paused = false;
+	for (Listener *listener : server->listeners)
+		uv_poll_start(&listener->poll, UV_READABLE, uv_callback<on_listener_readable>);
 }
 
 } // namespace local_cache::resp

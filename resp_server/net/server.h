@@ -6,17 +6,26 @@
  *   connection.cpp  one connection: reading, running requests, writing, closing
  *   tracking_delivery.cpp  CLIENT TRACKING's invalidations, from the tracking log to connections
  *
- * Everything runs on the worker's one thread, inside one libuv loop; PostgreSQL is only called
- * from there. A Connection is owned by its libuv handle: created when the connection is
- * accepted, deleted only in the handle's close callback (libuv may use the handle until then),
- * and reachable meanwhile from the server's list. Every libuv callback is registered through
- * uv_callback<> or connection_callback<> (below), so no C++ exception crosses libuv's C frames.
+ * Everything runs on the worker's one thread; PostgreSQL is only called from there. A plaintext
+ * port's connections go through the worker's io_uring (io_ring.h) when the kernel allows one:
+ * its loop (worker.cpp) waits in io_uring_enter and runs libuv's loop, which keeps the timers,
+ * the signals' wakeup, the listeners and every other descriptor, when libuv's epoll descriptor
+ * is ready or a timer is due. Otherwise (a TLS port, io_uring refused, or
+ * local_cache.resp_io_uring off) connections are libuv handles and the worker runs libuv's loop.
+ *
+ * A Connection is created when the connection is accepted, reachable meanwhile from the
+ * server's list, and deleted only when nothing can name it any more: a libuv connection in its
+ * handle's close callback, a ring connection once the completions of its requests in flight
+ * have come (reap_closed_connections, between loop turns). Every libuv callback is registered
+ * through uv_callback<> or connection_callback<> (below), and every ring completion is handled
+ * through guarded(), so no C++ exception crosses libuv's or the kernel's C frames.
  */
 #pragma once
 
 #include "resp_server/net/batching.h"
 #include "resp_server/commands/command_table.h"
 #include "resp_server/net/disconnect_log.h"
+#include "resp_server/net/io_ring.h"
 #include "resp_server/net/tls_session.h"
 #include "resp_server/pg/pg_data_source.h"
 #include "resp_server/pg/tracking_feed.h"
@@ -39,7 +48,15 @@ namespace local_cache::resp {
 struct Server;
 
 struct Connection {
-	uv_tcp_t handle; /* handle.data points back here */
+	int fd = -1;
+	/* Its I/O goes through Server::ring; false: through `handle`. */
+	bool on_ring = false;
+	uv_tcp_t handle; /* libuv connections only; handle.data points back here */
+	/* Ring connections: requests in the ring whose last completion has not come (its receive,
+	 * its send); their completions name the connection, so it is deleted only at 0. */
+	unsigned ring_requests = 0;
+	bool receiving = false; /* ring: its receive is armed */
+	size_t written = 0;     /* ring: bytes of `writing` the socket has taken */
 	Server *server;
 	Session session;
 	RequestParser parser;
@@ -73,6 +90,18 @@ struct Connection {
 	Connection(Server *owner, const ParserLimits &limits) : server(owner), parser(limits) {}
 };
 
+/* What a ring completion is for: the low bits of its user_data. A connection's completions
+ * also carry the Connection's address (aligned, so its low bits are free). */
+enum RingTag : uint64_t { kRingReceive = 1, kRingSend = 2, kRingLibuv = 3 };
+constexpr uint64_t kRingTagBits = 3;
+
+/* A listening socket: libuv polls it, accept4 takes its connections (listener.cpp). */
+struct Listener {
+	uv_poll_t poll; /* poll.data points back here */
+	int fd;
+	Server *server;
+};
+
 /* Failed TLS handshakes of one client address (tls_server.cpp). */
 struct TlsFailures {
 	uint32_t count = 0;
@@ -86,7 +115,12 @@ enum class TrackingWake { Signal, Busy, Idle };
 struct Server {
 	int worker_number;
 	uv_loop_t loop;
-	std::vector<uv_tcp_t *> listeners;
+	std::vector<Listener *> listeners;
+	bool accepting_paused = false; /* out of descriptors: accepting again at the next timer tick */
+	/* Null: connections are libuv handles. */
+	std::unique_ptr<IoRing> ring;
+	/* Ring connections closed, waiting for their requests' last completions. */
+	std::vector<Connection *> closed_on_ring;
 	uv_timer_t timer;        /* housekeeping, every second */
 	uv_timer_t retry_timer;  /* runs while a request waits for a locked table */
 	uv_prepare_t interrupts; /* before the loop blocks: interrupts, barriers, reloads */
@@ -175,8 +209,10 @@ inline constexpr auto connection_callback = &detail::UvCallback<decltype(impl), 
 /* listener.cpp */
 void start_listening(Server *server);
 void stop_listening(Server *server);
-/* Accepts the offered connection only to answer -ERR max number of clients reached. */
-void refuse(Server *server, uv_stream_t *listener);
+/* After running out of descriptors: from the worker's timer. */
+void resume_accepting(Server *server);
+/* Answers an accepted connection -ERR max number of clients reached, and closes it. */
+void refuse(Server *server, int fd);
 
 /* Closes a connection for a reason worth a log line; the lines are rate-limited. `reason` is
  * only read during the call. */
@@ -196,8 +232,15 @@ void note_tls_handshake_failure(Server *server, const Session &session);
 void forget_old_tls_failures(Server *server);
 
 /* connection.cpp */
-/* Accepts the offered connection; the caller has counted it in clients_add(). */
-void accept_connection(Server *server, uv_stream_t *listener);
+/* Opens the worker's io_uring, unless the kernel refuses one (logged; connections then use
+ * libuv). */
+void open_ring(Server *server);
+/* Serves the accepted socket fd. */
+void accept_connection(Server *server, int fd);
+/* A completion of a connection's ring request. */
+void on_ring_completion(const IoRing::Completion &done);
+/* Between loop turns: deletes the closed ring connections no completion will name again. */
+void reap_closed_connections(Server *server);
 void close_connection(Connection *c);
 /* Runs the requests of blocked connections again (retry_timer). */
 void retry_blocked(Server *server);

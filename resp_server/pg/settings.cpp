@@ -31,6 +31,7 @@ int local_cache_resp_slowlog_log_slower_than = 10000;
 int local_cache_resp_slowlog_max_len = 128;
 int local_cache_resp_tracking_max_keys = 1000000;
 bool local_cache_resp_tls = false;
+bool local_cache_resp_io_uring = true;
 char *local_cache_resp_tls_cert_file = nullptr;
 char *local_cache_resp_tls_key_file = nullptr;
 char *local_cache_resp_tls_ca_file = nullptr;
@@ -127,6 +128,13 @@ void resp_define_settings(void)
 	DefineCustomBoolVariable("local_cache.resp_tls", "Serve the RESP port over TLS only.",
 							 "Plaintext clients get no reply.", &local_cache_resp_tls, false, PGC_POSTMASTER, 0,
 							 NULL, NULL, NULL);
+	/* A switch for hosts whose policy forbids io_uring; where the kernel refuses it, the workers
+	 * fall back by themselves. */
+	DefineCustomBoolVariable("local_cache.resp_io_uring",
+							 "Serve plaintext RESP connections through io_uring when the kernel allows it.",
+							 "Off, or where the kernel refuses it (before Linux 6.1, kernel.io_uring_disabled, a "
+							 "seccomp filter): through epoll. TLS ports always use epoll.",
+							 &local_cache_resp_io_uring, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("local_cache.resp_tls_cert_file", "RESP server certificate file.",
 							   "Empty: PostgreSQL's ssl_cert_file.", &local_cache_resp_tls_cert_file, "",
 							   PGC_SIGHUP, 0, NULL, NULL, NULL);

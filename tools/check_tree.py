@@ -54,13 +54,14 @@ LAYERS = {
     'resp_server/tests': (False, False, ('resp_server/protocol/', 'resp_server/commands/', 'resp_server/tests/',
                                          'resp_server/auth/password_check.h', 'resp_server/net/batching.h',
                                          'resp_server/net/disconnect_log.h', 'resp_server/net/tls_session.h',
-                                         'tools/lib/resp_reply.h')
+                                         'resp_server/net/io_ring.h', 'tools/lib/resp_reply.h')
                           + PG_FREE_CORE),
 }
 # Files PostgreSQL-free code includes from folders that may use PostgreSQL: held to the same rule.
 PG_FREE_FILES = PG_FREE_CORE + ('resp_server/auth/password_check.h', 'resp_server/auth/password_check.cpp',
                                 'resp_server/net/batching.h', 'resp_server/net/disconnect_log.h',
                                 'resp_server/net/tls_session.h', 'resp_server/net/tls_session.cpp',
+                                'resp_server/net/io_ring.h', 'resp_server/net/io_ring.cpp',
                                 'tools/lib/resp_reply.h', 'tools/lib/resp_reply.cpp')
 
 # Folders that must have a README.md with a file table (and any other folder that has one).

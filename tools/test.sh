@@ -31,6 +31,8 @@
 #   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
 #   resp-cli   regress/resp/redis_cli.sh: redis-cli and raw-socket cases against the RESP server
 #              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one
+#   resp-cli-epoll  the same, suites commands, connection, protocol, writes and limits, with
+#              local_cache.resp_io_uring = off (connections through libuv's epoll)
 #   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v6 and ioredis on a
 #              throwaway cluster (needs node >= 20 and npm); each test counts as one
 #   tracking-check  regress/resp/node/run.sh checks/tracking.check.mjs: the randomized CLIENT
@@ -490,27 +492,37 @@ step_tap() {
 # regress/resp/redis_cli.sh prints `N passed, N failed` last; regress/resp/node/run.sh prints
 # node's TAP summary (`# pass N`, `# fail N`, `# cancelled N`). Both start and destroy their own
 # throwaway cluster (tools/cluster.sh: as postgres when we are root).
-step_resp() {
-    local rc=0 line p f c
-    if [[ ${STATUS[install]:-} != ok ]]; then
-        record resp-cli "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
-        record resp-node "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
-        return
-    fi
-    banner "resp-cli: regress/resp/redis_cli.sh"
-    run_logged "$LOGS/resp_cli.log" "$(step_timeout 720)" "$ROOT/regress/resp/redis_cli.sh" || rc=$?
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGS/resp_cli.log" | tail -n 1 || true)
+# cli_step NAME [SUITE...]: regress/resp/redis_cli.sh (those suites; all without) as step NAME.
+cli_step() {
+    local name=$1 rc=0 line p f
+    shift
+    banner "$name: regress/resp/redis_cli.sh $*"
+    run_logged "$LOGS/$name.log" "$(step_timeout 720)" "$ROOT/regress/resp/redis_cli.sh" "$@" || rc=$?
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGS/$name.log" | tail -n 1 || true)
     if [[ "$line" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
         p=${BASH_REMATCH[1]}; f=${BASH_REMATCH[2]}
         if ((f > 0 || rc != 0)); then
             ((f == 0)) && f=1
-            record resp-cli FAILED "$p" "$f" "$p passed, $f failed (the FAIL lines above show expected and actual; exit $rc$(timed_out "$rc"))"
+            record "$name" FAILED "$p" "$f" "$p passed, $f failed (the FAIL lines above show expected and actual; exit $rc$(timed_out "$rc"))"
         else
-            record resp-cli PASSED "$p" 0 "$p passed"
+            record "$name" PASSED "$p" 0 "$p passed"
         fi
     else
-        record resp-cli "NOT RUN" 0 1 "no summary line from regress/resp/redis_cli.sh (exit $rc$(timed_out "$rc")); see above"
+        record "$name" "NOT RUN" 0 1 "no summary line from regress/resp/redis_cli.sh (exit $rc$(timed_out "$rc")); see above"
     fi
+}
+
+step_resp() {
+    local rc=0 line p f c
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record resp-cli "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        record resp-cli-epoll "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        record resp-node "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    cli_step resp-cli
+    # The same server without io_uring: libuv's epoll, as where the kernel refuses a ring.
+    RESP_IO_URING=off cli_step resp-cli-epoll commands connection protocol writes limits
 
     rc=0
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -238,6 +238,7 @@ start_cluster() {
             "local_cache.resp_port = $RESP_PORT" \
             "local_cache.resp_role = 'regress_resp_reader'" \
             "local_cache.resp_workers = 2" \
+            "local_cache.resp_io_uring = ${RESP_IO_URING:-on}" \
             "timezone = 'America/New_York'" 2>&1); then
         echo "$out"
         echo "redis_cli.sh: the cluster did not start"
@@ -260,6 +261,12 @@ start_cluster() {
         echo "$PASSED passed, $FAILED failed"
         exit 1
     fi
+    # Where the kernel allows io_uring (Linux 6.1 or later; tools/test.sh checks the ring itself
+    # in its unit tests), connections go through it unless RESP_IO_URING=off.
+    local through=io_uring
+    [[ ${RESP_IO_URING:-on} == off ]] && through=epoll
+    check "both workers serve their connections through $through" 2 \
+        "$(grep -c "listening on .* connections through $through\$" "$LOG")"
     J1=$(json_of items 1)
     J2=$(json_of items 2)
     J3=$(json_of items 3)

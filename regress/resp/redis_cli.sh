@@ -6,6 +6,7 @@
 #   regress/resp/redis_cli.sh              every suite, as root (servers run as postgres) or not
 #   regress/resp/redis_cli.sh auth limits  only these suites (always in the order below)
 #   KEEP_TMP=1 regress/resp/redis_cli.sh   keep the cluster directory and its log
+#   RESP_IO_URING=off regress/resp/redis_cli.sh  connections through epoll, not io_uring
 #
 # It starts the one cluster (regress/resp/lib.sh: helpers, cluster, fixtures), then sources the
 # suites of regress/resp/suites/ in this order, in this shell:

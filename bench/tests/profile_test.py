@@ -59,9 +59,17 @@ def main():
     check("fold: root first, kernel frames marked, inlined and unknown frames left out, names shortened",
           stacks == want, repr(stacks))
     cats = {k: profile.category(k) for k in stacks}
-    check("category: a system call by its kernel frames", cats[list(want)[0]] == "epoll_wait(2), sleeping and waking",
+    check("category: a system call by its kernel frames", cats[list(want)[0]] == "epoll_wait(2), io_uring_enter's wait: sleeping and waking",
           cats[list(want)[0]])
-    check("category: a system call by its C library wrapper", cats[list(want)[1]] == "write(2)", cats[list(want)[1]])
+    check("category: a system call by its C library wrapper", cats[list(want)[1]] == "write(2); io_uring sends", cats[list(want)[1]])
+    ring = {"syscall;do_syscall_64 [k];__do_sys_io_uring_enter [k];io_submit_sqes [k];io_send [k];tcp_sendmsg [k]":
+            "write(2); io_uring sends",
+            "syscall;do_syscall_64 [k];__do_sys_io_uring_enter [k];io_cqring_wait [k];io_recv [k];tcp_recvmsg [k]":
+            "read(2); io_uring receives",
+            "syscall;do_syscall_64 [k];__do_sys_io_uring_enter [k];io_cqring_wait [k];schedule [k]":
+            "epoll_wait(2), io_uring_enter's wait: sleeping and waking"}
+    check("category: io_uring_enter's sends, receives and wait", {k: profile.category(k) for k in ring} == ring,
+          repr({k: profile.category(k) for k in ring}))
     check("category: user space by the first matching frame from the leaf",
           cats[list(want)[2]] == "request parsing" and cats[list(want)[3]] == "key lookup: shard lock, hash, copy",
           repr(cats))

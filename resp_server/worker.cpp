@@ -251,7 +251,7 @@ void run_ring_loop(Server *server)
 		}
 		after_turn(server);
 		reap_closed_connections(server);
-		if (server->shutting_down && server->closed_on_ring.empty() && !uv_loop_alive(loop))
+		if (server->shutting_down && server->closed_on_ring == nullptr && !uv_loop_alive(loop))
 			return;
 		before_blocking(server);
 		uv_update_time(loop);

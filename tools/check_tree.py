@@ -422,8 +422,10 @@ UNWRAPPED = (
      'as_callback<Walker>(contains_rewritable)'),
     ('a libuv timer registration', 'resp_server/worker.cpp', 'uv_callback<on_timer>', 'on_timer'),
     ('a libuv read registration', 'resp_server/net/connection.cpp', 'connection_callback<on_read>', 'on_read'),
-    ('a libuv check registration (a lambda)', 'resp_server/worker.cpp', 'uv_callback<after_turn>', '[](uv_check_t *) noexcept {}'),
-    ('a libuv close registration', 'resp_server/net/listener.cpp', 'uv_callback<on_handle_closed>)', 'on_handle_closed)'),
+    ('a libuv check registration (a lambda)', 'resp_server/worker.cpp', 'uv_callback<on_check>', '[](uv_check_t *) noexcept {}'),
+    ('a libuv close registration', 'resp_server/net/listener.cpp', 'uv_callback<on_listener_closed>)', 'on_listener_closed)'),
+    ('a libuv poll registration', 'resp_server/net/listener.cpp', 'uv_callback<on_listener_readable>)',
+     'on_listener_readable)'),
 )
 BREAKAGES += tuple((f'{what} naming an unwrapped function', 'boundary',
                     lambda r, path=path, old=old, new=new: replace(f'{r}/{path}', old, new))

@@ -166,9 +166,10 @@ void on_sent(Connection *c, int32_t result)
 }
 
 /*
- * Sends the pending replies in one write; closes when the client asked to. The write is tried
- * here first: the replies of a read nearly always fit the socket buffer, and a uv_write that
- * completes at once still costs an epoll_ctl per reply (libuv re-arms the watcher when it
+ * Sends the pending replies in one write; closes when the client asked to. On a ring connection
+ * the send is queued for the loop turn's io_uring_enter. On a libuv connection the write is
+ * tried here first: the replies of a read nearly always fit the socket buffer, and a uv_write
+ * that completes at once still costs an epoll_ctl per reply (libuv re-arms the watcher when it
  * reports the completion). Only what the socket does not take now goes to uv_write.
  */
 /* What goes to the socket: the pending replies, or on a TLS connection the records they and
@@ -606,17 +607,16 @@ void on_ring_completion(const IoRing::Completion &done)
 
 void reap_closed_connections(Server *server)
 {
-	std::vector<Connection *> &closed = server->closed_on_ring;
-	size_t waiting = 0;
-	for (Connection *c : closed) {
+	for (Connection **link = &server->closed_on_ring; *link != nullptr;) {
+		Connection *c = *link;
 		if (c->ring_requests > 0) {
-			closed[waiting++] = c;
+			link = &c->next;
 			continue;
 		}
+		*link = c->next;
 		close(c->fd);
 		delete c;
 	}
-	closed.resize(waiting);
 }
 
 void accept_connection(Server *server, int fd)
@@ -694,7 +694,9 @@ void close_connection(Connection *c)
 		/* Ends its receive and any send in flight; the descriptor stays open (and its number
 		 * unused by a new connection) until they have completed. */
 		shutdown(c->fd, SHUT_RDWR);
-		server->closed_on_ring.push_back(c);
+		c->prev = nullptr;
+		c->next = server->closed_on_ring;
+		server->closed_on_ring = c;
 	} else {
 		uv_close(reinterpret_cast<uv_handle_t *>(&c->handle), uv_callback<on_closed>);
 	}

@@ -84,6 +84,7 @@ struct Connection {
 	 * Server::invalidation_subscribers (session.tracking.subscribed_invalidate). */
 	bool counted_as_tracker = false;
 	bool counted_as_subscriber = false;
+	/* In Server::connections; a closed ring connection's next, in Server::closed_on_ring. */
 	Connection *prev = nullptr;
 	Connection *next = nullptr;
 
@@ -119,8 +120,9 @@ struct Server {
 	bool accepting_paused = false; /* out of descriptors: accepting again at the next timer tick */
 	/* Null: connections are libuv handles. */
 	std::unique_ptr<IoRing> ring;
-	/* Ring connections closed, waiting for their requests' last completions. */
-	std::vector<Connection *> closed_on_ring;
+	/* Ring connections closed, waiting for their requests' last completions; linked through
+	 * Connection::next (close_connection may not allocate). */
+	Connection *closed_on_ring = nullptr;
 	uv_timer_t timer;        /* housekeeping, every second */
 	uv_timer_t retry_timer;  /* runs while a request waits for a locked table */
 	uv_prepare_t interrupts; /* before the loop blocks: interrupts, barriers, reloads */

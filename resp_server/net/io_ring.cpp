@@ -119,7 +119,7 @@ int IoRing::open(unsigned entries, unsigned buffer_count, unsigned buffer_size)
 	return 0;
 }
 
-io_uring_sqe *IoRing::next_request()
+io_uring_sqe *IoRing::next_request(uint8_t opcode, int fd, uint64_t user_data)
 {
 	if (sq_local_tail_ - __atomic_load_n(sq_head_, __ATOMIC_ACQUIRE) == sq_entries_) {
 		submit();
@@ -129,44 +129,42 @@ io_uring_sqe *IoRing::next_request()
 	io_uring_sqe *request = &requests_[sq_local_tail_ & sq_mask_];
 	sq_local_tail_++;
 	memset(request, 0, sizeof(*request));
+	request->opcode = opcode;
+	request->fd = fd;
+	request->user_data = user_data;
 	return request;
 }
 
 void IoRing::receive(int fd, uint64_t user_data)
 {
-	io_uring_sqe *request = next_request();
-	request->opcode = IORING_OP_RECV;
-	request->fd = fd;
+	io_uring_sqe *request = next_request(IORING_OP_RECV, fd, user_data);
 	request->ioprio = IORING_RECV_MULTISHOT;
 	request->flags = IOSQE_BUFFER_SELECT;
 	request->buf_group = 0;
-	request->user_data = user_data;
 }
 
 void IoRing::send(int fd, const void *data, size_t length, uint64_t user_data)
 {
-	io_uring_sqe *request = next_request();
-	request->opcode = IORING_OP_SEND;
-	request->fd = fd;
+	io_uring_sqe *request = next_request(IORING_OP_SEND, fd, user_data);
 	request->addr = reinterpret_cast<uint64_t>(data);
 	request->len = unsigned(length);
 	request->msg_flags = MSG_NOSIGNAL;
-	request->user_data = user_data;
 }
 
 void IoRing::poll_readable(int fd, uint64_t user_data)
 {
-	io_uring_sqe *request = next_request();
-	request->opcode = IORING_OP_POLL_ADD;
-	request->fd = fd;
-	request->poll32_events = POLLIN;
-	request->user_data = user_data;
+	next_request(IORING_OP_POLL_ADD, fd, user_data)->poll32_events = POLLIN;
+}
+
+unsigned IoRing::publish()
+{
+	__atomic_store_n(sq_tail_, sq_local_tail_, __ATOMIC_RELEASE);
+	return sq_local_tail_ - __atomic_load_n(sq_head_, __ATOMIC_ACQUIRE);
 }
 
 int IoRing::submit()
 {
-	__atomic_store_n(sq_tail_, sq_local_tail_, __ATOMIC_RELEASE);
-	unsigned queued = sq_local_tail_ - __atomic_load_n(sq_head_, __ATOMIC_ACQUIRE);
+	unsigned queued = publish();
 	if (queued == 0)
 		return 0;
 	return sys_enter(fd_, queued, 0, 0, nullptr, 0) < 0 ? -errno : 0;
@@ -174,8 +172,7 @@ int IoRing::submit()
 
 int IoRing::submit_and_wait(int timeout_ms)
 {
-	__atomic_store_n(sq_tail_, sq_local_tail_, __ATOMIC_RELEASE);
-	unsigned queued = sq_local_tail_ - __atomic_load_n(sq_head_, __ATOMIC_ACQUIRE);
+	unsigned queued = publish();
 	__kernel_timespec timeout;
 	io_uring_getevents_arg arg;
 	memset(&arg, 0, sizeof(arg));

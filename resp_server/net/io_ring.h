@@ -72,7 +72,10 @@ public:
 	void recycle(const Completion &c);
 
 private:
-	io_uring_sqe *next_request();
+	/* A cleared request of the queue, with what every request has. */
+	io_uring_sqe *next_request(uint8_t opcode, int fd, uint64_t user_data);
+	/* Makes the queued requests visible to the kernel; how many it has not taken yet. */
+	unsigned publish();
 	void give_buffer(unsigned id);
 
 	int fd_ = -1;

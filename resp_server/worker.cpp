@@ -254,7 +254,6 @@ void run_ring_loop(Server *server)
 		if (server->shutting_down && server->closed_on_ring == nullptr && !uv_loop_alive(loop))
 			return;
 		before_blocking(server);
-		uv_update_time(loop);
 		int rc = ring.submit_and_wait(uv_backend_timeout(loop));
 		if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY)
 			throw std::runtime_error(std::string("io_uring_enter failed: ") + strerror(-rc));

@@ -20,7 +20,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <new>
 #include <string>
 
 namespace local_cache::resp {

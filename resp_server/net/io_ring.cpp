@@ -94,6 +94,7 @@ int IoRing::open(unsigned entries, unsigned buffer_count, unsigned buffer_size)
 	cq_head_ = reinterpret_cast<unsigned *>(rings + params.cq_off.head);
 	cq_tail_ = reinterpret_cast<unsigned *>(rings + params.cq_off.tail);
 	cq_mask_ = *reinterpret_cast<unsigned *>(rings + params.cq_off.ring_mask);
+	cq_entries_ = params.cq_entries;
 	cqes_ = reinterpret_cast<io_uring_cqe *>(rings + params.cq_off.cqes);
 
 	if (buffer_count == 0 || (buffer_count & (buffer_count - 1)) != 0 || buffer_count > 32768)
@@ -172,16 +173,27 @@ int IoRing::submit()
 
 int IoRing::submit_and_wait(int timeout_ms)
 {
+	return enter_and_wait(1, timeout_ms < 0 ? -1 : int64_t(timeout_ms) * 1000000);
+}
+
+int IoRing::submit_and_pause(int64_t timeout_us)
+{
+	/* No more completions than the queue holds can be waited for. */
+	return enter_and_wait(cq_entries_, timeout_us * 1000);
+}
+
+int IoRing::enter_and_wait(unsigned completions, int64_t timeout_ns)
+{
 	unsigned queued = publish();
 	__kernel_timespec timeout;
 	io_uring_getevents_arg arg;
 	memset(&arg, 0, sizeof(arg));
-	if (timeout_ms >= 0) {
-		timeout.tv_sec = timeout_ms / 1000;
-		timeout.tv_nsec = (timeout_ms % 1000) * 1000000LL;
+	if (timeout_ns >= 0) {
+		timeout.tv_sec = timeout_ns / 1000000000;
+		timeout.tv_nsec = timeout_ns % 1000000000;
 		arg.ts = reinterpret_cast<uint64_t>(&timeout);
 	}
-	int rc = sys_enter(fd_, queued, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof(arg));
+	int rc = sys_enter(fd_, queued, completions, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof(arg));
 	return rc < 0 ? -errno : 0;
 }
 

@@ -51,6 +51,9 @@ public:
 	/* submit(), then waits until a completion is ready or timeout_ms passed (-1: no limit).
 	 * 0, -ETIME (the time passed), -EINTR (a signal), or another -errno. */
 	int submit_and_wait(int timeout_ms);
+	/* submit(), then waits timeout_us while the kernel takes in what arrives (ended early only
+	 * by a full completion queue or a signal); returns as submit_and_wait. A batching pause. */
+	int submit_and_pause(int64_t timeout_us);
 
 	/* Calls visit(const Completion &) for each ready completion, in order; visit may queue and
 	 * submit requests. */
@@ -76,6 +79,7 @@ private:
 	io_uring_sqe *next_request(uint8_t opcode, int fd, uint64_t user_data);
 	/* Makes the queued requests visible to the kernel; how many it has not taken yet. */
 	unsigned publish();
+	int enter_and_wait(unsigned completions, int64_t timeout_ns);
 	void give_buffer(unsigned id);
 
 	int fd_ = -1;
@@ -87,7 +91,7 @@ private:
 	unsigned sq_mask_ = 0, sq_entries_ = 0;
 	unsigned sq_local_tail_ = 0; /* requests queued, published to the kernel at submit */
 	unsigned *cq_head_ = nullptr, *cq_tail_ = nullptr;
-	unsigned cq_mask_ = 0;
+	unsigned cq_mask_ = 0, cq_entries_ = 0;
 	io_uring_cqe *cqes_ = nullptr;
 	/* The provided-buffer ring (group 0) and the buffers it lends. */
 	io_uring_buf *buffer_ring_ = nullptr;

@@ -2,8 +2,8 @@
  * io_ring_test.cpp — Boost.Test cases of IoRing (resp_server/net/io_ring.h) over socket pairs:
  * a receive stays armed across arrivals and lends pool buffers, ends at end of file and with
  * -ENOBUFS when the pool runs dry, sends report how much the socket took, a poll fires once,
- * shutting a socket down ends its receive (how a worker closes a connection), and a wait with a
- * timeout returns -ETIME.
+ * shutting a socket down ends its receive (how a worker closes a connection), a wait with a
+ * timeout returns -ETIME, and a pause lasts its time while what arrives is taken in.
  */
 #include <boost/test/unit_test.hpp>
 
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -182,6 +183,26 @@ BOOST_AUTO_TEST_CASE(wait_times_out)
 {
 	Ring r;
 	BOOST_TEST(r.ring.submit_and_wait(20) == -ETIME);
+}
+
+BOOST_AUTO_TEST_CASE(a_pause_lasts_its_time_and_takes_in_arrivals)
+{
+	Ring r;
+	Pair p;
+	r.ring.receive(p.ours, 9);
+	BOOST_REQUIRE(write(p.theirs, "GET", 3) == 3);
+	auto start = std::chrono::steady_clock::now();
+	int rc = r.ring.submit_and_pause(20000);
+	BOOST_TEST((rc == 0 || rc == -ETIME));
+	/* the arrival did not end it */
+	auto waited = std::chrono::steady_clock::now() - start;
+	BOOST_TEST(std::chrono::duration_cast<std::chrono::microseconds>(waited).count() >= 20000);
+	std::vector<IoRing::Completion> done;
+	r.ring.each_completion([&](const IoRing::Completion &c) { done.push_back(c); });
+	BOOST_REQUIRE(done.size() == 1u);
+	BOOST_TEST(done[0].user_data == 9u);
+	BOOST_TEST(done[0].result == 3);
+	r.ring.recycle(done[0]);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -38,7 +38,9 @@ public:
 
 	/* At the end of a loop turn: pause delay_us microseconds? Only after a turn that read, and
 	 * only if the last whole millisecond had at least one read per pause and, per connection
-	 * read in it, a read rate that leaves at least eight pauses between its reads. */
+	 * read in it, a read rate that leaves at least four pauses between its reads. At eight, the
+	 * native client's 64 connections at 160,000 MGETs/s (each 400 µs apart) went unpaused:
+	 * 5% more requests/s, but a p99.9 of 12 ms against 1.3 ms with the pause. */
 	bool should_pause(uint64_t now_ms, int delay_us)
 	{
 		bool read = turn_read_;
@@ -47,7 +49,7 @@ public:
 		if (!read || delay_us <= 0)
 			return false;
 		uint64_t delay = uint64_t(delay_us);
-		return last_reads_ * delay >= 1000 && last_connections_ * 125 >= last_reads_ * delay;
+		return last_reads_ * delay >= 1000 && last_connections_ * 250 >= last_reads_ * delay;
 	}
 
 private:

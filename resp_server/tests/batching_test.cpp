@@ -64,8 +64,16 @@ BOOST_AUTO_TEST_CASE(a_lone_client_never_waits)
 
 BOOST_AUTO_TEST_CASE(few_clients_sending_quickly_never_wait)
 {
-	/* 8 clients at 110 reads/ms: each sends every 73 µs, less than eight pauses apart */
+	/* 8 clients at 110 reads/ms: each sends every 73 µs, less than four pauses apart */
 	BOOST_TEST(pauses_in_ten_milliseconds(8, 110) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(many_clients_four_pauses_apart_wait_and_three_apart_do_not)
+{
+	/* 64 clients at 320 reads/ms: each sends every 200 µs, four 50 µs pauses */
+	BOOST_TEST(pauses_in_ten_milliseconds(64, 320) > 0);
+	/* at 430 reads/ms: 149 µs apart */
+	BOOST_TEST(pauses_in_ten_milliseconds(64, 430) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_light_load_never_waits)

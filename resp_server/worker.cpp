@@ -163,7 +163,9 @@ void process_interrupts(Server *server)
 void pause_for_batch(Server *server)
 {
 	if (server->shutting_down ||
-		!server->batching.should_pause(uv_now(&server->loop), local_cache_resp_batch_delay))
+		!server->batching.should_pause(uv_now(&server->loop), local_cache_resp_batch_delay,
+									   server->ring != nullptr ? BatchPolicy::kPausesApartInRing
+															   : BatchPolicy::kPausesApartInSleep))
 		return;
 	if (server->ring != nullptr) {
 		server->ring->submit_and_pause(local_cache_resp_batch_delay);

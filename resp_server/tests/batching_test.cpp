@@ -18,12 +18,12 @@ constexpr int kDelayUs = 50;
 /* Millisecond `ms` of a worker's loop clock: `reads` reads, one per loop turn, going round
  * `marks` (one per connection). Returns after how many of those turns the policy paused. */
 int run_millisecond(BatchPolicy &policy, uint64_t ms, int reads, std::vector<uint64_t> &marks,
-					int delay_us = kDelayUs)
+					int delay_us = kDelayUs, unsigned pauses_apart = BatchPolicy::kPausesApartInRing)
 {
 	int pauses = 0;
 	for (int i = 0; i < reads; i++) {
 		policy.count_read(ms, &marks[size_t(i) % marks.size()]);
-		pauses += policy.should_pause(ms, delay_us);
+		pauses += policy.should_pause(ms, delay_us, pauses_apart);
 	}
 	return pauses;
 }
@@ -34,13 +34,14 @@ std::vector<uint64_t> connections(int n)
 }
 
 /* Ten milliseconds of `reads_per_ms` reads going round `clients` connections: the pauses. */
-int pauses_in_ten_milliseconds(int clients, int reads_per_ms, int delay_us = kDelayUs)
+int pauses_in_ten_milliseconds(int clients, int reads_per_ms, int delay_us = kDelayUs,
+							   unsigned pauses_apart = BatchPolicy::kPausesApartInRing)
 {
 	BatchPolicy policy;
 	auto marks = connections(clients);
 	int pauses = 0;
 	for (uint64_t ms = 1000; ms < 1010; ms++)
-		pauses += run_millisecond(policy, ms, reads_per_ms, marks, delay_us);
+		pauses += run_millisecond(policy, ms, reads_per_ms, marks, delay_us, pauses_apart);
 	return pauses;
 }
 
@@ -76,6 +77,15 @@ BOOST_AUTO_TEST_CASE(many_clients_four_pauses_apart_wait_and_three_apart_do_not)
 	BOOST_TEST(pauses_in_ten_milliseconds(64, 430) == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_worker_pausing_in_nanosleep_wants_eight_pauses_apart)
+{
+	constexpr unsigned kSleep = BatchPolicy::kPausesApartInSleep;
+	/* 64 clients 200 µs apart: not in nanosleep */
+	BOOST_TEST(pauses_in_ten_milliseconds(64, 320, kDelayUs, kSleep) == 0);
+	/* 64 clients 530 µs apart (120 reads/ms) */
+	BOOST_TEST(pauses_in_ten_milliseconds(64, 120, kDelayUs, kSleep) > 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_light_load_never_waits)
 {
 	/* 10 reads/ms: fewer than one per 50 µs pause */
@@ -105,9 +115,9 @@ BOOST_AUTO_TEST_CASE(a_turn_without_reads_never_waits)
 	auto marks = connections(64);
 	run_millisecond(policy, 1000, 120, marks);
 	run_millisecond(policy, 1001, 120, marks);
-	BOOST_TEST(policy.should_pause(1001, kDelayUs) == false); /* e.g. a timer's turn */
+	BOOST_TEST(policy.should_pause(1001, kDelayUs, BatchPolicy::kPausesApartInRing) == false); /* e.g. a timer's turn */
 	policy.count_read(1001, &marks[0]);
-	BOOST_TEST(policy.should_pause(1001, kDelayUs) == true);
+	BOOST_TEST(policy.should_pause(1001, kDelayUs, BatchPolicy::kPausesApartInRing) == true);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

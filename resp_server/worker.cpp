@@ -162,13 +162,13 @@ void process_interrupts(Server *server)
  */
 void pause_for_batch(Server *server)
 {
+	IoRing *ring = server->ring.get();
+	unsigned pauses_apart = ring != nullptr ? BatchPolicy::kPausesApartInRing : BatchPolicy::kPausesApartInSleep;
 	if (server->shutting_down ||
-		!server->batching.should_pause(uv_now(&server->loop), local_cache_resp_batch_delay,
-									   server->ring != nullptr ? BatchPolicy::kPausesApartInRing
-															   : BatchPolicy::kPausesApartInSleep))
+		!server->batching.should_pause(uv_now(&server->loop), local_cache_resp_batch_delay, pauses_apart))
 		return;
-	if (server->ring != nullptr) {
-		server->ring->submit_and_pause(local_cache_resp_batch_delay);
+	if (ring != nullptr) {
+		ring->submit_and_pause(local_cache_resp_batch_delay);
 	} else {
 		timespec pause = {0, long(local_cache_resp_batch_delay) * 1000};
 		nanosleep(&pause, nullptr);

@@ -6,8 +6,9 @@
  *
  * A worker blocked in epoll_wait is woken by every request that arrives, and the client's send
  * pays for the wakeup: on a virtual machine an interprocessor interrupt to a halted vCPU, some
- * 10 µs, more than serving a cached row. While the worker pauses it waits on no socket, so the
- * next requests of busy clients queue without waking anyone and are read in one loop turn.
+ * 10 µs, more than serving a cached row. While the worker pauses no arrival wakes it (in
+ * nanosleep, or in an io_uring wait for more completions than can come), so the next requests
+ * of busy clients queue without waking anyone and are read in one loop turn.
  * The pause only pays when requests arrive faster than one per pause and many clients each
  * wait far longer between their requests than the pause lasts; with few clients the pause
  * would hold up the very requests they are waiting to send (a lone client's always).

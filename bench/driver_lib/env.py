@@ -20,6 +20,7 @@ LOADGEN = ENV["BENCH_LOADGEN"]
 NODE_DIR = ENV["BENCH_NODE_DIR"]
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GO_CLIENT = ENV.get("BENCH_GO_CLIENT", os.path.join(BENCH_DIR, "go", "gobench"))
+IO_FLOOR = os.path.join(BENCH_DIR, "io_floor")  # the profile mode's I/O floor server
 # soak: the hot standby bench/run started (empty / 0 without one)
 STANDBY_CONNINFO = ENV.get("BENCH_STANDBY_CONNINFO", "")
 STANDBY_RESP_PORT = int(ENV.get("BENCH_STANDBY_RESP_PORT") or 0)

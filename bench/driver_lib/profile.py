@@ -6,8 +6,12 @@ redis-benchmark runs (CPU per request from task-clock, system calls and context 
 request, requests from the server's own total_commands_processed), and in the first round one
 `perf record --call-graph dwarf` whose stacks are folded (frame names shortened, the flame
 graphs' input) and split into a budget: which system call or which part of the user-space work
-each sample was in (SYSCALL_CATEGORIES, USER_CATEGORIES). The result goes to doc["profile"];
-bench/report --profile renders the tables and the flame graphs."""
+each sample was in (SYSCALL_CATEGORIES, USER_CATEGORIES). A third server takes its turn in the
+perf stat rounds: bench/io_floor, the RESP worker's ring, parser and batching pause answering
+every request with the workers' own reply bytes for the workload and running no command, so its
+CPU per request is what the kernel and the loop alone cost for the same traffic (the floor no
+change to the commands can go below). The result goes to doc["profile"]; bench/report --profile
+renders the tables and the flame graphs."""
 import re
 import socket
 import statistics
@@ -15,7 +19,7 @@ import subprocess
 import tempfile
 import time
 
-from driver_lib.env import DURATION, ENV, REDIS_BENCHMARK, REDIS_PID, REDIS_PORT, REPEATS, RESP_PORT, log, psql
+from driver_lib.env import DURATION, ENV, IO_FLOOR, REDIS_BENCHMARK, REDIS_PID, REDIS_PORT, REPEATS, RESP_PORT, log, psql
 
 SECONDS = DURATION  # of each perf stat and perf record window
 CONNECTIONS = int(ENV.get("PROFILE_CONNECTIONS", "64"))
@@ -65,19 +69,40 @@ CATEGORY_ORDER = ([c for c, _, _ in SYSCALL_CATEGORIES] + [OTHER_SYSCALLS, OTHER
                   + [OTHER_USER])
 
 
-def info_commands(port):
-    """total_commands_processed of the server on port (INFO stats over plain RESP)."""
+def reply_end(data, start=0):
+    """Where the RESP reply starting at data[start] ends, or None while it is incomplete."""
+    line_end = data.find(b"\r\n", start)
+    if line_end < 0:
+        return None
+    kind, count = data[start:start + 1], int(data[start + 1:line_end]) if data[start:start + 1] in b"$*" else 0
+    end = line_end + 2
+    if kind == b"$" and count >= 0:
+        end += count + 2
+        return end if len(data) >= end else None
+    for _ in range(count if kind == b"*" else 0):
+        end = reply_end(data, end)
+        if end is None:
+            return None
+    return end
+
+
+def reply_bytes(port, args):
+    """The whole reply of the server on port to one command (plain RESP)."""
+    request = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in (x.encode() for x in args))
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(b"*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n")
+        s.sendall(request)
         data = b""
-        while True:
+        while reply_end(data) is None:
             chunk = s.recv(65536)
             if not chunk:
-                break
+                raise RuntimeError(f"port {port} closed before its reply to {args[0]}")
             data += chunk
-            header, _, rest = data.partition(b"\r\n")
-            if header.startswith(b"$") and len(rest) >= int(header[1:]):
-                break
+    return data
+
+
+def info_commands(port):
+    """total_commands_processed of the server on port (INFO stats over plain RESP)."""
+    data = reply_bytes(port, ["INFO", "stats"])
     m = re.search(rb"total_commands_processed:(\d+)", data)
     if not m:
         raise RuntimeError(f"no total_commands_processed in INFO of port {port}")
@@ -94,6 +119,24 @@ def start_load(port, keys, pipeline):
     return subprocess.Popen([REDIS_BENCHMARK, "-h", "127.0.0.1", "-p", str(port), "-c", str(CONNECTIONS),
                              "-n", "2000000000", "-P", str(pipeline), "-q"] + command_of(keys),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def start_floor(keys):
+    """bench/io_floor answering each request with the RESP workers' reply to the workload's
+    command, in a session of its own as the other servers are (the kernel's autogroups): the
+    process and its port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.NamedTemporaryFile(suffix=".reply") as reply:
+        reply.write(reply_bytes(RESP_PORT, command_of(keys)))
+        reply.flush()
+        proc = subprocess.Popen([IO_FLOOR, str(port), reply.name], stdout=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        if proc.stdout.readline().strip() != "READY":  # it has read the file by then
+            proc.kill()
+            raise RuntimeError(f"{IO_FLOOR} did not start (exit {proc.wait()})")
+    return proc, port
 
 
 def stop_load(proc):
@@ -252,25 +295,31 @@ def run_profile(doc, save):
     for name in SELECTED:
         keys, pipeline = WORKLOADS[name]
         entry = {"name": name, "keys": keys, "pipeline": pipeline, "command": " ".join(command_of(keys)[:3])
-                 + (" ..." if keys > 2 else ""), "stat": {"resp": [], "redis": []}, "stacks": {}, "budget": {}}
+                 + (" ..." if keys > 2 else ""), "stat": {"resp": [], "redis": [], "floor": []}, "stacks": {},
+                 "budget": {}}
         prof["workloads"].append(entry)
-        for r in range(REPEATS):
-            for server in (("resp", "redis") if r % 2 == 0 else ("redis", "resp")):
-                port, pids = by_server[server]
-                load = start_load(port, keys, pipeline)
-                try:
-                    time.sleep(1)  # every connection running
-                    s = perf_stat(pids, port)
-                    entry["stat"][server].append(s)
-                    if r == 0:
-                        stacks = perf_record(pids)
-                        entry["stacks"][server] = trim(stacks)
-                        entry["budget"][server] = budget(stacks)
-                finally:
-                    stop_load(load)
-                log(f"profile {name} {server} round {r + 1}: {s['rps']:.0f} req/s, {s['cpu_us_per_req']:.2f} us CPU "
-                    f"and {s['all_syscalls_per_req']:.2f} system calls per request")
-            save()
-        med = {sv: statistics.median(x["cpu_us_per_req"] for x in entry["stat"][sv]) for sv in ("resp", "redis")}
-        log(f"profile {name}: CPU per request {med['resp']:.2f} us (ours) against {med['redis']:.2f} us (redis-server): "
-            f"{med['resp'] / med['redis']:.2f}x")
+        floor, floor_port = start_floor(keys)
+        by_server["floor"] = (floor_port, [floor.pid])
+        try:
+            for r in range(REPEATS):
+                for server in (("resp", "redis", "floor") if r % 2 == 0 else ("floor", "redis", "resp")):
+                    port, pids = by_server[server]
+                    load = start_load(port, keys, pipeline)
+                    try:
+                        time.sleep(1)  # every connection running
+                        s = perf_stat(pids, port)
+                        entry["stat"][server].append(s)
+                        if r == 0 and server != "floor":
+                            stacks = perf_record(pids)
+                            entry["stacks"][server] = trim(stacks)
+                            entry["budget"][server] = budget(stacks)
+                    finally:
+                        stop_load(load)
+                    log(f"profile {name} {server} round {r + 1}: {s['rps']:.0f} req/s, {s['cpu_us_per_req']:.2f} us "
+                        f"CPU and {s['all_syscalls_per_req']:.2f} system calls per request")
+                save()
+        finally:
+            stop_load(floor)
+        med = {sv: statistics.median(x["cpu_us_per_req"] for x in entry["stat"][sv]) for sv in ("resp", "redis", "floor")}
+        log(f"profile {name}: CPU per request {med['resp']:.2f} us (ours) against {med['redis']:.2f} us (redis-server), "
+            f"{med['resp'] / med['redis']:.2f}x; the I/O floor {med['floor']:.2f} us, {med['floor'] / med['redis']:.2f}x")

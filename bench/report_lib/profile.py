@@ -2,6 +2,7 @@
 result): per workload, both servers' CPU per request (perf stat's task-clock over the requests they
 served), system calls and context switches per request, the budget per request by category
 (perf record's samples, bench/driver_lib/profile.py's categories, times the CPU per request), the
+I/O floor's CPU per request (bench/io_floor: the same ring, parser and pause, no command), the
 flame graphs (drawn beside the report), and issue 30's CPU targets with their verdicts."""
 import os
 
@@ -52,11 +53,15 @@ def profile_section(doc, src, charts, prefix):
       "the system call it is in (by the kernel's frames or the C library's wrapper) or to the first user-space "
       "frame, from the leaf up, of a category (bench/driver_lib/profile.py), and each category's share of the "
       f"samples times the median CPU per request is its µs per request. {prof.get('perf_version', 'perf')}; "
-      "medians (min–max).")
+      "medians (min–max). The *I/O floor* takes its turn in the same rounds: bench/io_floor, the RESP worker's "
+      "io_uring, request parser and batching pause with no command behind them, answering every request with "
+      "the workers' own reply bytes for the workload: what receiving, sending and waiting alone cost for "
+      "this traffic on this machine, the least any change to the commands could reach.")
     w("")
-    w("| workload | CPU µs/req, ours | redis-server | ours / redis | target | requests/s, ours | redis-server "
-      "| system calls/req, ours | redis-server | context switches/req, ours | redis-server |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| workload | CPU µs/req, ours | redis-server | ours / redis | target | I/O floor | floor / redis "
+      "| requests/s, ours | redis-server | system calls/req, ours | redis-server "
+      "| context switches/req, ours | redis-server |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     verdicts = []
     for wl in prof["workloads"]:
         r = ratio(med(stat(wl, "resp", "cpu_us_per_req")), med(stat(wl, "redis", "cpu_us_per_req")))
@@ -65,6 +70,8 @@ def profile_section(doc, src, charts, prefix):
         w(f"| {LABELS.get(wl['name'], wl['name'])} | {fmt_range(stat(wl, 'resp', 'cpu_us_per_req'), 2)} | "
           f"{fmt_range(stat(wl, 'redis', 'cpu_us_per_req'), 2)} | "
           f"{judged(r, goal, higher=False) if goal else fmt(r, 2)} | {'≤ %.1f' % goal if goal else '–'} | "
+          f"{fmt_range(stat(wl, 'floor', 'cpu_us_per_req'), 2)} | "
+          f"{fmt(ratio(med(stat(wl, 'floor', 'cpu_us_per_req')), med(stat(wl, 'redis', 'cpu_us_per_req'))), 2)} | "
           f"{fmt_range(stat(wl, 'resp', 'rps'))} | {fmt_range(stat(wl, 'redis', 'rps'))} | "
           f"{fmt_range(stat(wl, 'resp', 'all_syscalls_per_req'), 2)} | "
           f"{fmt_range(stat(wl, 'redis', 'all_syscalls_per_req'), 2)} | "

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/tests/profile_test.py: the profile mode's pure parts without perf or servers: perf script
-text folded into stacks, each stack's budget category, the flame graph's SVG, and bench/report
---profile on the committed result (its section and flame graphs, written under OUTDIR).
+text folded into stacks, each stack's budget category, the flame graph's SVG, where a RESP reply
+ends (how the I/O floor's reply is read), and bench/report --profile on the committed result (its
+section, the I/O floor's column, and flame graphs, written under OUTDIR).
 
     python3 bench/tests/profile_test.py OUTDIR      prints "N passed, M failed"; exit 1 on a failure
 """
@@ -87,6 +88,10 @@ def main():
     except Exception as e:  # noqa: BLE001
         ok, rects = False, e
     check("flame graph: well-formed SVG, a box per frame", ok, repr(rects))
+    replies = {b"$3\r\nabc\r\n": 9, b"$-1\r\n": 5, b"+OK\r\n": 5, b"*2\r\n$1\r\na\r\n$-1\r\n": 16,
+               b"*0\r\n": 4, b"$3\r\nab": None, b"*2\r\n$1\r\na\r\n": None, b"*1\r\n*1\r\n:1\r\n": 12}
+    ends = {r: profile.reply_end(r) for r in replies}
+    check("reply_end: bulk, nil, status, arrays nested, and incomplete replies", ends == replies, repr(ends))
     report = os.path.join(out, "report.md")
     with open(report, "w") as f:
         p = subprocess.run([os.path.join(BENCH, "report"), os.path.join(BENCH, "results", "all-2core.json"), "--profile",
@@ -98,6 +103,9 @@ def main():
     check("bench/report --profile: the section, its budget tables and 8 flame graphs",
           p.returncode == 0 and "## Where the CPU goes (perf)" in text and "### GET: budget per request" in text
           and len(graphs) == 8, f"exit {p.returncode}, {len(graphs)} graphs, {p.stderr[-300:]}")
+    get_row = next((line.split(" | ") for line in text.splitlines() if line.startswith("| GET | ")), [])
+    check("bench/report --profile: the I/O floor's CPU per request and its ratio to redis-server's",
+          len(get_row) > 6 and get_row[5][0].isdigit() and get_row[6][0].isdigit(), repr(get_row[:7]))
     return summary()
 
 

@@ -153,7 +153,10 @@ private:
 			c.input.append(ring_.buffer_of(done), size_t(done.result));
 			ring_.recycle(done);
 			batching_.count_read(now_ms(), &c.read_in_ms);
-			answer(c);
+			if (!answer(c)) {
+				close_connection(c);
+				return;
+			}
 		} else if (done.result != -ENOBUFS) {
 			close_connection(c);
 			return;
@@ -162,12 +165,15 @@ private:
 			receive(c);
 	}
 
-	void answer(Connection &c)
+	/* Replies to every complete request in c's input; false on a protocol error. */
+	bool answer(Connection &c)
 	{
 		size_t start = 0;
 		for (;;) {
 			ParseResult r = c.parser.parse(c.input.data() + start, c.input.size() - start);
 			start += r.consumed;
+			if (r.status == ParseStatus::Error)
+				return false;
 			if (r.status != ParseStatus::Request)
 				break;
 			served_++;
@@ -182,6 +188,7 @@ private:
 			}
 		}
 		c.input.erase(0, start);
+		return true;
 	}
 
 	void send_replies()

@@ -139,7 +139,7 @@ def start_floor(keys):
     return proc, port
 
 
-def stop_load(proc):
+def stop(proc):
     proc.terminate()
     try:
         proc.wait(timeout=10)
@@ -314,12 +314,12 @@ def run_profile(doc, save):
                             entry["stacks"][server] = trim(stacks)
                             entry["budget"][server] = budget(stacks)
                     finally:
-                        stop_load(load)
+                        stop(load)
                     log(f"profile {name} {server} round {r + 1}: {s['rps']:.0f} req/s, {s['cpu_us_per_req']:.2f} us "
                         f"CPU and {s['all_syscalls_per_req']:.2f} system calls per request")
                 save()
         finally:
-            stop_load(floor)
+            stop(floor)
         med = {sv: statistics.median(x["cpu_us_per_req"] for x in entry["stat"][sv]) for sv in ("resp", "redis", "floor")}
         log(f"profile {name}: CPU per request {med['resp']:.2f} us (ours) against {med['redis']:.2f} us (redis-server), "
             f"{med['resp'] / med['redis']:.2f}x; the I/O floor {med['floor']:.2f} us, {med['floor'] / med['redis']:.2f}x")

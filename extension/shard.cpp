@@ -147,18 +147,6 @@ static uint32_t *buckets_of(const Shard *shard)
 	return reinterpret_cast<uint32_t *>(base + align8(sizeof(Shard)));
 }
 
-void Shard::prefetch_bucket(uint32_t hash32) const
-{
-	__builtin_prefetch(&buckets_of(this)[hash32 & bucket_mask_]);
-}
-
-void Shard::prefetch_entry(uint32_t hash32) const
-{
-	uint64_t link = __atomic_load_n(&buckets_of(this)[hash32 & bucket_mask_], __ATOMIC_RELAXED);
-	if (link != 0 && link - 1 + sizeof(Entry) <= ring_bytes_)
-		__builtin_prefetch(entry_at(link - 1));
-}
-
 uint32_t *Shard::link_to(const EntryKey &key, uint32_t hash32) const
 {
 	uint32_t *link = &buckets_of(this)[hash32 & bucket_mask_];

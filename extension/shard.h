@@ -134,16 +134,6 @@ public:
 	}
 
 	/*
-	 * Hints for a batch of lookups, each a prefetch of one line that decides nothing (lookups
-	 * stay exact without them, and a writer may change what they read): the key's bucket (the
-	 * header's mask is read, so its line should have been asked for first, prefetch_header),
-	 * then the entry the bucket points to, each after the line before it had time to arrive.
-	 */
-	void prefetch_header() const { __builtin_prefetch(this); }
-	void prefetch_bucket(uint32_t hash32) const;
-	void prefetch_entry(uint32_t hash32) const;
-
-	/*
 	 * Inserts (or replaces) the entry unless an invalidation happened since the caller
 	 * read seq(): a fill must call seq() before it reads the table and pass the value here.
 	 */

@@ -292,16 +292,6 @@ StoreKey store_key(Oid dbid, Oid relid, KeyBytes key)
 	return result;
 }
 
-void store_prefetch(const StoreKey *keys, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		store_shard(keys[i].shard)->prefetch_header();
-	for (size_t i = 0; i < count; i++)
-		store_shard(keys[i].shard)->prefetch_bucket(uint32(keys[i].hash));
-	for (size_t i = 0; i < count; i++)
-		store_shard(keys[i].shard)->prefetch_entry(uint32(keys[i].hash));
-}
-
 uint64 store_fill_seq(const StoreKey &key)
 {
 	return store_shard(key.shard)->seq();

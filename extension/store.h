@@ -81,14 +81,6 @@ template <typename Visit> bool store_lookup(const StoreKey &key, Visit &&visit);
 template <typename Visit, typename Undo>
 bool store_lookup_optimistic(const StoreKey &key, Visit &&visit, Undo &&undo);
 
-/*
- * Before the lookups of several keys (an MGET's): asks for every line their lookups read first
- * (each shard's header, each bucket, each entry a bucket points to), a round over all of them
- * per kind of line, so that the cache misses of different keys overlap instead of coming one
- * after another. Only hints: nothing is decided or written, and no lock is taken.
- */
-void store_prefetch(const StoreKey *keys, size_t count);
-
 /* A fill reads the invalidation sequence of each key's shard before reading the table. */
 uint64 store_fill_seq(const StoreKey &key);
 

@@ -14,7 +14,6 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
-#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <type_traits>
@@ -50,22 +49,24 @@ bool known_reader(Oid relid, Oid role)
 char *hit_bytes = nullptr;
 size_t hit_capacity = 0;
 
-/* Where the keys of a block are made from their text (key_from_text), side by side, before
- * their lookups. */
+/* Where a key's bytes are made from its text (key_from_text), before its lookup. */
 char *key_buffer = nullptr;
 size_t key_buffer_capacity = 0;
 
-/* key_buffer with room for `needed` bytes; false when it cannot grow. */
-bool reserve_key_buffer(size_t needed)
+/* The key's bytes in the table, made in key_buffer; false when `id` names no key of it. */
+bool key_bytes_for(const RelInfo *info, std::string_view id, KeyBytes *out, bool *out_of_memory)
 {
-	if (needed <= key_buffer_capacity)
-		return true;
-	char *grown = static_cast<char *>(realloc(key_buffer, needed));
-	if (grown == nullptr)
-		return false;
-	key_buffer = grown;
-	key_buffer_capacity = needed;
-	return true;
+	size_t needed = key_bytes_bound(id.size());
+	if (needed > key_buffer_capacity) {
+		char *grown = static_cast<char *>(realloc(key_buffer, needed));
+		if (grown == nullptr) {
+			*out_of_memory = true;
+			return false;
+		}
+		key_buffer = grown;
+		key_buffer_capacity = needed;
+	}
+	return key_from_text(info->key.shape, id, key_buffer, out);
 }
 
 } // namespace
@@ -98,13 +99,6 @@ namespace {
 
 enum class HitsOutcome { AllHits, ShortOfRoom, NotAllHits };
 
-/* An MGET's keys are looked up this many at a time, their lines asked for together first
- * (store_prefetch): each key's lookup misses the cache up to three times (the shard's header,
- * the bucket, the entry, in shards 2 MB apart), and asked for together those misses overlap. */
-constexpr size_t kLookupBlock = 16;
-/* A block's bookkeeping lives on the stack of a frame an ereport may unwind: plain data only. */
-static_assert(std::is_trivially_destructible_v<std::optional<RowKey>> && std::is_trivially_destructible_v<StoreKey>);
-
 /*
  * What both hit paths share: the checks that let a key be answered without a transaction, and
  * the lookups. key_at(i) gives key i (nullopt: it does not parse, a nil); out.row(i, json) and
@@ -132,80 +126,56 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 	Oid relid = InvalidOid;
 	RelInfo *info = nullptr;
 	bool first = true;
-	for (size_t block = 0; block < count; block += kLookupBlock) {
-		size_t block_end = std::min(count, block + kLookupBlock);
-		/* The block's keys in the store first (their bytes side by side in key_buffer), then
-		 * their lines asked for all at once, then the lookups. */
-		std::optional<RowKey> keys[kLookupBlock];
-		size_t room = 0;
-		for (size_t i = block; i < block_end; i++) {
-			keys[i - block] = key_at(i);
-			if (keys[i - block])
-				room += key_bytes_bound(keys[i - block]->id.size());
-		}
-		if (!reserve_key_buffer(room))
-			return HitsOutcome::NotAllHits;
-		StoreKey store_keys[kLookupBlock];
-		bool present[kLookupBlock]; /* names a key of a cached table: looked up */
-		size_t used = 0;
-		for (size_t i = block; i < block_end; i++) {
-			const std::optional<RowKey> &key = keys[i - block];
-			tables[i].slot = -1;
-			negative[i] = false;
-			present[i - block] = false;
-			if (key && (first || key->prefix != last_prefix)) {
-				first = false;
-				last_prefix = key->prefix;
-				relid = relid_for_prefix(key->prefix);
-				if (OidIsValid(relid)) {
-					if (!known_reader(relid, role))
-						return HitsOutcome::NotAllHits;
-					info = relinfo_peek(relid);
-					if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
-						!store_capture_unchanged(info->table))
-						return HitsOutcome::NotAllHits;
-					table = info->table;
-				}
+	for (size_t i = 0; i < count; i++) {
+		tables[i].slot = -1;
+		negative[i] = false;
+		std::optional<RowKey> key = key_at(i);
+		if (key && (first || key->prefix != last_prefix)) {
+			first = false;
+			last_prefix = key->prefix;
+			relid = relid_for_prefix(key->prefix);
+			if (OidIsValid(relid)) {
+				if (!known_reader(relid, role))
+					return HitsOutcome::NotAllHits;
+				info = relinfo_peek(relid);
+				if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
+					!store_capture_unchanged(info->table))
+					return HitsOutcome::NotAllHits;
+				table = info->table;
 			}
-			KeyBytes bytes;
-			if (!key || !OidIsValid(relid) || !key_from_text(info->key.shape, key->id, key_buffer + used, &bytes))
-				continue; /* no such key or table: a missing key */
-			used += key_bytes_bound(key->id.size());
-			tables[i] = table;
-			store_keys[i - block] = store_key(MyDatabaseId, relid, bytes);
-			present[i - block] = true;
 		}
-		if (block_end - block > 1)
-			store_prefetch(store_keys, block_end - block);
-		for (size_t i = block; i < block_end; i++) {
-			if (!present[i - block]) {
-				short_of_room |= !out.nil(i);
-				continue;
-			}
-			/* Without the lock first: what the entry's copy wrote is taken back if it does not
-			 * count. */
-			typename Out::Mark mark = out.mark();
-			bool short_before = short_of_room;
-			auto visit = [&](const EntryView &view) {
-				if (view.tuple_len == 0) {
-					/* a negative entry: no row (its deleter committed: see fetch.cpp) */
-					negative[i] = true;
-					short_of_room |= !out.nil(i);
-					return true;
-				}
-				if (view.json == nullptr)
-					return false;
-				short_of_room |= !out.row(i, view.json, view.json_len);
-				return true;
-			};
-			auto undo = [&]() {
-				out.undo(mark);
-				negative[i] = false;
-				short_of_room = short_before;
-			};
-			if (!store_lookup_optimistic(store_keys[i - block], visit, undo))
+		KeyBytes bytes;
+		bool out_of_memory = false;
+		if (!key || !OidIsValid(relid) || !key_bytes_for(info, key->id, &bytes, &out_of_memory)) {
+			if (out_of_memory)
 				return HitsOutcome::NotAllHits;
+			short_of_room |= !out.nil(i); /* no such key or table: a missing key */
+			continue;
 		}
+		tables[i] = table;
+		/* Without the lock first: what the entry's copy wrote is taken back if it does not count. */
+		typename Out::Mark mark = out.mark();
+		bool short_before = short_of_room;
+		auto visit = [&](const EntryView &view) {
+			if (view.tuple_len == 0) {
+				/* a negative entry: no row (its deleter committed: see fetch.cpp) */
+				negative[i] = true;
+				short_of_room |= !out.nil(i);
+				return true;
+			}
+			if (view.json == nullptr)
+				return false;
+			short_of_room |= !out.row(i, view.json, view.json_len);
+			return true;
+		};
+		auto undo = [&]() {
+			out.undo(mark);
+			negative[i] = false;
+			short_of_room = short_before;
+		};
+		bool hit = store_lookup_optimistic(store_key(MyDatabaseId, relid, bytes), visit, undo);
+		if (!hit)
+			return HitsOutcome::NotAllHits;
 	}
 	return short_of_room ? HitsOutcome::ShortOfRoom : HitsOutcome::AllHits;
 }

@@ -20,7 +20,8 @@ OBJS = local_cache.o $(sort $(patsubst $(project_root)/%.cpp,%.o,$(foreach d,$(S
 
 EXTENSION = local_cache
 DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1.1--1.2.sql \
-	sql/local_cache--1.2--1.3.sql sql/local_cache--1.3--1.4.sql
+	sql/local_cache--1.2--1.3.sql sql/local_cache--1.3--1.4.sql \
+	sql/local_cache--1.4--1.5.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 # Installed under $(docdir)/extension/local_cache/ (set after the PGXS include below).
 DOCS = README.md CHANGELOG.md SECURITY.md LICENSE docs/TECHNICAL.md

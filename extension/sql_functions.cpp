@@ -1,5 +1,6 @@
 /*
- * sql_functions.cpp — the SQL-callable functions: mget, mget_json, flush, statistics.
+ * sql_functions.cpp — the SQL-callable functions: mget, mget_json, flush, statistics, and the
+ * owner check of the registry writes.
  */
 #include "extension/pg.h"
 
@@ -13,6 +14,7 @@
 extern "C" {
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "catalog/objectaddress.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -293,6 +295,38 @@ static Datum flush_oid(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(0);
 }
 LOCAL_CACHE_V1_FUNCTION(local_cache_flush_oid, flush_oid)
+
+/*
+ * _register and _unregister: the registry is written by SECURITY DEFINER functions (they run as
+ * the extension's owner), and PostgreSQL does not tell such a function who called it. So the
+ * check that the caller owns the table (or is a member of the owning role, or a superuser) is
+ * made here, as the caller, before the write runs; nobody else may call the writes themselves.
+ */
+static void call_as_registry_owner(const char *signature, FunctionCallInfo fcinfo)
+{
+	Oid relid = PG_GETARG_OID(0);
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(relid)), get_rel_name(relid));
+	Oid write = DatumGetObjectId(DirectFunctionCall1(regprocedurein, CStringGetDatum(signature)));
+	if (PG_NARGS() == 2)
+		OidFunctionCall2(write, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1));
+	else
+		OidFunctionCall1(write, PG_GETARG_DATUM(0));
+}
+
+static Datum register_table(PG_FUNCTION_ARGS)
+{
+	call_as_registry_owner("local_cache._register_as_owner(pg_catalog.regclass, pg_catalog.text)", fcinfo);
+	PG_RETURN_VOID();
+}
+LOCAL_CACHE_V1_FUNCTION(local_cache_register, register_table)
+
+static Datum unregister_table(PG_FUNCTION_ARGS)
+{
+	call_as_registry_owner("local_cache._unregister_as_owner(pg_catalog.regclass)", fcinfo);
+	PG_RETURN_VOID();
+}
+LOCAL_CACHE_V1_FUNCTION(local_cache_unregister, unregister_table)
 
 static Datum reset_stats(PG_FUNCTION_ARGS)
 {

@@ -19,6 +19,9 @@ Rules (docs/TECHNICAL.md, "Layers"):
              finds by name (PG_FUNCTION_INFO_V1, bgw_function_name, _PG_init) are defined by the
              macros of extension/boundary.h; libuv callbacks name uv_callback<f> or
              connection_callback<f> (resp_server/net/server.h)
+  definer    every SECURITY DEFINER function the SQL scripts leave behind (the last definition of
+             each name, after renames and drops, in version order) sets search_path = pg_catalog,
+             pg_temp: otherwise a caller's temporary table or type answers for a catalog's
 Each rule prints one `ok - ...` or `not ok - ...` line; the last line is `N passed, N failed`.
 """
 import os
@@ -333,8 +336,45 @@ def check_boundary(root, files):
     return problems
 
 
+# ----------------------------------------------------------------- definer
+
+PINNED_PATH = re.compile(r'\bSET\s+search_path\s*=\s*pg_catalog\s*,\s*pg_temp\b', re.I)
+SQL_STATEMENTS = re.compile(
+    r'CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+(?P<created>[\w.]+)\s*\((?P<header>.*?)\bAS\b'
+    r'|ALTER\s+FUNCTION\s+(?P<renamed>[\w.]+)\s*\([^)]*\)\s*RENAME\s+TO\s+(?P<new_name>\w+)'
+    r'|DROP\s+FUNCTION\s+(?:IF\s+EXISTS\s+)?(?P<dropped>[\w.]+)', re.S | re.I)
+
+
+def script_version(path):
+    """The version a script leaves: local_cache--1.3--1.4.sql -> (1, 4)."""
+    return tuple(int(n) for n in re.findall(r'--(\d+(?:\.\d+)*)', os.path.basename(path))[-1].split('.'))
+
+
+def check_definer(root, files):
+    scripts = sorted((f for f in files if re.fullmatch(r'sql/[\w-]+--[\d.]+(--[\d.]+)?\.sql', f)), key=script_version)
+    definers = {}  # function name -> the script that last made it SECURITY DEFINER without the path
+    for f in scripts:
+        with open(os.path.join(root, f)) as fh:
+            text = re.sub(r'--[^\n]*|/\*.*?\*/', '', fh.read(), flags=re.S)
+        for m in SQL_STATEMENTS.finditer(text):
+            if m.group('created'):
+                name, header = m.group('created'), m.group('header')
+                definers.pop(name, None)
+                if re.search(r'\bSECURITY\s+DEFINER\b', header, re.I) and not PINNED_PATH.search(header):
+                    definers[name] = f
+            elif m.group('renamed'):
+                old = m.group('renamed')
+                if old in definers:
+                    definers[old.rsplit('.', 1)[0] + '.' + m.group('new_name') if '.' in old else m.group('new_name')] = \
+                        definers.pop(old)
+            else:
+                definers.pop(m.group('dropped'), None)
+    return [f'{where}: {name} is SECURITY DEFINER without SET search_path = pg_catalog, pg_temp'
+            for name, where in sorted(definers.items())]
+
+
 CHECKS = (('includes', check_includes), ('layers', check_layers), ('readmes', check_readmes),
-          ('size', check_size), ('boundary', check_boundary))
+          ('size', check_size), ('boundary', check_boundary), ('definer', check_definer))
 
 
 def run_checks(root, quiet=False):
@@ -400,6 +440,14 @@ BREAKAGES = (
     ('an SQL-callable function defined by hand', 'boundary',
      lambda r: replace(f'{r}/extension/sql_functions.cpp', 'LOCAL_CACHE_V1_FUNCTION(local_cache_flush_all, flush_all)',
                        'extern "C" Datum local_cache_flush_all(PG_FUNCTION_ARGS)\n{\n\treturn flush_all(fcinfo);\n}')),
+    ('a SECURITY DEFINER function without search_path = pg_catalog, pg_temp', 'definer',
+     lambda r: replace(f'{r}/sql/local_cache--1.4--1.5.sql',
+                       'SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$\nBEGIN\n    PERFORM local_cache._flush_at_commit',
+                       'SECURITY DEFINER SET search_path = pg_catalog AS $$\nBEGIN\n    PERFORM local_cache._flush_at_commit')),
+    ('a SECURITY DEFINER function renamed without being replaced', 'definer',
+     lambda r: replace(f'{r}/sql/local_cache--1.4--1.5.sql',
+                       'CREATE OR REPLACE FUNCTION local_cache._unregister_as_owner',
+                       'CREATE OR REPLACE FUNCTION local_cache._unregister_as_owner_unused')),
     ('a background worker main defined by hand', 'boundary',
      lambda r: replace(f'{r}/resp_server/worker.cpp',
                        'LOCAL_CACHE_WORKER_MAIN(local_cache_resp_worker_main, local_cache::resp::worker_main)',

@@ -152,6 +152,29 @@ SELECT local_cache._unregister('priv_owned');
 SELECT local_cache._flush_oid('priv_owned'::regclass);
 RESET ROLE;
 SELECT count(*) AS registered FROM local_cache.tables WHERE relid = 'priv_owned'::regclass;
+-- Whatever a caller creates: a temporary "pg_trigger" that answers the registry writes' checks
+-- (PostgreSQL searches pg_temp first unless a function's search_path names it) neither lets
+-- another role unregister the table nor register its own under the table's prefix.
+CREATE TABLE priv_taker (id bigint PRIMARY KEY, v text);
+ALTER TABLE priv_taker OWNER TO regress_lc_other;
+SET ROLE regress_lc_other;
+CREATE TEMP TABLE pg_trigger (tgrelid oid, tgenabled "char", tgfoid oid);
+SELECT local_cache._unregister('priv_owned');
+SELECT local_cache._register('priv_owned', 'taken');
+INSERT INTO pg_temp.pg_trigger SELECT 'priv_taker'::regclass, 'A', 'local_cache.capture_changes()'::regprocedure
+  FROM generate_series(1, 3);
+SELECT local_cache._register('priv_taker', 'priv_taker');
+SELECT local_cache._register_as_owner('priv_taker', 'priv_taker');
+SELECT local_cache._unregister_as_owner('priv_owned');
+DROP TABLE pg_temp.pg_trigger;
+RESET ROLE;
+SELECT relid, resp_prefix FROM local_cache.tables WHERE relid IN ('priv_owned'::regclass, 'priv_taker'::regclass);
+DROP TABLE priv_taker;
+-- Every SECURITY DEFINER function of the extension pins its search_path.
+SELECT p.oid::regprocedure AS definer_without_pinned_path FROM pg_proc p
+  JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+ WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'local_cache') AND p.prosecdef
+   AND NOT coalesce(p.proconfig @> '{"search_path=pg_catalog, pg_temp"}', false);
 SET ROLE regress_lc_owner;
 SELECT local_cache.mget_json('priv_owned', '{1}');
 SELECT local_cache.disable('priv_owned');

@@ -123,7 +123,7 @@ my $fresh = $node->safe_psql('fresh', $catalog);
 like($fresh, qr/^member schema local_cache$/m, "a fresh $current install: the schema is a member");
 
 # Every version as releases before 1.4 installed it, and 1.2 as this release installs it.
-for my $case ('1.0', '1.1', '1.2', '1.3', '1.2 as installed now')
+for my $case ('1.0', '1.1', '1.2', '1.3', '1.2 as installed now', '1.4 as installed now')
 {
 	my ($version, $now) = split / /, $case, 2;
 	my $db = 'from_' . ($version =~ s/\./_/r) . ($now ? '_now' : '');

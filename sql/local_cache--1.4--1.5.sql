@@ -1,0 +1,81 @@
+/* local_cache 1.4 -> 1.5: only a table's owner moves its RESP prefix, and nothing a caller
+   creates changes what the extension's SECURITY DEFINER functions do. */
+
+\echo Use "ALTER EXTENSION local_cache UPDATE TO '1.5'" to load this file. \quit
+
+/* A SECURITY DEFINER function is not told who called it, so the owner check cannot be made
+   inside one: _register and _unregister become C functions that run as the caller, check that
+   it owns the table, then call the registry writes below, which run as the extension's owner
+   and which nobody else may call. */
+ALTER FUNCTION local_cache._register(regclass, text) RENAME TO _register_as_owner;
+ALTER FUNCTION local_cache._unregister(regclass) RENAME TO _unregister_as_owner;
+REVOKE ALL ON FUNCTION local_cache._register_as_owner(regclass, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION local_cache._unregister_as_owner(regclass) FROM PUBLIC;
+
+/* Every SECURITY DEFINER function: search_path = pg_catalog, pg_temp (PostgreSQL looks for
+   relations and types in the caller's temporary schema first unless pg_temp is named, so a
+   temporary table "pg_trigger" answered the trigger check) and every relation named with its
+   schema. tools/check_tree.py fails on a SECURITY DEFINER function without that setting. */
+CREATE OR REPLACE FUNCTION local_cache._register_as_owner(rel regclass, resp_prefix text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF (SELECT count(*) FROM pg_catalog.pg_trigger
+         WHERE tgrelid = rel AND tgenabled = 'A'
+           AND tgfoid = 'local_cache.capture_changes()'::pg_catalog.regprocedure) <> 3 THEN
+        RAISE EXCEPTION 'table "%" does not have the local_cache triggers', rel
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call local_cache.enable().';
+    END IF;
+    BEGIN
+        INSERT INTO local_cache.tables (relid, resp_prefix) VALUES (rel, resp_prefix);
+    EXCEPTION WHEN unique_violation THEN
+        RAISE EXCEPTION 'RESP prefix "%" is already used by table %', resp_prefix,
+            (SELECT relid FROM local_cache.tables t WHERE t.resp_prefix = _register_as_owner.resp_prefix)
+            USING ERRCODE = 'duplicate_object',
+                  HINT = 'Pass another prefix: local_cache.enable(table, resp_prefix => ''name'').';
+    END;
+    -- Entries left from an earlier enablement were not kept up to date: drop them.
+    PERFORM local_cache._flush_oid(rel);
+END $$;
+
+CREATE OR REPLACE FUNCTION local_cache._unregister_as_owner(rel regclass) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid = rel
+                 AND tgfoid = 'local_cache.capture_changes()'::pg_catalog.regprocedure) THEN
+        RAISE EXCEPTION 'table "%" still has the local_cache triggers', rel
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call local_cache.disable().';
+    END IF;
+    DELETE FROM local_cache.tables WHERE relid = rel;
+    PERFORM local_cache._flush_oid(rel);
+END $$;
+
+CREATE FUNCTION local_cache._register(rel regclass, resp_prefix text) RETURNS void
+    AS 'MODULE_PATHNAME', 'local_cache_register' LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION local_cache._unregister(rel regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'local_cache_unregister' LANGUAGE C STRICT VOLATILE;
+
+CREATE OR REPLACE FUNCTION local_cache._forget_dropped() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    dropped oid;
+BEGIN
+    FOR dropped IN
+        DELETE FROM local_cache.tables t USING pg_catalog.pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0
+           AND t.relid::oid = d.objid
+        RETURNING d.objid
+    LOOP
+        PERFORM local_cache._flush_oid(dropped);
+    END LOOP;
+END $$;
+
+CREATE OR REPLACE FUNCTION local_cache._table_altered() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM local_cache._flush_at_commit(c.objid)
+       FROM pg_catalog.pg_event_trigger_ddl_commands() c
+       JOIN local_cache.tables t ON t.relid::oid = c.objid
+      WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass;
+END $$;

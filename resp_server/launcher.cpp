@@ -14,6 +14,7 @@
 #include "extension/pg.h"
 
 #include "extension/boundary.h"
+#include "resp_server/auth/session_limits.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
 
@@ -63,6 +64,7 @@ void resp_init(void)
 	init_worker(&launcher, "local_cache RESP launcher", "local_cache_resp_launcher_main");
 	launcher.bgw_restart_time = 5;
 	RegisterBackgroundWorker(&launcher);
+	resp::install_session_limits_hook();
 
 	/* The launcher and the workers take background-worker slots that parallel query draws on
 	 * too: with too few left, parallel queries launch fewer workers than planned and nothing

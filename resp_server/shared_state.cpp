@@ -38,6 +38,7 @@ struct RoleSessions {
 struct RespSharedState {
 	WorkerSlot workers[RESP_MAX_WORKERS];
 	RoleSessions roles[resp::kMaxCountedRoles];
+	pg_atomic_uint32 sessions; /* every role's: the RESP database's CONNECTION LIMIT counts them */
 	unsigned char scan_cursor_secret[resp::ScanCursorKey::kSecretBytes];
 };
 
@@ -97,6 +98,7 @@ void resp_shmem_startup(void)
 			pg_atomic_init_u32(&shared->roles[i].role, 0);
 			pg_atomic_init_u32(&shared->roles[i].sessions, 0);
 		}
+		pg_atomic_init_u32(&shared->sessions, 0);
 		if (!pg_strong_random(shared->scan_cursor_secret, sizeof(shared->scan_cursor_secret)))
 			ereport(FATAL, (errmsg("local_cache: could not generate the RESP SCAN cursor secret")));
 	}
@@ -139,14 +141,22 @@ ServerCounters server_counters(void)
 
 void role_sessions_add(Oid role, int32 delta)
 {
+	pg_atomic_fetch_add_u32(&shared->sessions, delta);
 	if (RoleSessions *slot = role_slot(role, delta > 0))
 		pg_atomic_fetch_add_u32(&slot->sessions, delta);
 }
 
 uint32 role_sessions(Oid role)
 {
+	if (shared == nullptr)
+		return 0;
 	RoleSessions *slot = role_slot(role, false);
 	return slot != nullptr ? pg_atomic_read_u32(&slot->sessions) : 0;
+}
+
+uint32 resp_sessions(void)
+{
+	return shared != nullptr ? pg_atomic_read_u32(&shared->sessions) : 0;
 }
 
 uint64 connected_clients_total(void)

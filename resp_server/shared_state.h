@@ -58,12 +58,15 @@ ServerCounters server_counters(void);
 uint64 connected_clients_total(void);
 
 /*
- * RESP sessions per role, across workers, so that logins honour CONNECTION LIMIT. A fixed
- * table: past kMaxCountedRoles distinct roles, sessions of further roles are not counted.
+ * RESP sessions per role and in all, across workers, so that RESP and PostgreSQL logins honour
+ * the role's and the RESP database's CONNECTION LIMIT together (auth/session_limits.h). A fixed
+ * table: past kMaxCountedRoles distinct roles, sessions of further roles are not counted per
+ * role (they are in all).
  */
 constexpr int kMaxCountedRoles = 256;
 void role_sessions_add(Oid role, int32 delta);
 uint32 role_sessions(Oid role);
+uint32 resp_sessions(void);
 
 /* The secret SCAN cursors are signed with (scan_cursor.h): random, made when the server starts,
  * the same for every worker; ScanCursorKey::kSecretBytes of it. */

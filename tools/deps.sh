@@ -14,6 +14,7 @@ PACKAGES=(
     libpq-dev                  # libpq headers for tools/stress_check/
     libuv1-dev
     libssl-dev                 # OpenSSL: RESP AUTH checks SCRAM/MD5 password secrets
+    libkrb5-dev                # gssapi.h, which libpq/libpq-be.h (Port, for the ClientAuthentication hook) includes
     rapidjson-dev
     libboost-test-dev          # Boost.Test for `make unittest`
     clang                      # libFuzzer target of the RESP parser (`make fuzz`)

@@ -9,6 +9,7 @@
 
 #include "extension/boundary.h"
 #include "resp_server/auth/logins.h"
+#include "resp_server/auth/session_limits.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
 #include "resp_server/pg/transaction.h"
@@ -39,8 +40,10 @@ namespace {
 
 constexpr int64_t kFirstBackoffMs = 50;
 constexpr int64_t kMaxBackoffMs = 5000;
-/* A client address (many clients behind one address are normal) is slowed down only past this
- * many failures within kSourceWindowMs: by kFirstBackoffMs more for each further failure. */
+/* Failures of one user name from one client address (many clients behind one address are
+ * normal, so other names there are not slowed) slow that pair down only past this many within
+ * kSourceWindowMs: by kFirstBackoffMs more for each further failure. The same count of one
+ * address's failures limits how many it writes to the log. */
 constexpr uint32_t kSourceFailuresAllowed = 20;
 constexpr int64_t kSourceWindowMs = 10000;
 constexpr size_t kMaxRemembered = 4096;
@@ -63,6 +66,7 @@ struct LoginFacts {
 	char secret[512];
 	char no_secret[128];   /* why there is none, for the log: PostgreSQL's DETAIL */
 	bool prepared;         /* the password after SASLprep is in the caller's buffer */
+	DatabaseFacts database;
 };
 
 int64_t now_ms()
@@ -138,6 +142,7 @@ bool read_login_facts(const HbaRules &rules, const Session &session, const socka
 			facts->backends = CountUserBackends(facts->role);
 			facts->resp_sessions = role_sessions(facts->role);
 		}
+		read_database_facts(facts->role, &facts->database);
 		const HbaLine *line = rules.match(client, session.tls, local_cache_resp_database, user, facts->role);
 		facts->method = line != nullptr ? line->auth_method : uaImplicitReject;
 		facts->client_certificate = line != nullptr ? line->clientcert : clientCertOff;
@@ -247,43 +252,63 @@ std::string Authenticator::digest(std::string_view a, std::string_view b, std::s
 	return std::string(reinterpret_cast<char *>(out), length);
 }
 
-int64_t Authenticator::backoff_until(const Session &session) const
+namespace {
+
+/* The failures of `key` in the current window, one more of them counted. */
+Authenticator::Failures &count_failure(std::unordered_map<std::string, Authenticator::Failures> &failures,
+									   const std::string &key, int64_t now)
+{
+	if (failures.size() >= kMaxRemembered)
+		failures.clear();
+	Authenticator::Failures &counted = failures[key];
+	if (now - counted.last_ms >= kSourceWindowMs)
+		counted.count = 0;
+	counted.count++;
+	counted.last_ms = now;
+	return counted;
+}
+
+std::string attempt_key(const Session &session, std::string_view user)
+{
+	return session.peer_host() + '\0' + std::string(user);
+}
+
+} // namespace
+
+int64_t Authenticator::backoff_until(const Session &session, std::string_view user) const
 {
 	int64_t until = 0;
 	auto mine = session_failures_.find(session.id);
 	if (mine != session_failures_.end() && mine->second.count > 0)
 		until = mine->second.last_ms +
 			std::min(kMaxBackoffMs, kFirstBackoffMs << std::min<uint32_t>(mine->second.count - 1, 7));
-	auto source = source_failures_.find(session.peer_host());
-	if (source != source_failures_.end() && source->second.count > kSourceFailuresAllowed &&
-		now_ms() - source->second.last_ms < kSourceWindowMs)
-		until = std::max(until, source->second.last_ms +
-							 std::min(kMaxBackoffMs, kFirstBackoffMs * int64_t(source->second.count - kSourceFailuresAllowed)));
+	auto attempt = attempt_failures_.find(attempt_key(session, user));
+	if (attempt != attempt_failures_.end() && attempt->second.count > kSourceFailuresAllowed &&
+		now_ms() - attempt->second.last_ms < kSourceWindowMs)
+		until = std::max(until, attempt->second.last_ms +
+							 std::min(kMaxBackoffMs, kFirstBackoffMs * int64_t(attempt->second.count - kSourceFailuresAllowed)));
 	return until;
 }
 
-bool Authenticator::note_failure(const Session &session)
+bool Authenticator::note_failure(const Session &session, std::string_view user)
 {
 	int64_t now = now_ms();
 	Failures &mine = session_failures_[session.id];
 	mine.count++;
 	mine.last_ms = now;
-	if (source_failures_.size() >= kMaxRemembered)
-		source_failures_.clear();
-	Failures &source = source_failures_[session.peer_host()];
-	if (now - source.last_ms >= kSourceWindowMs) {
-		if (source.unlogged > 0)
-			ereport(LOG, (errmsg("local_cache RESP: %u failed logins from host \"%s\" were not logged", source.unlogged,
-								 session.peer_host().c_str())));
-		source.count = 0;
-		source.unlogged = 0;
+	count_failure(attempt_failures_, attempt_key(session, user), now);
+	auto logged = address_failures_.find(session.peer_host());
+	if (logged != address_failures_.end() && now - logged->second.last_ms >= kSourceWindowMs &&
+		logged->second.unlogged > 0) {
+		ereport(LOG, (errmsg("local_cache RESP: %u failed logins from host \"%s\" were not logged", logged->second.unlogged,
+							 session.peer_host().c_str())));
+		logged->second.unlogged = 0;
 	}
-	source.count++;
-	source.last_ms = now;
-	/* The log is limited as the back-off is: a flood from one address writes one more line. */
-	if (source.count <= kSourceFailuresAllowed)
+	Failures &address = count_failure(address_failures_, session.peer_host(), now);
+	/* The log is limited per address: a flood from one address writes one more line. */
+	if (address.count <= kSourceFailuresAllowed)
 		return true;
-	if (source.unlogged++ == 0)
+	if (address.unlogged++ == 0)
 		ereport(LOG, (errmsg("local_cache RESP: more than %u failed logins from host \"%s\"; further ones are not "
 							 "logged until it has none for %d s",
 							 kSourceFailuresAllowed, session.peer_host().c_str(), int(kSourceWindowMs / 1000))));
@@ -298,9 +323,16 @@ AuthResult Authenticator::grant(const Session &session, const Pending &pending)
 	int sessions = facts.backends + int(facts.resp_sessions) - (already_counted ? 1 : 0);
 	if (facts.connection_limit >= 0 && !facts.superuser && sessions >= facts.connection_limit) {
 		std::string message = "too many connections for role \"" + pending.role_name + "\"";
-		if (note_failure(session))
+		if (note_failure(session, pending.role_name))
 			log_login(session, message, "", &facts);
 		return AuthResult::denied("ERR", message);
+	}
+	const char *refusal, *detail;
+	if (database_refuses(facts.database, facts.superuser, counted != counted_sessions->end() ? 1 : 0,
+						 local_cache_resp_database, &refusal, &detail)) {
+		if (note_failure(session, pending.role_name))
+			log_login(session, refusal, detail, &facts);
+		return AuthResult::denied("ERR", refusal);
 	}
 	count_session(session.id, facts.role);
 	session_failures_.erase(session.id);
@@ -314,7 +346,7 @@ AuthResult Authenticator::finish(const Session &session, Pending &pending, bool 
 {
 	const LoginFacts &facts = pending.facts;
 	if (!password_ok || !OidIsValid(facts.role) || !facts.can_login) {
-		if (note_failure(session)) {
+		if (note_failure(session, pending.role_name)) {
 			/* PostgreSQL's words: the password is checked first, LOGIN after. */
 			char reason[256] = "";
 			if (!OidIsValid(facts.role))
@@ -341,7 +373,7 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 	/* C strings from here on: a NUL inside would cut the name or the password short. */
 	if (user.empty() || user.size() >= NAMEDATALEN || user.find('\0') != std::string_view::npos ||
 		password.find('\0') != std::string_view::npos) {
-		if (note_failure(session))
+		if (note_failure(session, user.substr(0, NAMEDATALEN)))
 			log_login(session, "password authentication failed for user \"" + std::string(user.substr(0, NAMEDATALEN)) + "\"",
 					  "The user name or the password is not valid.", nullptr);
 		return AuthResult::wrong_password();
@@ -387,7 +419,7 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 			wipe(prepared);
 			std::string message = (facts.method == uaReject ? "pg_hba.conf rejects connection for " : "no pg_hba.conf entry for ") +
 				where + (session.tls ? ", SSL encryption" : ", no encryption");
-			if (note_failure(session))
+			if (note_failure(session, name))
 				log_login(session, message, "", &facts);
 			return AuthResult::denied("ERR", message);
 		}
@@ -402,7 +434,7 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 			if (facts.hba_hostname)
 				break;
 			if (!OidIsValid(facts.role) || !facts.can_login) {
-				if (note_failure(session))
+				if (note_failure(session, name))
 					log_login(session, "role \"" + name + (OidIsValid(facts.role) ? "\" is not permitted to log in" : "\" does not exist"),
 							  "", &facts);
 				return AuthResult::wrong_password();
@@ -422,12 +454,14 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 			/* No role, no LOGIN, no password: the check runs all the same (on no secret). */
 			if (OidIsValid(facts.role) && facts.can_login && facts.has_secret)
 				pending.check.secret = facts.secret;
-			pending.verified_key = digest(std::to_string(facts.role), pending.check.secret, pending.check.password);
+			/* Per method too: an md5 secret passes an md5 line, never a scram-sha-256 one. */
+			pending.verified_key = digest(std::to_string(facts.role) + '/' + std::to_string(int(pending.check.method)),
+										  pending.check.secret, pending.check.password);
 			if (!pending.check.secret.empty() && verified_.count(pending.verified_key) > 0) {
 				wipe(pending.check.password);
 				return grant(session, pending);
 			}
-			pending.not_before_ms = backoff_until(session);
+			pending.not_before_ms = backoff_until(session, name);
 			found = pending_.emplace(session.id, std::make_unique<Pending>(std::move(pending))).first;
 			break;
 		default:
@@ -485,7 +519,7 @@ bool Authenticator::certificate_accepted(const Session &session, const Pending &
 		reason = "certificate authentication failed for user";
 	if (reason == nullptr)
 		return true;
-	if (note_failure(session)) {
+	if (note_failure(session, pending.role_name)) {
 		std::string message = reason;
 		if (session.tls_certificate_verified)
 			message += " \"" + pending.role_name + "\"";
@@ -504,7 +538,7 @@ AuthResult Authenticator::certificate_grant(const Session &session, const Pendin
 	if (!certificate_accepted(session, pending))
 		return AuthResult::wrong_password();
 	if (!OidIsValid(facts.role) || !facts.can_login) {
-		if (note_failure(session))
+		if (note_failure(session, pending.role_name))
 			log_login(session, "role \"" + pending.role_name +
 					  (OidIsValid(facts.role) ? "\" is not permitted to log in" : "\" does not exist"), "", &facts);
 		return AuthResult::wrong_password();

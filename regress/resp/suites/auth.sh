@@ -3,7 +3,8 @@
 #               on every request, also on open connections; NOPERM otherwise
 #   RLS         tables with row-level security are never served
 #   AUTH        resp_role, AUTH [user] password (SCRAM, md5), HELLO AUTH, NOAUTH without a role,
-#               the limits on unauthenticated requests, roles losing LOGIN or changing password
+#               the limits on unauthenticated requests, roles losing LOGIN or changing password,
+#               the database's CONNECT, ALLOW_CONNECTIONS and connection limits (both ways)
 #   secrecy     no password ever appears in the server log; the launcher warns about exposure
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh auth). Puts back
 # local_cache.resp_role, regress_resp_reader's grants and regress_resp_user's password (the
@@ -147,6 +148,19 @@ check_re "a method the RESP server cannot use is refused with a clear error" \
 "$CLUSTER_SH" hba "$DIR" "host all all 127.0.0.1/32 md5" "host all all ::1/128 md5"
 hba_back() { [[ "$(raw "send:AUTH regress_resp_md5 $PW_MD5\r\n" read:1)" == '+OK\r\n' ]]; }
 for i in 1 2 3 4 5 6; do wait_for "pg_hba.conf back" 10 hba_back || break; done
+# A remembered login counts for the method it passed: an md5-stored password that logged in
+# through an md5 line does not pass a scram-sha-256 line, which refuses it as it refuses psql.
+# Each worker remembers its own logins: ten logins reach both (the kernel spreads connections).
+md5_login() { raw "send:AUTH regress_resp_md5 $PW_MD5\r\n" read:1; }
+for i in $(seq 1 10); do md5_login >/dev/null; done
+"$CLUSTER_SH" hba "$DIR" "host all regress_resp_nologin 127.0.0.1/32 reject" \
+    "host all all 127.0.0.1/32 scram-sha-256" "host all all ::1/128 scram-sha-256"
+nologin_rejected() { [[ "$(raw "send:AUTH regress_resp_nologin x\r\n" read:1)" == "-ERR pg_hba.conf rejects"* ]]; }
+for i in 1 2 3 4 5 6; do wait_for "pg_hba.conf with scram-sha-256 lines" 10 nologin_rejected || break; done
+check "after logins through an md5 line, a scram-sha-256 line refuses the md5-stored password (ten times)" \
+    "$(for i in $(seq 1 10); do printf '%s' "$wp"; done)" "$(for i in $(seq 1 10); do printf '%s' "$(md5_login)"; done)"
+"$CLUSTER_SH" hba "$DIR" "host all all 127.0.0.1/32 md5" "host all all ::1/128 md5"
+for i in 1 2 3 4 5 6; do wait_for "pg_hba.conf back" 10 hba_back || break; done
 sql "ALTER ROLE regress_resp_user CONNECTION LIMIT 0" >/dev/null
 raw_case "CONNECTION LIMIT 0: AUTH refused" '-ERR too many connections for role "regress_resp_user"\r\n' \
     "send:AUTH regress_resp_user ${PW_USER}-new\r\n" read:1
@@ -163,6 +177,56 @@ wait_case "CONNECTION LIMIT 1: once the first session closed, another logs in" '
     "raw send:AUTH\ regress_resp_user\ ${PW_USER}-new\\r\\n read:1"
 sql "ALTER ROLE regress_resp_user CONNECTION LIMIT -1" >/dev/null
 
+# The database's rules apply to a RESP login as InitPostgres applies them to a backend's: the
+# CONNECT privilege, ALLOW_CONNECTIONS and the database's CONNECTION LIMIT; RESP sessions and
+# PostgreSQL backends count together against both limits, whichever way the login comes.
+login_user() { raw "send:AUTH regress_resp_user ${PW_USER}-new\r\n" read:1; }
+psql_user() { timeout 20 "$PGBIN/psql" -X -h "$DIR/sock" -p "$(<"$DIR/port")" -U regress_resp_user -d postgres -Atq -c "$1" 2>&1; }
+sql_template1() { timeout 20 "$PGBIN/psql" -X -h "$DIR/sock" -p "$(<"$DIR/port")" -U "$SUPERUSER" -d template1 -Atq -c "$1" 2>&1; }
+sql "REVOKE CONNECT ON DATABASE postgres FROM PUBLIC" >/dev/null
+check_re "REVOKE CONNECT ON DATABASE: psql is refused" 'permission denied for database "postgres"' "$(psql_user 'SELECT 1')"
+check "... and so is AUTH, in the same words" '-ERR permission denied for database "postgres"\r\n' "$(login_user)"
+sql "GRANT CONNECT ON DATABASE postgres TO regress_resp_user" >/dev/null
+check "GRANT CONNECT to the role: AUTH logs in again" '+OK\r\n' "$(login_user)"
+sql "GRANT CONNECT ON DATABASE postgres TO PUBLIC" >/dev/null
+sql_template1 "ALTER DATABASE postgres ALLOW_CONNECTIONS false" >/dev/null
+check "ALLOW_CONNECTIONS false: AUTH refused" '-ERR database "postgres" is not currently accepting connections\r\n' "$(login_user)"
+sql_template1 "ALTER DATABASE postgres ALLOW_CONNECTIONS true" >/dev/null
+sql "ALTER DATABASE postgres CONNECTION LIMIT 0" >/dev/null
+check "the database's CONNECTION LIMIT 0: AUTH refused" '-ERR too many connections for database "postgres"\r\n' "$(login_user)"
+sql "ALTER DATABASE postgres CONNECTION LIMIT 1" >/dev/null
+exec {held}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+printf 'AUTH regress_resp_user %s-new\r\n' "$PW_USER" >&"$held"
+IFS= read -r -t 10 -u "$held" line
+check "the database's CONNECTION LIMIT 1: a RESP session logs in" $'+OK\r' "$line"
+check_re "... and a PostgreSQL login of another role finds the database full" \
+    'too many connections for database "postgres"' "$(psql_user 'SELECT 1')"
+exec {held}>&-
+sql "ALTER DATABASE postgres CONNECTION LIMIT -1; ALTER ROLE regress_resp_user CONNECTION LIMIT 1" >/dev/null
+exec {held}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+printf 'AUTH regress_resp_user %s-new\r\n' "$PW_USER" >&"$held"
+IFS= read -r -t 10 -u "$held" line
+check "the role's CONNECTION LIMIT 1: a RESP session logs in" $'+OK\r' "$line"
+check_re "... and the role's PostgreSQL login is refused while it is open" \
+    'too many connections for role "regress_resp_user"' "$(psql_user 'SELECT 1')"
+exec {held}>&-
+psql_select_1() { psql_user 'SELECT 1'; }
+backend_gone() { [[ "$(psql_select_1)" == 1 ]]; }
+wait_case "... and accepted once the RESP session closed" 1 10 backend_gone psql_select_1
+sql "ALTER ROLE regress_resp_user CONNECTION LIMIT -1; ALTER DATABASE postgres CONNECTION LIMIT 1" >/dev/null
+# (a superuser's backend that has just answered may still count for a moment: retry the login)
+backend_open() { [[ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE usename = 'regress_resp_user'")" == 1 ]]; }
+for i in 1 2 3 4 5; do
+    psql_user "SELECT pg_sleep(5)" >/dev/null &
+    sleeper=$!
+    wait_for "the role's psql session" 2 backend_open && break
+    wait "$sleeper"
+done
+check "the database's CONNECTION LIMIT 1 taken by a backend: AUTH refused" \
+    '-ERR too many connections for database "postgres"\r\n' "$(login_user)"
+wait "$sleeper"
+sql "ALTER DATABASE postgres CONNECTION LIMIT -1" >/dev/null
+
 # Password checks run off the event loop: a connection pipelining wrong passwords neither stalls
 # the others (a PING on another connection is answered while its replies still trickle in,
 # slowed by the back-off after each failure) nor goes faster than the back-off allows.
@@ -178,6 +242,19 @@ check "six wrong passwords pipelined: six refusals" "$(for i in $(seq 1 6); do p
 elapsed_ms=$(( ($(cat "$flood_out.end") - start) / 1000000 ))
 check "... answered no faster than the back-off (50+100+200+400+800 ms)" "at least 1550 ms" \
     "$( ((elapsed_ms >= 1550)) && echo "at least 1550 ms" || echo "$elapsed_ms ms")"
+
+# The back-off is per client address and user name: 60 failed logins of one name from this
+# address (clients behind one NAT, proxy or application host share it) make that name wait
+# 2 s there, and leave another user's valid AUTH from the same address unslowed.
+failing=()
+for i in $(seq 1 60); do raw "send:AUTH regress_resp_nobody $PW_WRONG\r\n" read:1 >/dev/null & failing+=($!); done
+wait "${failing[@]}"
+start=$(date +%s%N)
+check "after 60 failed logins of another name from this address, a valid AUTH logs in" '+OK\r\n' \
+    "$(raw "send:AUTH regress_resp_user ${PW_USER}-new\r\n" read:1)"
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "... without that name's back-off (answered within 1 s, where the failing name waits 2 s)" "within 1 s" \
+    "$( ((elapsed_ms < 1000)) && echo "within 1 s" || echo "$elapsed_ms ms")"
 
 # back to resp_role
 set_setting local_cache.resp_role DEFAULT

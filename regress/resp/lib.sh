@@ -75,6 +75,13 @@ sql() {
         -v ON_ERROR_STOP=1 -Atq -c "$1" 2>&1
 }
 
+# sql_in DATABASE SQL: as sql, in another database (to change the RESP database's own settings
+# while it refuses connections or makes sessions read-only).
+sql_in() {
+    timeout 60 "$PGBIN/psql" -X -h "$DIR/sock" -p "$(<"$DIR/port")" -U "$SUPERUSER" -d "$1" \
+        -v ON_ERROR_STOP=1 -Atq -c "$2" 2>&1
+}
+
 # Escapes bytes as resp_raw.pl prints them.
 esc() { perl "$RAW_PL" --escape; }
 

@@ -1,30 +1,115 @@
 /*
- * write_runner.cpp — how a RESP write runs (write_runner.h): its errors, the session state
- * discarded after it, and the plans of its statements kept for the worker's life.
+ * write_runner.cpp — how a RESP write runs (write_runner.h): the role's settings and
+ * statement_timeout around it, its errors, the session state discarded after it, and the plans
+ * of its statements kept for the worker's life.
  */
 #include "resp_server/pg/write_runner.h"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_db_role_setting.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_type.h"
 #include "commands/prepare.h"
 #include "commands/sequence.h"
+#include "storage/proc.h"
 #include "common/hashfn.h"
 #include "storage/lock.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
 }
 
 #include <string>
 
 namespace local_cache::resp {
 
-/* A write's error: the message and its SQLSTATE, as the write commands answer it. */
-LookupResult write_failure(const PgError &error)
+LookupResult write_failure(const PgError &error, bool statement_timed_out)
 {
-	LookupResult result = failure(error);
+	LookupResult result = statement_timed_out ? LookupResult::failed(error.message) : failure(error);
 	if (result.status == LookupResult::Status::Failed)
 		result.message += std::string(" (SQLSTATE ") + unpack_sql_state(error.sqlerrcode) + ")";
 	return result;
+}
+
+namespace {
+
+bool statement_timeout_armed = false;
+
+/*
+ * The settings of one row of pg_db_role_setting (database, role), applied as SET applies them,
+ * so that the GUC nest level undoes them (applied from a source up to PGC_S_OVERRIDE, as a
+ * backend applies them at its start, they would become the worker's own defaults), with a
+ * WARNING for one that cannot be set, as a new session warns. The worker's own bound on lock
+ * waits stays (lock_table in session_runtime.h).
+ */
+void apply_settings_row(Relation settings, Snapshot snapshot, Oid database, Oid role)
+{
+	ScanKeyData keys[2];
+	ScanKeyInit(&keys[0], Anum_pg_db_role_setting_setdatabase, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(database));
+	ScanKeyInit(&keys[1], Anum_pg_db_role_setting_setrole, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(role));
+	SysScanDesc scan = systable_beginscan(settings, DbRoleSettingDatidRolidIndexId, true, snapshot, 2, keys);
+	HeapTuple tuple;
+	while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+		bool isnull;
+		Datum config = heap_getattr(tuple, Anum_pg_db_role_setting_setconfig, RelationGetDescr(settings), &isnull);
+		if (isnull)
+			continue;
+		Datum *items;
+		bool *nulls;
+		int count;
+		deconstruct_array(DatumGetArrayTypeP(config), TEXTOID, -1, false, TYPALIGN_INT, &items, &nulls, &count);
+		for (int i = 0; i < count; i++) {
+			char *name = nullptr, *value = nullptr;
+			if (!nulls[i])
+				ParseLongOption(TextDatumGetCString(items[i]), &name, &value);
+			if (value != nullptr && strcmp(name, "lock_timeout") != 0)
+				(void) set_config_option(name, value, PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET, true, WARNING, false);
+		}
+	}
+	systable_endscan(scan);
+}
+
+} // namespace
+
+void begin_role_statement(Oid role)
+{
+	Relation settings = table_open(DbRoleSettingRelationId, AccessShareLock);
+	Snapshot snapshot = RegisterSnapshot(GetCatalogSnapshot(DbRoleSettingRelationId));
+	/* From the least specific to the most, each overriding the one before. */
+	apply_settings_row(settings, snapshot, InvalidOid, InvalidOid);
+	apply_settings_row(settings, snapshot, MyDatabaseId, InvalidOid);
+	apply_settings_row(settings, snapshot, InvalidOid, role);
+	apply_settings_row(settings, snapshot, MyDatabaseId, role);
+	UnregisterSnapshot(snapshot);
+	table_close(settings, AccessShareLock);
+	/* The transaction has started: its read-only flag is taken from the setting now, as it
+	 * would have been at its start in such a session. */
+	if (DefaultXactReadOnly)
+		XactReadOnly = true;
+	if (StatementTimeout > 0) {
+		enable_timeout_after(STATEMENT_TIMEOUT, StatementTimeout);
+		statement_timeout_armed = true;
+	}
+}
+
+bool end_role_statement()
+{
+	if (!statement_timeout_armed)
+		return false;
+	statement_timeout_armed = false;
+	/* A timeout that fired is no longer active (and its cancel became the write's error). */
+	bool fired = !get_timeout_active(STATEMENT_TIMEOUT);
+	disable_timeout(STATEMENT_TIMEOUT, false);
+	return fired;
 }
 
 void discard_session_leftovers()

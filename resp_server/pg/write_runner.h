@@ -24,8 +24,20 @@ extern "C" {
 
 namespace local_cache::resp {
 
-/* A write's error: the message and its SQLSTATE, as the write commands answer it. */
-LookupResult write_failure(const PgError &error);
+/* A write's error: the message and its SQLSTATE, as the write commands answer it. A cancel is
+ * retried (failure()) unless it was the write's own statement_timeout. */
+LookupResult write_failure(const PgError &error, bool statement_timed_out);
+
+/*
+ * Inside run_for_role's GUC nest level: the write starts as a new session of the role in this
+ * database would, with the settings of ALTER ROLE / ALTER DATABASE ... SET (pg_db_role_setting:
+ * the role in this database, the role, the database, every role; the worker's own lock_timeout
+ * and isolation level stay), default_transaction_read_only applying to its
+ * transaction, and its statement_timeout armed. end_role_statement() disarms it after the
+ * transaction, committed or not, and says whether it fired.
+ */
+void begin_role_statement(Oid role);
+bool end_role_statement();
 
 /* After run_for_role's transaction, committed or not: what a trigger may have left in the
  * worker's session outside the GUCs (prepared statements, session advisory locks, sequences'
@@ -41,10 +53,11 @@ void discard_session_leftovers();
  * set_config(..., false) of search_path, default_transaction_read_only, TimeZone or DateStyle
  * ends with the command. What a trigger can leave outside the GUCs (prepared statements,
  * session advisory locks, sequences' currval) is discarded after the transaction, committed or
- * not. So every command starts from the server's configured settings, as a new session would:
- * the table's own triggers run with the configured search_path ("$user" is the role), as
- * they do for that role's SQL, while the statements below name every function, operator and
- * type with its schema and so mean the same under any search_path.
+ * not. So every command starts from the settings a new session of the role would have
+ * (begin_role_statement: the server's, the database's and the role's): the table's own triggers
+ * run with the role's search_path ("$user" is the role), as they do for that role's SQL, while
+ * the statements below name every function, operator and type with its schema and so mean the
+ * same under any search_path.
  */
 template <typename Body> bool run_for_role(const Session &session, Body &&body, PgError *error)
 {
@@ -55,6 +68,7 @@ template <typename Body> bool run_for_role(const Session &session, Body &&body, 
 		SetUserIdAndSecContext(Oid(session.role->id),
 							   saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 		int nest_level = NewGUCNestLevel();
+		begin_role_statement(Oid(session.role->id));
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		body();
@@ -78,13 +92,14 @@ template <typename Body> LookupResult run_write(const Session &session, Access a
 {
 	PgError error;
 	if (access == Access::Write && on_standby(&error))
-		return error.sqlerrcode == 0 ? LookupResult::read_only() : write_failure(error);
+		return error.sqlerrcode == 0 ? LookupResult::read_only() : write_failure(error, false);
 	bool ok = run_for_role(session, [&]() {
 		MemoryContextReset(results_context);
 		body();
 	}, &error);
+	bool timed_out = end_role_statement();
 	discard_session_leftovers();
-	return ok ? LookupResult::ok() : write_failure(error);
+	return ok ? LookupResult::ok() : write_failure(error, timed_out);
 }
 
 /* Runs `sql`, a statement on the table `relid` (InvalidOid: on none), with the arguments

@@ -182,16 +182,15 @@ sql "ALTER ROLE regress_resp_user CONNECTION LIMIT -1" >/dev/null
 # PostgreSQL backends count together against both limits, whichever way the login comes.
 login_user() { raw "send:AUTH regress_resp_user ${PW_USER}-new\r\n" read:1; }
 psql_user() { timeout 20 "$PGBIN/psql" -X -h "$DIR/sock" -p "$(<"$DIR/port")" -U regress_resp_user -d postgres -Atq -c "$1" 2>&1; }
-sql_template1() { timeout 20 "$PGBIN/psql" -X -h "$DIR/sock" -p "$(<"$DIR/port")" -U "$SUPERUSER" -d template1 -Atq -c "$1" 2>&1; }
 sql "REVOKE CONNECT ON DATABASE postgres FROM PUBLIC" >/dev/null
 check_re "REVOKE CONNECT ON DATABASE: psql is refused" 'permission denied for database "postgres"' "$(psql_user 'SELECT 1')"
 check "... and so is AUTH, in the same words" '-ERR permission denied for database "postgres"\r\n' "$(login_user)"
 sql "GRANT CONNECT ON DATABASE postgres TO regress_resp_user" >/dev/null
 check "GRANT CONNECT to the role: AUTH logs in again" '+OK\r\n' "$(login_user)"
 sql "GRANT CONNECT ON DATABASE postgres TO PUBLIC" >/dev/null
-sql_template1 "ALTER DATABASE postgres ALLOW_CONNECTIONS false" >/dev/null
+sql_in template1 "ALTER DATABASE postgres ALLOW_CONNECTIONS false" >/dev/null
 check "ALLOW_CONNECTIONS false: AUTH refused" '-ERR database "postgres" is not currently accepting connections\r\n' "$(login_user)"
-sql_template1 "ALTER DATABASE postgres ALLOW_CONNECTIONS true" >/dev/null
+sql_in template1 "ALTER DATABASE postgres ALLOW_CONNECTIONS true" >/dev/null
 sql "ALTER DATABASE postgres CONNECTION LIMIT 0" >/dev/null
 check "the database's CONNECTION LIMIT 0: AUTH refused" '-ERR too many connections for database "postgres"\r\n' "$(login_user)"
 sql "ALTER DATABASE postgres CONNECTION LIMIT 1" >/dev/null

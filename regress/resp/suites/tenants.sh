@@ -11,6 +11,9 @@
 #                bytes, or the same SQLSTATE
 #   encoding     text that is not valid in the server encoding (values, JSON, keys, field
 #                names, increments, NUL) is refused with SQLSTATE 22021, nothing written
+#   settings     ALTER ROLE / ALTER DATABASE ... SET (default_transaction_read_only, search_path,
+#                statement_timeout) and postgresql.conf's statement_timeout apply to a role's
+#                RESP writes, for that command only
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh tenants). Creates and
 # drops its own roles (regress_resp_mallory, regress_resp_victim), schema and tables.
 
@@ -310,6 +313,49 @@ raw_case "a NUL byte in a value" \
 check "none of them wrote anything" "<null> <null>" "$(stored eq_resp tx 1) $(stored eq_resp f8 1)"
 check "valid UTF-8 beyond ASCII is written as it came" "0 é日本😀" \
     "$(vcli HSET eq:1 tx 'é日本😀') $(stored eq_resp tx 1)"
+
+section "settings: a RESP write runs as a new session of its role in the database would"
+# ALTER ROLE / ALTER DATABASE ... SET and postgresql.conf's statement_timeout apply to the role's
+# RESP writes and its triggers, inside the command only: the next command, of any role, starts
+# without them.
+sql "CREATE TABLE session_t (id integer PRIMARY KEY, v text, seen text);
+CREATE FUNCTION session_t_seen() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN
+    IF NEW.v = 'slow' THEN PERFORM pg_sleep(3); END IF;
+    NEW.seen := current_setting('search_path') || ' / ' || current_setting('statement_timeout');
+    RETURN NEW;
+END \$\$;
+CREATE TRIGGER session_t_seen BEFORE INSERT OR UPDATE ON session_t FOR EACH ROW EXECUTE FUNCTION session_t_seen();
+SELECT local_cache.enable('session_t', resp_prefix => 'st');
+GRANT SELECT, INSERT, UPDATE ON session_t TO regress_resp_victim, regress_resp_mallory" >/dev/null
+seen() { sql "SELECT coalesce(seen, '<none>') FROM session_t WHERE id = $1 UNION ALL SELECT '<no row>' LIMIT 1"; }
+sql "ALTER ROLE regress_resp_victim SET default_transaction_read_only = on" >/dev/null
+check "ALTER ROLE ... SET default_transaction_read_only = on: the role's RESP SET is refused" \
+    "ERR cannot execute INSERT in a read-only transaction (SQLSTATE 25006)" "$(vcli SET st:1 '{"v":"a"}')"
+check "... and writes nothing" "<no row>" "$(seen 1)"
+check "... while another role's SET commits, with the server's settings" 'OK "$user", public / 0' \
+    "$(mcli SET st:2 '{"v":"b"}') $(seen 2)"
+sql "ALTER ROLE regress_resp_victim RESET default_transaction_read_only;
+ALTER DATABASE postgres SET default_transaction_read_only = on" >/dev/null
+check "ALTER DATABASE ... SET default_transaction_read_only = on: RESP SET refused" \
+    "ERR cannot execute INSERT in a read-only transaction (SQLSTATE 25006)" "$(mcli SET st:3 '{"v":"c"}')"
+sql_in template1 "ALTER DATABASE postgres RESET default_transaction_read_only" >/dev/null
+sql "ALTER ROLE regress_resp_victim SET search_path = mallory, public;
+ALTER ROLE regress_resp_victim IN DATABASE postgres SET statement_timeout = '250ms'" >/dev/null
+check "the role's search_path and its statement_timeout in this database reach its triggers" \
+    "OK mallory, public / 250ms" "$(vcli SET st:4 '{"v":"d"}') $(seen 4)"
+check "... and are gone for the next command of another role" 'OK "$user", public / 0' \
+    "$(mcli SET st:5 '{"v":"e"}') $(seen 5)"
+check "a trigger slower than the role's statement_timeout: canceled as PostgreSQL cancels it" \
+    "ERR canceling statement due to statement timeout (SQLSTATE 57014)" "$(vcli SET st:6 '{"v":"slow"}')"
+check "... nothing written, and the role's next write works" "<no row> OK" "$(seen 6) $(vcli SET st:6 '{"v":"f"}')"
+sql "ALTER ROLE regress_resp_victim RESET ALL; ALTER ROLE regress_resp_victim IN DATABASE postgres RESET ALL" >/dev/null
+set_setting statement_timeout 300ms
+server_timeout() { [[ "$(mcli SET st:7 '{"v":"slow"}')" == *"(SQLSTATE 57014)" ]]; }
+wait_case "postgresql.conf's statement_timeout applies to RESP writes" "ERR canceling statement ... (SQLSTATE 57014)" 15 \
+    server_timeout "mcli SET st:7 {\"v\":\"slow\"}"
+set_setting statement_timeout DEFAULT
+sql "DROP TABLE session_t; DROP FUNCTION session_t_seen()" >/dev/null
 
 sql "DROP TABLE victim_t, eq_sql, eq_resp; DROP FUNCTION eq_sql_write, eq_sql_add;
 DROP DOMAIN eq_even; DROP TYPE eq_mood; DROP SCHEMA mallory CASCADE;

@@ -246,10 +246,11 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 		Oid *types = static_cast<Oid *>(palloc(sizeof(Oid) * (columns.count + MAX_KEY_COLUMNS + 1)));
 		Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (columns.count + MAX_KEY_COLUMNS + 1)));
 		target.add_parameters(types, values, 0);
-		StringInfoData list, args, updates;
+		StringInfoData list, args, updates, assignments;
 		initStringInfo(&list);
 		initStringInfo(&args);
 		initStringInfo(&updates);
+		initStringInfo(&assignments);
 		int n = target.nkey;
 		for (int c = 0; c < columns.count; c++) {
 			if (value_of[c] < 0)
@@ -268,10 +269,18 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 			appendStringInfo(&list, ", %s", name);
 			appendStringInfo(&args, ", $%d", n);
 			appendStringInfo(&updates, "%s%s = EXCLUDED.%s", updates.len > 0 ? ", " : "", name, name);
+			appendStringInfo(&assignments, "%s%s = $%d", assignments.len > 0 ? ", " : "", name, n);
 		}
 		distinct = n - target.nkey;
+		/* An existing row is updated exactly as UPDATE t SET c = 'v' WHERE key would: an
+		 * INSERT ... ON CONFLICT checks its proposed row first, which fails on a NOT NULL
+		 * column without a default that HSET does not name. Only a missing row is inserted. */
 		StringInfoData sql;
 		initStringInfo(&sql);
+		appendStringInfo(&sql, "UPDATE %s t SET %s WHERE %s", target.table, assignments.data, target.condition("t", 1));
+		if (run(target.info->relid, sql.data, n, types, values) == 1)
+			return;
+		resetStringInfo(&sql);
 		appendStringInfo(&sql, "INSERT INTO %s AS t (%s%s) VALUES (%s%s) ON CONFLICT (%s) DO UPDATE SET %s "
 							   "RETURNING (t.xmax OPERATOR(pg_catalog.=) 0)",
 						 target.table, target.columns(), list.data, target.parameters(1), args.data,

@@ -116,6 +116,15 @@ check "... they are gone for SQL and RESP" "0" "$(sql "SELECT count(*) FROM wtab
 section "HSET, HDEL, HINCRBY"
 check "HSET of an existing row: 0 new fields" "0" "$(wcli HSET w:10 v diez n 7)"
 check "... the columns from their text" '{"id":10,"v":"diez","n":7,"f":null,"at":"2024-01-01"}' "$(row 10)"
+sql "CREATE TABLE wacct (id integer PRIMARY KEY, ver bigint NOT NULL, note text);
+INSERT INTO wacct VALUES (1, 5, 'a');
+SELECT local_cache.enable('wacct');
+GRANT SELECT, INSERT, UPDATE ON wacct TO regress_resp_writer" >/dev/null
+check "HSET of an existing row whose other NOT NULL column has no default: updated as UPDATE would" \
+    '0 {"id":1,"ver":5,"note":"b"}' "$(wcli HSET wacct:1 note b) $(sql "SELECT row_to_json(a)::text FROM wacct a")"
+check "HSET of a missing row without that column: refused as its INSERT is" \
+    'ERR null value in column "ver" of relation "wacct" violates not-null constraint (SQLSTATE 23502)' "$(wcli HSET wacct:2 note c)"
+sql "DROP TABLE wacct" >/dev/null
 check "HSET of a missing row inserts it: 2 new fields" "2" "$(wcli HSET w:20 v twenty at 2025-02-03)"
 check "... the other columns at their DEFAULT" '{"id":20,"v":"twenty","n":null,"f":null,"at":"2025-02-03"}' "$(row 20)"
 check "HSET of the key column" 'ERR column "id" is the key: it is set by the key itself (SQLSTATE 42P10)' "$(wcli HSET w:20 id 21)"

@@ -56,7 +56,7 @@ bool may_lock_rows(Oid relid, Oid role)
 LookupResult version_of(const Session &session, const RowKey &key, VersionRead how, std::string *version)
 {
 	const char *text = "absent";
-	LookupResult result = run_write(session, Access::Read, [&]() {
+	LookupResult result = run_write(session, Access::Read, [&]() noexcept {
 		if (how != VersionRead::Latest)
 			watch_command_id = GetCurrentCommandId(false);
 		load_prefixes();

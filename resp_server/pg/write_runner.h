@@ -61,6 +61,8 @@ void discard_session_leftovers();
  */
 template <typename Body> bool run_for_role(const Session &session, Body &&body, PgError *error)
 {
+	/* The body runs inside the boundary: a C++ exception from it would end the worker. */
+	static_assert(noexcept(body()), "the body of run_for_role must be noexcept");
 	return in_transaction([&]() noexcept {
 		Oid saved_user;
 		int saved_context;
@@ -90,10 +92,11 @@ bool on_standby(PgError *error);
 enum class Access { Write, Read };
 template <typename Body> LookupResult run_write(const Session &session, Access access, Body &&body)
 {
+	static_assert(noexcept(body()), "the body of run_write must be noexcept");
 	PgError error;
 	if (access == Access::Write && on_standby(&error))
 		return error.sqlerrcode == 0 ? LookupResult::read_only() : write_failure(error, false);
-	bool ok = run_for_role(session, [&]() {
+	bool ok = run_for_role(session, [&]() noexcept {
 		MemoryContextReset(results_context);
 		body();
 	}, &error);

@@ -167,7 +167,7 @@ LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, 
 	char *old_value = nullptr;
 	bool written = true;
 	set_refused_present = false;
-	LookupResult result = run_write(session, Access::Write, [&]() {
+	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
 		for (size_t i = 0; i < count; i++) {
 			if (set_one(keys[i], values[i], options, count == 1 ? &old_value : nullptr))
 				continue;
@@ -189,7 +189,7 @@ LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, 
 LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted)
 {
 	uint64 total = 0;
-	LookupResult result = run_write(session, Access::Write, [&]() {
+	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
 		Oid *relids = results_array<Oid>(count);
 		load_prefixes();
 		for (size_t i = 0; i < count; i++) {
@@ -228,7 +228,7 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 {
 	bool inserted = false;
 	int distinct = 0;
-	LookupResult result = run_write(session, Access::Write, [&]() {
+	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
 		Target target = write_target(key);
 		Columns columns = other_columns(target);
 		/* The last value of each column wins, as in Redis. */
@@ -298,7 +298,7 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 										 size_t count, int64_t *removed)
 {
 	uint64 cleared = 0;
-	LookupResult result = run_write(session, Access::Write, [&]() {
+	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
 		Target target = write_target(key);
 		Columns columns = other_columns(target);
 		bool *listed = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
@@ -344,7 +344,7 @@ LookupResult PgDataSource::increment_column(const Session &session, const RowKey
 											std::string_view increment, std::string *result)
 {
 	char *text = nullptr;
-	LookupResult status = run_write(session, Access::Write, [&]() {
+	LookupResult status = run_write(session, Access::Write, [&]() noexcept {
 		Target target = write_target(key);
 		verify_text(name);
 		verify_text(increment);

@@ -71,11 +71,47 @@ BEGIN
     END LOOP;
 END $$;
 
+
+/* A committed change to a type a cached table's rows are made of (an enum value renamed, a
+   composite type's attribute renamed or retyped, a domain altered, another table's row type
+   altered) changes how its rows render without touching the table: it is flushed at commit as
+   for ALTER TABLE of the table itself, so CLIENT TRACKING pushes the flush. The types a table's
+   rows are made of: its columns' types and, recursively, array elements, domains' base types,
+   composite types' attributes, ranges' subtypes and multiranges' ranges. */
+CREATE FUNCTION local_cache._types_used(rel regclass) RETURNS SETOF oid
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+WITH RECURSIVE used(typid) AS (
+    SELECT a.atttypid FROM pg_catalog.pg_attribute a
+     WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped
+  UNION
+    SELECT n.typid FROM used u
+      JOIN pg_catalog.pg_type ty ON ty.oid = u.typid
+     CROSS JOIN LATERAL (
+            SELECT ty.typelem WHERE ty.typelem <> 0
+  UNION ALL SELECT ty.typbasetype WHERE ty.typbasetype <> 0
+  UNION ALL SELECT a.atttypid FROM pg_catalog.pg_attribute a
+             WHERE ty.typrelid <> 0 AND a.attrelid = ty.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL SELECT r.rngsubtype FROM pg_catalog.pg_range r WHERE r.rngtypid = ty.oid
+  UNION ALL SELECT r.rngtypid FROM pg_catalog.pg_range r WHERE r.rngmultitypid = ty.oid) n(typid)
+)
+SELECT typid FROM used
+$$;
+
 CREATE OR REPLACE FUNCTION local_cache._table_altered() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    PERFORM local_cache._flush_at_commit(c.objid)
-       FROM pg_catalog.pg_event_trigger_ddl_commands() c
-       JOIN local_cache.tables t ON t.relid::oid = c.objid
-      WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass;
+    PERFORM local_cache._flush_at_commit(t.relid::oid)
+       FROM local_cache.tables t
+      WHERE EXISTS (
+            SELECT FROM pg_catalog.pg_event_trigger_ddl_commands() c
+             WHERE (c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.objid = t.relid::oid)
+                OR (CASE WHEN c.classid = 'pg_catalog.pg_type'::pg_catalog.regclass THEN c.objid
+                         WHEN c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                         THEN (SELECT reltype FROM pg_catalog.pg_class WHERE oid = c.objid) END)
+                   IN (SELECT local_cache._types_used(t.relid)));
 END $$;
+DROP EVENT TRIGGER local_cache_table_altered;
+CREATE EVENT TRIGGER local_cache_table_altered ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE', 'ALTER TYPE', 'ALTER DOMAIN')
+    EXECUTE FUNCTION local_cache._table_altered();
+ALTER EVENT TRIGGER local_cache_table_altered ENABLE ALWAYS;

@@ -4,7 +4,8 @@
 // and over RESP2 the Pub/Sub message of `__redis__:invalidate` on a REDIRECT target. Each rule
 // of the issue has its test: every write path pushes, nothing for keys not read, a key is
 // re-tracked only by a new read, rollback and PREPARE are silent, nil keys are tracked, NOLOOP,
-// BCAST/PREFIX, OPTIN/OPTOUT, REDIRECT on either worker, flushes, across workers, commit-exact
+// BCAST/PREFIX, OPTIN/OPTOUT, REDIRECT on either worker, flushes (also when a type the rows are
+// made of is altered), across workers, commit-exact
 // (a GET on the push sees the new row), CLIENT TRACKINGINFO/GETREDIR/CACHING and INFO, the
 // bounded table (local_cache.resp_tracking_max_keys), and node-redis's clientSideCache.
 //
@@ -22,6 +23,7 @@ const WRITER_PASSWORD = 'trk-wrt-Pw-5Hn1';
 const T = 'trk'; // prefix trk
 const OTHER = 'trk_other'; // prefix other
 const FLUSH = 'trk_flush'; // prefix trkflush
+const TYPED = 'trk_typed'; // prefix trktyped: rows made of an enum array and a composite type
 const key = (id) => `trk:${id}`;
 const rowJson = (id, v) => JSON.stringify({ id, v });
 
@@ -115,13 +117,18 @@ before(() => {
         CREATE TABLE ${FLUSH} (id integer PRIMARY KEY, v text);
         INSERT INTO ${FLUSH} SELECT g, 'f' || g FROM generate_series(1, 10) g;
         SELECT local_cache.enable('${FLUSH}', resp_prefix => 'trkflush');
-        GRANT SELECT ON ${T}, ${OTHER}, ${FLUSH} TO ${READER};
+        CREATE TYPE trk_mood AS ENUM ('happy', 'sad');
+        CREATE TYPE trk_point AS (x integer, y integer);
+        CREATE TABLE ${TYPED} (id integer PRIMARY KEY, moods trk_mood[], p trk_point);
+        INSERT INTO ${TYPED} VALUES (1, '{happy}', '(1,2)');
+        SELECT local_cache.enable('${TYPED}', resp_prefix => 'trktyped');
+        GRANT SELECT ON ${T}, ${OTHER}, ${FLUSH}, ${TYPED} TO ${READER};
         GRANT SELECT, INSERT, UPDATE, DELETE ON ${T}, ${OTHER} TO ${WRITER}`);
 });
 after(async () => {
   for (const c of conns) c.close();
   await closeAll();
-  psql(`DROP TABLE ${T}, ${OTHER}, ${FLUSH}; DROP ROLE ${WRITER}`);
+  psql(`DROP TABLE ${T}, ${OTHER}, ${FLUSH}, ${TYPED}; DROP TYPE trk_mood, trk_point; DROP ROLE ${WRITER}`);
 });
 
 // ---- (a) every write path pushes the keys a connection read
@@ -432,6 +439,17 @@ test('ALTER TABLE ADD COLUMN of a table sends the null invalidation', async () =
   psql(`ALTER TABLE ${FLUSH} ADD COLUMN extra integer`);
   await expectFlush(c);
   assert.equal(await c.call('GET', 'trkflush:3'), JSON.stringify({ id: 3, v: 'f3', extra: null }));
+});
+
+test('ALTER TYPE of a type the rows are made of (an enum value, a composite attribute renamed) sends the null invalidation', async () => {
+  const c = await tracker();
+  assert.equal(await c.call('GET', 'trktyped:1'), JSON.stringify({ id: 1, moods: ['happy'], p: { x: 1, y: 2 } }));
+  psql(`ALTER TYPE trk_mood RENAME VALUE 'happy' TO 'glad'`);
+  await expectFlush(c);
+  assert.equal(await c.call('GET', 'trktyped:1'), JSON.stringify({ id: 1, moods: ['glad'], p: { x: 1, y: 2 } }));
+  psql(`ALTER TYPE trk_point RENAME ATTRIBUTE x TO across`);
+  await expectFlush(c);
+  assert.equal(await c.call('GET', 'trktyped:1'), JSON.stringify({ id: 1, moods: ['glad'], p: { across: 1, y: 2 } }));
 });
 
 // ---- (k) across workers

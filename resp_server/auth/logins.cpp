@@ -177,6 +177,17 @@ bool read_login_facts(const HbaRules &rules, const Session &session, const socka
 	}, error);
 }
 
+/* The stored secret read_login_facts copied into the facts (plain data, filled inside the
+ * transaction), as a Secret: the facts keep none of its bytes. */
+Secret take_secret(LoginFacts &facts)
+{
+	Secret secret;
+	if (facts.has_secret)
+		secret = Secret(facts.secret);
+	OPENSSL_cleanse(facts.secret, sizeof(facts.secret));
+	return secret;
+}
+
 /* Sessions this worker counts in role_sessions(), by session id: released when the worker exits
  * (even by FATAL, when no destructor runs). */
 std::unordered_map<uint64_t, Oid> *counted_sessions = nullptr;
@@ -239,16 +250,14 @@ void Authenticator::load_rules()
 
 std::string Authenticator::digest(std::string_view a, std::string_view b, std::string_view c) const
 {
-	std::string data;
-	data.reserve(a.size() + b.size() + c.size() + 2);
-	data.append(a).push_back('\0');
-	data.append(b).push_back('\0');
-	data.append(c);
+	constexpr std::string_view separator("\0", 1);
+	Secret data;
+	for (std::string_view part : {a, separator, b, separator, c})
+		data.append(part);
 	unsigned char out[32];
 	unsigned int length = 0;
-	HMAC(EVP_sha256(), key_, sizeof(key_), reinterpret_cast<const unsigned char *>(data.data()), data.size(), out,
-		 &length);
-	wipe(data);
+	HMAC(EVP_sha256(), key_, sizeof(key_), reinterpret_cast<const unsigned char *>(data.text().data()),
+		 data.text().size(), out, &length);
 	return std::string(reinterpret_cast<char *>(out), length);
 }
 
@@ -387,19 +396,19 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 	}
 	if (found == pending_.end()) {
 		std::string name(user);
-		std::string secret_password(password);
-		std::string prepared(password.size() * 4 + 16, '\0');
+		Secret typed_password(password);
+		Secret prepared;
+		size_t capacity = password.size() * 4 + 16;
+		char *prepared_bytes = prepared.buffer(capacity);
 		sockaddr_storage client;
 		Pending pending;
 		PgError error;
 		bool read = client_address(session.peer_address, &client) &&
-			read_login_facts(rules_, session, client, name.c_str(), secret_password.c_str(), &prepared[0],
-							 prepared.size(), &pending.facts, &error);
-		if (!read) {
-			wipe(secret_password);
-			wipe(prepared);
+			read_login_facts(rules_, session, client, name.c_str(), typed_password.text().c_str(), prepared_bytes,
+							 capacity, &pending.facts, &error);
+		Secret stored = take_secret(pending.facts);
+		if (!read)
 			return AuthResult::denied("ERR", session.peer_address.empty() ? "unknown client address" : error.message);
-		}
 		const LoginFacts &facts = pending.facts;
 		std::string where = "host \"" + session.peer_host() + "\", user \"" + name + "\", database \"" +
 			local_cache_resp_database + "\"";
@@ -407,16 +416,11 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 		pending.request = request;
 		/* clientcert=verify-ca / verify-full on a trust or password line: the certificate first. */
 		if ((facts.method == uaTrust || facts.method == uaPassword || facts.method == uaMD5 || facts.method == uaSCRAM) &&
-			facts.client_certificate != clientCertOff && !certificate_accepted(session, pending)) {
-			wipe(secret_password);
-			wipe(prepared);
+			facts.client_certificate != clientCertOff && !certificate_accepted(session, pending))
 			return AuthResult::wrong_password();
-		}
 		switch (facts.method) {
 		case uaImplicitReject:
 		case uaReject: {
-			wipe(secret_password);
-			wipe(prepared);
 			std::string message = (facts.method == uaReject ? "pg_hba.conf rejects connection for " : "no pg_hba.conf entry for ") +
 				where + (session.tls ? ", SSL encryption" : ", no encryption");
 			if (note_failure(session, name))
@@ -425,12 +429,8 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 		}
 		case uaCert:
 			/* The certificate is the credential: the password is not looked at. */
-			wipe(secret_password);
-			wipe(prepared);
 			return certificate_grant(session, pending);
 		case uaTrust:
-			wipe(secret_password);
-			wipe(prepared);
 			if (facts.hba_hostname)
 				break;
 			if (!OidIsValid(facts.role) || !facts.can_login) {
@@ -445,28 +445,22 @@ AuthResult Authenticator::login(const Session &session, std::string_view user, s
 		case uaSCRAM:
 			if (facts.hba_hostname)
 				break;
-			prepared.resize(facts.prepared ? strlen(prepared.c_str()) : 0);
-			pending.check.password = facts.prepared ? std::move(prepared) : std::move(secret_password);
-			wipe(prepared);
-			wipe(secret_password);
+			prepared.truncate(facts.prepared ? strlen(prepared_bytes) : 0);
+			pending.check.password = facts.prepared ? std::move(prepared) : std::move(typed_password);
 			pending.check.user = name;
 			pending.check.method = facts.method == uaSCRAM ? PasswordMethod::ScramOnly : PasswordMethod::Password;
 			/* No role, no LOGIN, no password: the check runs all the same (on no secret). */
-			if (OidIsValid(facts.role) && facts.can_login && facts.has_secret)
-				pending.check.secret = facts.secret;
+			if (OidIsValid(facts.role) && facts.can_login)
+				pending.check.secret = std::move(stored);
 			/* Per method too: an md5 secret passes an md5 line, never a scram-sha-256 one. */
 			pending.verified_key = digest(std::to_string(facts.role) + '/' + std::to_string(int(pending.check.method)),
-										  pending.check.secret, pending.check.password);
-			if (!pending.check.secret.empty() && verified_.count(pending.verified_key) > 0) {
-				wipe(pending.check.password);
+										  pending.check.secret.text(), pending.check.password.text());
+			if (!pending.check.secret.empty() && verified_.count(pending.verified_key) > 0)
 				return grant(session, pending);
-			}
 			pending.not_before_ms = backoff_until(session, name);
 			found = pending_.emplace(session.id, std::make_unique<Pending>(std::move(pending))).first;
 			break;
 		default:
-			wipe(secret_password);
-			wipe(prepared);
 			return AuthResult::denied("ERR", std::string("authentication method \"") + hba_authname(facts.method) +
 							  "\" (pg_hba.conf line " + std::to_string(facts.hba_line) +
 							  ") is not supported by the RESP server");
@@ -569,7 +563,6 @@ void Authenticator::session_ended(const Session &session)
 	auto found = pending_.find(session.id);
 	if (found != pending_.end()) {
 		checker_.cancel(found->second->ticket);
-		wipe(found->second->check.password);
 		pending_.erase(found);
 	}
 	session_failures_.erase(session.id);

@@ -112,12 +112,11 @@ bool verify_md5(const std::string &secret, const std::string &password, const st
 {
 	if (secret.size() != 35 || secret.compare(0, 3, "md5") != 0)
 		return false;
-	std::string salted = password + user;
+	Secret salted(password);
+	salted.append(user);
 	unsigned char digest[16];
 	unsigned int length = 0;
-	bool hashed = EVP_Digest(salted.data(), salted.size(), digest, &length, EVP_md5(), nullptr) == 1;
-	wipe(salted);
-	if (!hashed)
+	if (EVP_Digest(salted.text().data(), salted.text().size(), digest, &length, EVP_md5(), nullptr) != 1)
 		return false;
 	char hex[33];
 	for (int i = 0; i < 16; i++)
@@ -132,21 +131,48 @@ uint64_t password_hash_rounds()
 	return hash_rounds.load();
 }
 
-void wipe(std::string &secret)
+void Secret::clear()
 {
-	if (!secret.empty())
-		OPENSSL_cleanse(&secret[0], secret.size());
-	secret.clear();
+	if (!text_.empty())
+		OPENSSL_cleanse(&text_[0], text_.size());
+	text_.clear();
+}
+
+char *Secret::buffer(size_t size)
+{
+	clear();
+	text_.resize(size);
+	return &text_[0];
+}
+
+void Secret::truncate(size_t size)
+{
+	if (size < text_.size()) {
+		OPENSSL_cleanse(&text_[size], text_.size() - size);
+		text_.resize(size);
+	}
+}
+
+void Secret::append(std::string_view more)
+{
+	if (text_.size() + more.size() > text_.capacity()) {
+		std::string larger;
+		larger.reserve(2 * (text_.size() + more.size()));
+		larger.append(text_);
+		clear();
+		text_.swap(larger);
+	}
+	text_.append(more);
 }
 
 bool verify_password(const PasswordCheck &check)
 {
 	ScramSecret scram;
-	if (parse_scram_secret(check.secret, &scram))
-		return verify_scram(scram, check.password);
+	if (parse_scram_secret(check.secret.text(), &scram))
+		return verify_scram(scram, check.password.text());
 	/* No SCRAM secret: the same work, so that the time tells nothing. */
-	mock_verification(check.password);
-	return check.method == PasswordMethod::Password && verify_md5(check.secret, check.password, check.user);
+	mock_verification(check.password.text());
+	return check.method == PasswordMethod::Password && verify_md5(check.secret.text(), check.password.text(), check.user);
 }
 
 PasswordChecker::PasswordChecker()
@@ -165,8 +191,7 @@ PasswordChecker::~PasswordChecker()
 	{
 		std::lock_guard<std::mutex> lock(mutex_);
 		stopping_ = true;
-		for (auto &queued : queue_)
-			wipe(queued.second.password);
+		queue_.clear();
 	}
 	wake_.notify_all();
 	thread_.join();
@@ -198,7 +223,6 @@ void PasswordChecker::cancel(uint64_t ticket)
 	results_.erase(ticket);
 	for (auto it = queue_.begin(); it != queue_.end(); ++it) {
 		if (it->first == ticket) {
-			wipe(it->second.password);
 			queue_.erase(it);
 			return;
 		}
@@ -222,7 +246,7 @@ void PasswordChecker::run()
 		} catch (...) {
 			/* Out of memory on this thread: the check fails, the process goes on. */
 		}
-		wipe(job.second.password);
+		job.second = PasswordCheck();
 		lock.lock();
 		if (cancelled_.erase(job.first) == 0)
 			results_[job.first] = ok;

@@ -16,6 +16,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,9 +29,46 @@ enum class PasswordMethod {
 	ScramOnly,  /* "scram-sha-256": a SCRAM secret only */
 };
 
+/*
+ * A password or a stored secret. Its bytes are overwritten before the memory that holds them is
+ * freed or reused — when it is destroyed, cleared, assigned over or moved from — so no path can
+ * forget the wipe. A move copies the bytes and wipes the source (a moved std::string may keep
+ * them in its small buffer); growing reserves first, so no reallocation frees them unwiped.
+ */
+class Secret {
+public:
+	Secret() = default;
+	explicit Secret(std::string_view text) : text_(text) {}
+	Secret(const Secret &) = delete;
+	Secret &operator=(const Secret &) = delete;
+	Secret(Secret &&other) : text_(other.text_) { other.clear(); }
+	Secret &operator=(Secret &&other)
+	{
+		if (this != &other) {
+			clear();
+			text_ = other.text_;
+			other.clear();
+		}
+		return *this;
+	}
+	~Secret() { clear(); }
+
+	void clear();
+	const std::string &text() const { return text_; }
+	bool empty() const { return text_.empty(); }
+	/* `size` zero bytes for a C function to write into. */
+	char *buffer(size_t size);
+	/* Keeps the first `size` bytes; the others are wiped. */
+	void truncate(size_t size);
+	void append(std::string_view more);
+
+private:
+	std::string text_;
+};
+
 struct PasswordCheck {
-	std::string secret;   /* pg_authid.rolpassword; empty: no password (or no such role) */
-	std::string password; /* as the client sent it, SASLprep'd by the caller for SCRAM */
+	Secret secret;   /* pg_authid.rolpassword; empty: no password (or no such role) */
+	Secret password; /* as the client sent it, SASLprep'd by the caller for SCRAM */
 	std::string user;     /* md5 secrets are salted with the role name */
 	PasswordMethod method = PasswordMethod::Password;
 };
@@ -41,9 +79,6 @@ bool verify_password(const PasswordCheck &check);
 /* PBKDF2 rounds computed so far by this process: what a check costs, counted rather than timed. */
 uint64_t password_hash_rounds();
 
-/* Overwrites a string's bytes before it is freed. */
-void wipe(std::string &secret);
-
 class PasswordChecker {
 public:
 	PasswordChecker();
@@ -51,7 +86,7 @@ public:
 	PasswordChecker(const PasswordChecker &) = delete;
 	PasswordChecker &operator=(const PasswordChecker &) = delete;
 
-	/* Queues a check; `check.password` is moved out and wiped after use. */
+	/* Queues a check (its secrets are wiped when it is done or dropped). */
 	void submit(uint64_t ticket, PasswordCheck check);
 	/* Whether the check of `ticket` is done; then *ok says whether the password matched and the
 	 * ticket is forgotten. */

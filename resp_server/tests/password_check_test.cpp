@@ -22,7 +22,7 @@ const std::string kMd5 = "md5d3ebb44626804ca107f3d0cc8e7c93cc"; /* role vec_md5 
 PasswordCheck check(std::string secret, std::string password, std::string user = "vec_md5",
 					PasswordMethod method = PasswordMethod::Password)
 {
-	return PasswordCheck{std::move(secret), std::move(password), std::move(user), method};
+	return PasswordCheck{Secret(secret), Secret(password), std::move(user), method};
 }
 
 } // namespace

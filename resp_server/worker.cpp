@@ -199,7 +199,7 @@ void on_timer(uv_timer_t *timer)
 			now - c->session.connected_at_ms > int64_t(AuthenticationTimeout) * 1000)
 			disconnect(c, "TLS handshake not completed within authentication_timeout");
 	}
-	forget_old_tls_failures(server);
+	log_left_out_handshake_failures(server);
 	log_left_out_disconnects(server);
 	/* Table and I/O statistics of the commands, as a backend reports them when idle. */
 	pgstat_report_stat(false);

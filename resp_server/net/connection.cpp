@@ -411,14 +411,15 @@ bool decrypt(Connection *c, const char *records, size_t length)
 		c->input_end += produced;
 	}
 	if (status == TlsSession::Status::Failed) {
-		if (!was_established)
-			note_tls_handshake_failure(c->server, c->session);
 		/* An alert, if the session made one, is the only answer. */
 		if (ReplyBuffer *out = outgoing(c); out != nullptr && !out->empty()) {
 			uv_buf_t buffer = uv_buf_init(const_cast<char *>(out->data()), unsigned(out->size()));
 			uv_try_write(reinterpret_cast<uv_stream_t *>(&c->handle), &buffer, 1);
 		}
-		disconnect(c, c->tls->error().c_str());
+		if (was_established)
+			disconnect(c, c->tls->error().c_str());
+		else
+			close_failed_handshake(c);
 		return false;
 	}
 	if (status == TlsSession::Status::Closed) {
@@ -657,10 +658,6 @@ void accept_connection(Server *server, int fd)
 			c->session.tls = true;
 		}
 		describe_session(c);
-		if (c->tls != nullptr && !tls_handshake_allowed(server, c->session)) {
-			disconnect(c, "too many failed TLS handshakes from this address; closed without one");
-			return;
-		}
 		if (c->on_ring)
 			start_receiving(c);
 		else

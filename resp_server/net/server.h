@@ -103,12 +103,6 @@ struct Listener {
 	Server *server;
 };
 
-/* Failed TLS handshakes of one client address (tls_server.cpp). */
-struct TlsFailures {
-	uint32_t count = 0;
-	int64_t window_start_ms = 0;
-};
-
 /* How the worker learns of commits in the tracking log (tracking_delivery.cpp): a writer's
  * signal, its own ticks while commits keep coming, or rare ticks while it tracks nothing. */
 enum class TrackingWake { Signal, Busy, Idle };
@@ -146,8 +140,8 @@ struct Server {
 	/* The ciphertext of one read of a TLS connection, before it is decrypted into the
 	 * connection's input (libuv hands the read to on_read before it asks for the next buffer). */
 	std::vector<char> tls_read_buffer;
-	/* Failed TLS handshakes per client address in the current window (tls_server.cpp). */
-	std::unordered_map<std::string, TlsFailures> tls_failures;
+	/* Rate-limits the lines of failed TLS handshakes, per client address (tls_server.cpp). */
+	HandshakeFailureLog handshake_failures;
 	PgDataSource *data = nullptr;
 	CommandProcessor *processor = nullptr;
 	TrackingFeed *tracking_feed = nullptr;
@@ -226,12 +220,11 @@ void log_left_out_disconnects(Server *server);
 /* Loads (at start) or reloads the TLS context of a TLS port; false when it could not (logged;
  * a reload keeps the context before). True without TLS. */
 bool load_tls_context(Server *server);
-/* Whether a client address may start another handshake: past too many failed ones in the
- * window it is closed at once, as failed AUTHs back off. */
-bool tls_handshake_allowed(Server *server, const Session &session);
-void note_tls_handshake_failure(Server *server, const Session &session);
-/* From the worker's timer: forgets the windows that ended. */
-void forget_old_tls_failures(Server *server);
+/* A handshake failed: closes the connection, with a log line unless its address has had its
+ * share of lines in the window (HandshakeFailureLog). */
+void close_failed_handshake(Connection *c);
+/* From the worker's timer: one line per address for the failures the limit left out. */
+void log_left_out_handshake_failures(Server *server);
 
 /* connection.cpp */
 /* Opens the worker's io_uring, unless the kernel refuses one (logged; connections then use

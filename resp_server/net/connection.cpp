@@ -333,10 +333,12 @@ void process_input(Connection *c)
 		if (result.status == ParseStatus::Request) {
 			c->session.last_request_at_ms = c->last_active_ms;
 			c->session.lock_wait_expired = lock_wait_expired(c);
+			size_t reply_start = c->pending.size();
 			tracking_log_set_writer(c->session.id);
 			server->processor->execute(result.request, c->session, c->pending);
 			tracking_log_set_writer(0);
 			note_tracking_mode(c);
+			note_login(c, reply_start);
 			if (c->session.retry_later) {
 				block(c);
 				break;
@@ -394,6 +396,7 @@ void tls_established(Connection *c)
 	if (c->session.tls_certificate_verified)
 		c->session.tls_common_name = c->tls->peer_common_name();
 	c->session.role = c->server->data->default_role(c->session);
+	note_login(c, c->pending.size());
 }
 
 /* Records read from a TLS connection into its input; the handshake's replies go out with the
@@ -658,6 +661,10 @@ void accept_connection(Server *server, int fd)
 			c->session.tls = true;
 		}
 		describe_session(c);
+		if (!admit(c)) {
+			refuse_connection(c);
+			return;
+		}
 		if (c->on_ring)
 			start_receiving(c);
 		else
@@ -683,6 +690,7 @@ void close_connection(Connection *c)
 	server->connections_here--;
 	server->connections_by_id.erase(c->session.id);
 	forget_tracking(c);
+	forget_login(c);
 	count(&server->counters->connected_clients, -1);
 	server->data->session_ended(c->session);
 	server->client_memory -= c->accounted_memory;

@@ -3,8 +3,8 @@
  * lock. Worker i owns slot i: its pid while it runs (so a restarted launcher does not start a
  * second copy) and its counters, which it alone writes. Per role, the RESP sessions of every
  * worker. Counters live as long as the server, so the sums INFO reports never go backwards when
- * a worker restarts; a worker's exit callback zeroes its connected clients, whose connections
- * ended with it. The SCAN cursor secret: written once, at shared memory creation, then only read.
+ * a worker restarts; a worker's exit callback zeroes its connected (and logged-in) clients, whose
+ * connections ended with it. The SCAN cursor secret: written once, at shared memory creation, then only read.
  */
 #include "extension/pg.h"
 
@@ -67,6 +67,7 @@ void worker_ended(int, Datum number)
 {
 	WorkerSlot *slot = &shared->workers[DatumGetInt32(number)];
 	pg_atomic_write_u64(&slot->counters.connected_clients, 0);
+	pg_atomic_write_u64(&slot->counters.logged_in_clients, 0);
 	pg_atomic_write_u32(&slot->pid, 0);
 }
 
@@ -88,6 +89,7 @@ void resp_shmem_startup(void)
 			WorkerSlot *slot = &shared->workers[i];
 			pg_atomic_init_u32(&slot->pid, 0);
 			pg_atomic_init_u64(&slot->counters.connected_clients, 0);
+			pg_atomic_init_u64(&slot->counters.logged_in_clients, 0);
 			pg_atomic_init_u64(&slot->counters.total_connections_received, 0);
 			pg_atomic_init_u64(&slot->counters.total_commands_processed, 0);
 			pg_atomic_init_u64(&slot->counters.rejected_connections, 0);
@@ -159,11 +161,11 @@ uint32 resp_sessions(void)
 	return shared != nullptr ? pg_atomic_read_u32(&shared->sessions) : 0;
 }
 
-uint64 connected_clients_total(void)
+uint64 logged_in_clients_total(void)
 {
 	uint64 total = 0;
 	for (int i = 0; i < RESP_MAX_WORKERS; i++)
-		total += pg_atomic_read_u64(&shared->workers[i].counters.connected_clients);
+		total += pg_atomic_read_u64(&shared->workers[i].counters.logged_in_clients);
 	return total;
 }
 

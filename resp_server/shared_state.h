@@ -1,7 +1,7 @@
 /*
  * shared_state.h — the RESP server's entry points, called by the module entry (local_cache.cpp)
  * while shared_preload_libraries is processed, and what the RESP processes share: each worker's counters (INFO reports their
- * sums, and local_cache.resp_max_clients limits their connections together), which workers
+ * sums, and local_cache.resp_max_clients limits their logged-in connections together), which workers
  * run (for the launcher), and the secret SCAN cursors are signed with.
  */
 #pragma once
@@ -29,6 +29,8 @@ namespace local_cache::resp {
 /* One worker's counters: written by that worker only, read by all. */
 struct WorkerCounters {
 	pg_atomic_uint64 connected_clients;
+	/* Those of connected_clients that have logged in (net/admission.cpp). */
+	pg_atomic_uint64 logged_in_clients;
 	pg_atomic_uint64 total_connections_received;
 	pg_atomic_uint64 total_commands_processed;
 	pg_atomic_uint64 rejected_connections;
@@ -55,7 +57,8 @@ struct ServerCounters {
 	uint64 batch_pauses;
 };
 ServerCounters server_counters(void);
-uint64 connected_clients_total(void);
+/* What local_cache.resp_max_clients bounds: the connections that have logged in, every worker's. */
+uint64 logged_in_clients_total(void);
 
 /*
  * RESP sessions per role and in all, across workers, so that RESP and PostgreSQL logins honour

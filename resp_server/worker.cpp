@@ -192,14 +192,9 @@ void on_timer(uv_timer_t *timer)
 				close_connection(c);
 		}
 	}
-	/* A TLS handshake has as long as a PostgreSQL login (authentication_timeout). */
-	for (Connection *c = server->tls != nullptr ? server->connections : nullptr, *next; c != nullptr; c = next) {
-		next = c->next;
-		if (c->tls != nullptr && !c->tls->handshake_done() &&
-			now - c->session.connected_at_ms > int64_t(AuthenticationTimeout) * 1000)
-			disconnect(c, "TLS handshake not completed within authentication_timeout");
-	}
-	forget_old_tls_failures(server);
+	/* A login, its TLS handshake included, has as long as a PostgreSQL login. */
+	close_unauthenticated(server);
+	log_left_out_handshake_failures(server);
 	log_left_out_disconnects(server);
 	/* Table and I/O statistics of the commands, as a backend reports them when idle. */
 	pgstat_report_stat(false);

@@ -1,6 +1,6 @@
 /*
  * monitor.cpp — the slow log, the latency monitor's "command" event and the per-command latency
- * histograms of one worker (monitor.h).
+ * histograms of one worker, for every role and for each of the most recent roles (monitor.h).
  */
 #include "resp_server/commands/monitor.h"
 
@@ -54,24 +54,44 @@ void CommandMonitor::record(const CommandSpec &command, const Request &request, 
 {
 	if (duration_us < 0) /* the clock went back */
 		duration_us = 0;
-	if (&command != last_command_) {
-		last_histogram_ = &histograms_[&command];
+	std::optional<uint64_t> role;
+	if (session.role)
+		role = session.role->id;
+	if (&command != last_command_ || role != last_role_) {
+		/* Forgotten first: latency_of may drop the record they point into, and a lookup may
+		 * fail on memory. */
+		last_command_ = nullptr;
+		Histogram *every_role = &every_role_.histograms[&command];
+		LatencyRecord *own = role ? &latency_of(*role) : nullptr;
+		last_role_histogram_ = own != nullptr ? &own->histograms[&command] : nullptr;
+		last_every_role_histogram_ = every_role;
+		last_role_latency_ = own;
+		last_role_ = role;
 		last_command_ = &command;
 	}
-	last_histogram_->calls++;
-	last_histogram_->counts[bucket_of(duration_us)]++;
-	if (settings_.log_slower_than_us >= 0 && duration_us >= settings_.log_slower_than_us)
-		log_slow(command, request, session, started_us, duration_us);
+	size_t bucket = bucket_of(duration_us);
+	for (Histogram *histogram : {last_every_role_histogram_, last_role_histogram_}) {
+		if (histogram != nullptr) {
+			histogram->calls++;
+			histogram->counts[bucket]++;
+		}
+	}
+	if (settings_.log_slower_than_us < 0 || duration_us < settings_.log_slower_than_us)
+		return;
+	for (LatencyRecord *latency : {&every_role_, last_role_latency_}) {
+		if (latency == nullptr)
+			continue;
+		LatencyEvent &event = latency->command_event ? *latency->command_event : latency->command_event.emplace();
+		event.latest_seconds = started_us / 1000000;
+		event.latest_ms = duration_us / 1000;
+		event.max_ms = std::max(event.max_ms, event.latest_ms);
+	}
+	log_slow(command, request, session, started_us, duration_us);
 }
 
 void CommandMonitor::log_slow(const CommandSpec &command, const Request &request, const Session &session,
 							  int64_t started_us, int64_t duration_us)
 {
-	LatencyEvent &event = command_event_ ? *command_event_ : command_event_.emplace();
-	event.latest_seconds = started_us / 1000000;
-	event.latest_ms = duration_us / 1000;
-	event.max_ms = std::max(event.max_ms, event.latest_ms);
-
 	if (settings_.max_length == 0)
 		return;
 	SlowlogEntry entry;
@@ -96,10 +116,38 @@ void CommandMonitor::log_slow(const CommandSpec &command, const Request &request
 		slowlog_.pop_back();
 }
 
-const CommandMonitor::Histogram *CommandMonitor::histogram(const CommandSpec &command) const
+const CommandHistogram *LatencyRecord::histogram(const CommandSpec &command) const
 {
-	auto found = histograms_.find(&command);
-	return found == histograms_.end() ? nullptr : &found->second;
+	auto found = histograms.find(&command);
+	return found == histograms.end() ? nullptr : &found->second;
+}
+
+const LatencyRecord *CommandMonitor::role_latency(uint64_t role) const
+{
+	for (const RoleLatency &kept : roles_)
+		if (kept.role == role)
+			return &kept.latency;
+	return nullptr;
+}
+
+LatencyRecord &CommandMonitor::latency_of(uint64_t role)
+{
+	auto found = std::find_if(roles_.begin(), roles_.end(), [&](const RoleLatency &kept) { return kept.role == role; });
+	if (found == roles_.end() && roles_.size() >= kLatencyRoles) {
+		found = std::prev(roles_.end());
+		*found = RoleLatency{role, LatencyRecord()};
+	} else if (found == roles_.end()) {
+		return roles_.emplace_front(RoleLatency{role, LatencyRecord()}).latency;
+	}
+	roles_.splice(roles_.begin(), roles_, found);
+	return found->latency;
+}
+
+void CommandMonitor::reset_latency()
+{
+	every_role_.command_event.reset();
+	for (RoleLatency &kept : roles_)
+		kept.latency.command_event.reset();
 }
 
 } // namespace local_cache::resp

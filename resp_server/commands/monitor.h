@@ -6,6 +6,13 @@
  * histogram per command. CommandProcessor::execute feeds it; the SLOWLOG and LATENCY handlers
  * (server_commands.cpp) read it. Each worker keeps its own, as each keeps its own connections. No
  * PostgreSQL header.
+ *
+ * Like the slow log's entries, the latency data says what a role does (which commands, how
+ * often, when): a role sees its own, members of pg_read_all_stats every role's. So it is kept
+ * twice: for every role together, and for each role apart (requests before a login only in the
+ * first). Memory stays bounded: the roles kept apart are the kLatencyRoles that ran requests
+ * most recently; a role that falls out loses its own data (every role's keeps its requests), and
+ * a record holds at most one histogram per command of the table.
  */
 #pragma once
 
@@ -16,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -58,6 +66,15 @@ struct LatencyEvent {
 	int64_t max_ms = 0;
 };
 
+/* The latency data of one role's requests, or of every role's. */
+struct LatencyRecord {
+	std::unordered_map<const CommandSpec *, CommandHistogram> histograms;
+	std::optional<LatencyEvent> command_event;
+
+	/* nullptr: the command never ran here. */
+	const CommandHistogram *histogram(const CommandSpec &command) const;
+};
+
 class CommandMonitor {
 public:
 	/* Redis's limits on what an entry keeps (SLOWLOG_ENTRY_MAX_ARGC, SLOWLOG_ENTRY_MAX_STRING):
@@ -66,6 +83,8 @@ public:
 	static constexpr size_t kMaxArguments = 32;
 	static constexpr size_t kMaxArgumentBytes = 128;
 	static constexpr size_t kBuckets = kLatencyBuckets;
+	/* The roles whose latency data is kept apart (see the top of the file). */
+	static constexpr size_t kLatencyRoles = 64;
 	using Histogram = CommandHistogram;
 
 	void configure(const SlowlogSettings &settings);
@@ -79,23 +98,36 @@ public:
 	const std::deque<SlowlogEntry> &slowlog() const { return slowlog_; } /* newest first */
 	void reset_slowlog() { slowlog_.clear(); }
 
-	/* nullptr: the command never ran here. */
-	const Histogram *histogram(const CommandSpec &command) const;
-	const std::optional<LatencyEvent> &command_event() const { return command_event_; }
-	void reset_latency() { command_event_.reset(); }
+	const LatencyRecord &every_role_latency() const { return every_role_; }
+	/* nullptr: the role ran nothing here, or fell out of the roles kept apart. */
+	const LatencyRecord *role_latency(uint64_t role) const;
+	/* LATENCY RESET: every role's "command" event (the histograms stay, as in Redis). */
+	void reset_latency();
 
 private:
+	struct RoleLatency {
+		uint64_t role;
+		LatencyRecord latency;
+	};
+
+	/* The role's record, made the most recent; a new role takes the least recent one's place
+	 * past kLatencyRoles. */
+	LatencyRecord &latency_of(uint64_t role);
 	void log_slow(const CommandSpec &command, const Request &request, const Session &session,
 				  int64_t started_us, int64_t duration_us);
 
 	SlowlogSettings settings_;
 	std::deque<SlowlogEntry> slowlog_;
 	uint64_t next_id_ = 0;
-	std::unordered_map<const CommandSpec *, Histogram> histograms_;
-	/* The last command's histogram: a pipeline repeats one command (map nodes never move). */
+	LatencyRecord every_role_;
+	std::list<RoleLatency> roles_; /* most recent first; list nodes never move */
+	/* The last request's command, role and histograms: a pipeline repeats one command of one
+	 * role (map and list nodes never move). Null last_command_: nothing cached. */
 	const CommandSpec *last_command_ = nullptr;
-	Histogram *last_histogram_ = nullptr;
-	std::optional<LatencyEvent> command_event_;
+	std::optional<uint64_t> last_role_;
+	Histogram *last_every_role_histogram_ = nullptr;
+	LatencyRecord *last_role_latency_ = nullptr; /* null: no role */
+	Histogram *last_role_histogram_ = nullptr;
 };
 
 } // namespace local_cache::resp

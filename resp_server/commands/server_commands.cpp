@@ -2,7 +2,8 @@
  * server_commands.cpp — the server commands, as Redis's server group: COMMAND and its subcommands
  * (COUNT, DOCS, INFO, LIST), read from the command table; INFO, from ServerInfo's
  * statistics; CONFIG GET over the few parameters clients ask for, and CONFIG SET, refused;
- * SLOWLOG and LATENCY over the worker's CommandMonitor; and the HELP of every container.
+ * SLOWLOG and LATENCY over the worker's CommandMonitor, each role's own requests but for members
+ * of pg_read_all_stats; and the HELP of every container.
  */
 #include "resp_server/commands/command_context.h"
 
@@ -513,6 +514,15 @@ bool may_reset(CommandContext &c)
 	return false;
 }
 
+/* LATENCY's data as SLOWLOG GET's entries: every role's for roles that may read every role's
+ * statistics, else the caller's own role's; none before a login. */
+const LatencyRecord *visible_latency(CommandContext &c)
+{
+	if (c.data.server.sees_activity_of(c.session, ServerInfo::kEveryRole))
+		return &c.monitor.every_role_latency();
+	return c.session.role ? c.monitor.role_latency(c.session.role->id) : nullptr;
+}
+
 void reply_histogram(CommandContext &c, const CommandSpec &command, const CommandMonitor::Histogram &histogram)
 {
 	size_t last = 0;
@@ -599,7 +609,8 @@ void slowlog_reset_command(CommandContext &c)
 /* The latency monitor has one event, "command": requests at or above the slow log's threshold. */
 void latency_latest_command(CommandContext &c)
 {
-	const std::optional<LatencyEvent> &event = c.monitor.command_event();
+	const LatencyRecord *latency = visible_latency(c);
+	const std::optional<LatencyEvent> &event = latency != nullptr ? latency->command_event : std::nullopt;
 	if (!event) {
 		c.reply.array(0);
 		return;
@@ -615,10 +626,11 @@ void latency_latest_command(CommandContext &c)
 /* Every command that ran here, or those named (unknown names are left out, as Redis does). */
 void latency_histogram_command(CommandContext &c)
 {
+	const LatencyRecord *latency = visible_latency(c);
 	std::vector<const CommandSpec *> &chosen = c.scratch.commands;
 	chosen.clear();
 	auto choose = [&](const CommandSpec &command) {
-		if (c.monitor.histogram(command) != nullptr &&
+		if (latency != nullptr && latency->histogram(command) != nullptr &&
 			std::find(chosen.begin(), chosen.end(), &command) == chosen.end())
 			chosen.push_back(&command);
 	};
@@ -637,7 +649,7 @@ void latency_histogram_command(CommandContext &c)
 	}
 	c.reply.map(chosen.size());
 	for (const CommandSpec *command : chosen)
-		reply_histogram(c, *command, *c.monitor.histogram(*command));
+		reply_histogram(c, *command, *latency->histogram(*command));
 }
 
 void latency_reset_command(CommandContext &c)
@@ -647,7 +659,7 @@ void latency_reset_command(CommandContext &c)
 	bool named = c.argc() == 2;
 	for (size_t i = 2; i < c.argc(); i++)
 		named = named || equals_ignore_case(c.arg(i), "command");
-	int64_t reset = named && c.monitor.command_event() ? 1 : 0;
+	int64_t reset = named && c.monitor.every_role_latency().command_event ? 1 : 0;
 	if (named)
 		c.monitor.reset_latency();
 	c.reply.integer(reset);

@@ -333,10 +333,12 @@ void process_input(Connection *c)
 		if (result.status == ParseStatus::Request) {
 			c->session.last_request_at_ms = c->last_active_ms;
 			c->session.lock_wait_expired = lock_wait_expired(c);
+			size_t reply_start = c->pending.size();
 			tracking_log_set_writer(c->session.id);
 			server->processor->execute(result.request, c->session, c->pending);
 			tracking_log_set_writer(0);
 			note_tracking_mode(c);
+			note_login(c, reply_start);
 			if (c->session.retry_later) {
 				block(c);
 				break;
@@ -394,6 +396,7 @@ void tls_established(Connection *c)
 	if (c->session.tls_certificate_verified)
 		c->session.tls_common_name = c->tls->peer_common_name();
 	c->session.role = c->server->data->default_role(c->session);
+	note_login(c, c->pending.size());
 }
 
 /* Records read from a TLS connection into its input; the handshake's replies go out with the
@@ -411,14 +414,15 @@ bool decrypt(Connection *c, const char *records, size_t length)
 		c->input_end += produced;
 	}
 	if (status == TlsSession::Status::Failed) {
-		if (!was_established)
-			note_tls_handshake_failure(c->server, c->session);
 		/* An alert, if the session made one, is the only answer. */
 		if (ReplyBuffer *out = outgoing(c); out != nullptr && !out->empty()) {
 			uv_buf_t buffer = uv_buf_init(const_cast<char *>(out->data()), unsigned(out->size()));
 			uv_try_write(reinterpret_cast<uv_stream_t *>(&c->handle), &buffer, 1);
 		}
-		disconnect(c, c->tls->error().c_str());
+		if (was_established)
+			disconnect(c, c->tls->error().c_str());
+		else
+			close_failed_handshake(c);
 		return false;
 	}
 	if (status == TlsSession::Status::Closed) {
@@ -657,8 +661,8 @@ void accept_connection(Server *server, int fd)
 			c->session.tls = true;
 		}
 		describe_session(c);
-		if (c->tls != nullptr && !tls_handshake_allowed(server, c->session)) {
-			disconnect(c, "too many failed TLS handshakes from this address; closed without one");
+		if (!admit(c)) {
+			refuse_connection(c);
 			return;
 		}
 		if (c->on_ring)
@@ -686,6 +690,7 @@ void close_connection(Connection *c)
 	server->connections_here--;
 	server->connections_by_id.erase(c->session.id);
 	forget_tracking(c);
+	forget_login(c);
 	count(&server->counters->connected_clients, -1);
 	server->data->session_ended(c->session);
 	server->client_memory -= c->accounted_memory;

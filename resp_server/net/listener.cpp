@@ -6,9 +6,10 @@
  * SO_REUSEPORT, so the kernel spreads connections over the workers (libuv 1.44 has no flag for
  * it: the socket is made here). libuv polls it and accept4 takes the connections, as plain
  * descriptors that either the worker's io_uring or a libuv handle serves. A bind failure is
- * logged and retried from the worker's timer. Past local_cache.resp_max_clients (counted across workers), or past
- * what the worker's open files limit allows, a connection is answered like Redis and closed —
- * never dropped without a reply.
+ * logged and retried from the worker's timer. Past what the worker's open files limit allows, a
+ * new connection takes the place of the one that has waited longest for login, if any, or is
+ * answered like Redis and closed — never dropped without a reply. local_cache.resp_max_clients
+ * counts the connections that have logged in (admission.cpp).
  */
 #include "extension/pg.h"
 
@@ -40,13 +41,18 @@ void on_listener_closed(uv_handle_t *handle)
 
 } // namespace
 
-/* Over local_cache.resp_max_clients (or out of memory): answer like Redis, then close. A new
- * socket's buffer takes the line whole, so nothing waits for the client. */
-void refuse(Server *server, int fd)
+/* A new socket's buffer takes the line whole, so nothing waits for the client. */
+void send_refusal(Server *server, int fd)
 {
 	static const char message[] = "-ERR max number of clients reached\r\n";
 	count(&server->counters->rejected_connections, 1);
 	(void) send(fd, message, sizeof(message) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* Out of room (open files, memory): answer like Redis, then close. */
+void refuse(Server *server, int fd)
+{
+	send_refusal(server, fd);
 	close(fd);
 }
 
@@ -80,9 +86,7 @@ void on_listener_readable(uv_poll_t *poll, int status, int)
 			}
 			return;
 		}
-		/* Server-wide (all workers), and what this worker's open files limit allows. */
-		if (connected_clients_total() >= uint64(local_cache_resp_max_clients) ||
-			server->connections_here >= server->max_connections_here)
+		if (server->connections_here >= server->max_connections_here && !make_room_for_connection(server))
 			refuse(server, fd);
 		else
 			accept_connection(server, fd);

@@ -1,8 +1,9 @@
 /*
- * server.h — one RESP worker's event layer, shared by its three files:
+ * server.h — one RESP worker's event layer, shared by its files:
  *
  *   worker.cpp      the worker's main: signals, interrupts, the loop and its timers
  *   listener.cpp    the listening sockets; accepting and refusing connections
+ *   admission.cpp   which connections are taken and kept, by whether they have logged in
  *   connection.cpp  one connection: reading, running requests, writing, closing
  *   tracking_delivery.cpp  CLIENT TRACKING's invalidations, from the tracking log to connections
  *
@@ -84,6 +85,13 @@ struct Connection {
 	 * Server::invalidation_subscribers (session.tracking.subscribed_invalidate). */
 	bool counted_as_tracker = false;
 	bool counted_as_subscriber = false;
+	/* Logins (admission.cpp): counted in WorkerCounters::logged_in_clients (session.role, as
+	 * last seen); or waiting for login since waiting_since_ms, in Server's list of those. */
+	bool counted_as_logged_in = false;
+	bool waiting_for_login = false;
+	int64_t waiting_since_ms = 0;
+	Connection *waiting_prev = nullptr;
+	Connection *waiting_next = nullptr;
 	/* In Server::connections; a closed ring connection's next, in Server::closed_on_ring. */
 	Connection *prev = nullptr;
 	Connection *next = nullptr;
@@ -101,12 +109,6 @@ struct Listener {
 	uv_poll_t poll; /* poll.data points back here */
 	int fd;
 	Server *server;
-};
-
-/* Failed TLS handshakes of one client address (tls_server.cpp). */
-struct TlsFailures {
-	uint32_t count = 0;
-	int64_t window_start_ms = 0;
 };
 
 /* How the worker learns of commits in the tracking log (tracking_delivery.cpp): a writer's
@@ -135,6 +137,10 @@ struct Server {
 	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */
 	WorkerCounters *counters = nullptr; /* this worker's, in shared memory (shared_state.h) */
 	size_t connections_here = 0;
+	/* The connections not logged in yet, oldest first (admission.cpp). */
+	Connection *waiting_oldest = nullptr;
+	Connection *waiting_newest = nullptr;
+	size_t waiting_here = 0;
 	/* The most connections this worker can hold: its open files limit less PostgreSQL's files. */
 	size_t max_connections_here = 0;
 	/* Sum of every connection's buffer capacity, bounded by local_cache.resp_client_memory. */
@@ -146,8 +152,8 @@ struct Server {
 	/* The ciphertext of one read of a TLS connection, before it is decrypted into the
 	 * connection's input (libuv hands the read to on_read before it asks for the next buffer). */
 	std::vector<char> tls_read_buffer;
-	/* Failed TLS handshakes per client address in the current window (tls_server.cpp). */
-	std::unordered_map<std::string, TlsFailures> tls_failures;
+	/* Rate-limits the lines of failed TLS handshakes, per client address (tls_server.cpp). */
+	HandshakeFailureLog handshake_failures;
 	PgDataSource *data = nullptr;
 	CommandProcessor *processor = nullptr;
 	TrackingFeed *tracking_feed = nullptr;
@@ -213,7 +219,9 @@ void start_listening(Server *server);
 void stop_listening(Server *server);
 /* After running out of descriptors: from the worker's timer. */
 void resume_accepting(Server *server);
-/* Answers an accepted connection -ERR max number of clients reached, and closes it. */
+/* Answers an accepted connection -ERR max number of clients reached (counted as rejected). */
+void send_refusal(Server *server, int fd);
+/* send_refusal, then closes it. */
 void refuse(Server *server, int fd);
 
 /* Closes a connection for a reason worth a log line; the lines are rate-limited. `reason` is
@@ -226,12 +234,30 @@ void log_left_out_disconnects(Server *server);
 /* Loads (at start) or reloads the TLS context of a TLS port; false when it could not (logged;
  * a reload keeps the context before). True without TLS. */
 bool load_tls_context(Server *server);
-/* Whether a client address may start another handshake: past too many failed ones in the
- * window it is closed at once, as failed AUTHs back off. */
-bool tls_handshake_allowed(Server *server, const Session &session);
-void note_tls_handshake_failure(Server *server, const Session &session);
-/* From the worker's timer: forgets the windows that ended. */
-void forget_old_tls_failures(Server *server);
+/* A handshake failed: closes the connection, with a log line unless its address has had its
+ * share of lines in the window (HandshakeFailureLog). */
+void close_failed_handshake(Connection *c);
+/* From the worker's timer: one line per address for the failures the limit left out. */
+void log_left_out_handshake_failures(Server *server);
+
+/* admission.cpp: local_cache.resp_max_clients for the connections that have logged in, a cap
+ * of their own and authentication_timeout for the others (the rule is written there). */
+/* At accept, once the session has its default role or none: false when it must be refused
+ * (refuse_connection). May close the connection that has waited longest for login. */
+bool admit(Connection *c);
+/* Answers -ERR max number of clients reached and closes. */
+void refuse_connection(Connection *c);
+/* The worker's open files are all in use: closes its connection that has waited longest for
+ * login; false if it has none. */
+bool make_room_for_connection(Server *server);
+/* After a request (whose reply starts at reply_start in c->pending) or a TLS handshake: the
+ * session may have logged in, or (RESET) out. Past resp_max_clients that reply is replaced by
+ * the error, and the connection closes after it. */
+void note_login(Connection *c, size_t reply_start);
+/* At close. */
+void forget_login(Connection *c);
+/* From the worker's timer: closes the connections not logged in within authentication_timeout. */
+void close_unauthenticated(Server *server);
 
 /* connection.cpp */
 /* Opens the worker's io_uring, unless the kernel refuses one (logged; connections then use

@@ -1,15 +1,16 @@
 /*
  * tls_server.cpp — TLS on a worker's RESP port (local_cache.resp_tls): the context built from
- * the settings, and the bound on failed handshakes from one address.
+ * the settings, and the log lines of failed handshakes.
  *
  * The files are PostgreSQL's own (ssl_cert_file, ssl_key_file, ssl_ca_file: relative to the data
  * directory, the key held to PostgreSQL's permission rule) unless local_cache.resp_tls_*_file
  * name others, and so are the protocol range (ssl_min/max_protocol_version, at least TLSv1.2)
  * and ssl_ciphers. As the postmaster does with its own, a reload builds a new context and a
  * context that fails to load keeps the one before; connections keep the context they began
- * with. A handshake costs the server far more than the client, so an address whose handshakes
- * keep failing (kTlsFailuresAllowed in kTlsFailureWindowMs) is closed at once until the window
- * ends, as failed AUTHs from one address back off.
+ * with. A failed handshake closes its own connection only, never another client's from the same
+ * address (clients behind one NAT share it): what bounds a client that keeps failing is
+ * authentication_timeout and the cap on connections not logged in (admission.cpp); its log lines
+ * are limited per address (HandshakeFailureLog, disconnect_log.h).
  */
 #include "extension/pg.h"
 
@@ -23,10 +24,6 @@ extern "C" {
 namespace local_cache::resp {
 
 namespace {
-
-constexpr uint32_t kTlsFailuresAllowed = 20;
-constexpr int64_t kTlsFailureWindowMs = 10 * 1000;
-constexpr size_t kTlsFailureAddressesKept = 10000;
 
 std::string setting(const char *own, const char *postgres_setting)
 {
@@ -72,31 +69,28 @@ bool load_tls_context(Server *server)
 	return true;
 }
 
-bool tls_handshake_allowed(Server *server, const Session &session)
+void close_failed_handshake(Connection *c)
 {
-	auto found = server->tls_failures.find(session.peer_host());
-	return found == server->tls_failures.end() || found->second.count < kTlsFailuresAllowed ||
-		now_ms() - found->second.window_start_ms >= kTlsFailureWindowMs;
+	Server *server = c->server;
+	if (server->handshake_failures.note(c->session.peer_host(), now_ms()))
+		ereport(LOG, (errmsg("local_cache RESP: closing client %s: %s", c->session.peer_address.c_str(),
+							 c->tls->error().c_str())));
+	close_connection(c);
 }
 
-void note_tls_handshake_failure(Server *server, const Session &session)
+void log_left_out_handshake_failures(Server *server)
 {
-	if (server->tls_failures.size() >= kTlsFailureAddressesKept)
-		forget_old_tls_failures(server);
-	if (server->tls_failures.size() >= kTlsFailureAddressesKept)
-		return;
-	TlsFailures &failures = server->tls_failures[session.peer_host()];
-	int64_t now = now_ms();
-	if (now - failures.window_start_ms >= kTlsFailureWindowMs)
-		failures = TlsFailures{0, now};
-	failures.count++;
-}
-
-void forget_old_tls_failures(Server *server)
-{
-	int64_t now = now_ms();
-	for (auto it = server->tls_failures.begin(); it != server->tls_failures.end();)
-		it = now - it->second.window_start_ms >= kTlsFailureWindowMs ? server->tls_failures.erase(it) : std::next(it);
+	server->handshake_failures.flush(now_ms(), [](const char *address, uint64_t left_out) {
+		if (address != nullptr)
+			ereport(LOG, (errmsg("local_cache RESP: %llu more failed TLS handshakes from %s in the last %d s",
+								 (unsigned long long) left_out, address,
+								 int(HandshakeFailureLog::kWindowMs / 1000))));
+		else
+			ereport(LOG, (errmsg("local_cache RESP: %llu more failed TLS handshakes in the last %d s from "
+								 "addresses past the %zu followed",
+								 (unsigned long long) left_out, int(HandshakeFailureLog::kWindowMs / 1000),
+								 HandshakeFailureLog::kAddresses)));
+	});
 }
 
 } // namespace local_cache::resp

@@ -1,7 +1,8 @@
 /*
  * monitor_test.cpp — Boost.Test cases of the slow log and the latency histograms
  * (resp_server/commands/monitor.cpp): which requests enter the slow log, how their arguments are cut
- * (as Redis cuts them), that passwords never do, its length, and the histogram's buckets.
+ * (as Redis cuts them), that passwords never do, its length, the histogram's buckets, and the
+ * latency data kept for each role apart, within kLatencyRoles roles.
  */
 #include <boost/test/unit_test.hpp>
 
@@ -64,13 +65,14 @@ BOOST_AUTO_TEST_CASE(slow_requests_enter_the_slow_log_newest_first)
 	BOOST_TEST(log[1].id == 0u);
 	BOOST_TEST((log[1].arguments == std::vector<std::string>{"GET", "items:2"}));
 
-	BOOST_REQUIRE(r.monitor.command_event().has_value());
-	BOOST_TEST(r.monitor.command_event()->latest_seconds == 1764500002);
-	BOOST_TEST(r.monitor.command_event()->latest_ms == 250);
-	BOOST_TEST(r.monitor.command_event()->max_ms == 250);
+	const std::optional<LatencyEvent> &event = r.monitor.every_role_latency().command_event;
+	BOOST_REQUIRE(event.has_value());
+	BOOST_TEST(event->latest_seconds == 1764500002);
+	BOOST_TEST(event->latest_ms == 250);
+	BOOST_TEST(event->max_ms == 250);
 	r.run({"GET", "items:4"}, 5000);
-	BOOST_TEST(r.monitor.command_event()->latest_ms == 5);
-	BOOST_TEST(r.monitor.command_event()->max_ms == 250);
+	BOOST_TEST(event->latest_ms == 5);
+	BOOST_TEST(event->max_ms == 250);
 }
 
 BOOST_AUTO_TEST_CASE(threshold_minus_one_logs_nothing_zero_everything)
@@ -78,7 +80,7 @@ BOOST_AUTO_TEST_CASE(threshold_minus_one_logs_nothing_zero_everything)
 	Recorder none(-1, 128);
 	none.run({"GET", "items:1"}, 10000000);
 	BOOST_TEST(none.monitor.slowlog().empty());
-	BOOST_TEST(!none.monitor.command_event().has_value());
+	BOOST_TEST(!none.monitor.every_role_latency().command_event.has_value());
 	Recorder all(0, 128);
 	all.run({"PING"}, 0);
 	BOOST_TEST(all.monitor.slowlog().size() == 1u);
@@ -137,7 +139,7 @@ BOOST_AUTO_TEST_CASE(histogram_buckets_are_powers_of_two_microseconds)
 	Recorder r(-1, 128);
 	for (int64_t duration : {0, 1, 2, 3, 4, 5, 1000, -7})
 		r.run({"GET", "items:1"}, duration);
-	const CommandMonitor::Histogram *h = r.monitor.histogram(spec("get"));
+	const CommandMonitor::Histogram *h = r.monitor.every_role_latency().histogram(spec("get"));
 	BOOST_REQUIRE(h != nullptr);
 	BOOST_TEST(h->calls == 8u);
 	BOOST_TEST(h->counts[0] == 3u); /* 0, 1 and a clock that went back: at most 1 µs */
@@ -145,7 +147,66 @@ BOOST_AUTO_TEST_CASE(histogram_buckets_are_powers_of_two_microseconds)
 	BOOST_TEST(h->counts[2] == 2u); /* 3, 4 */
 	BOOST_TEST(h->counts[3] == 1u); /* 5 */
 	BOOST_TEST(h->counts[10] == 1u); /* 1000 <= 1024 */
-	BOOST_TEST(r.monitor.histogram(spec("mget")) == nullptr);
+	BOOST_TEST(r.monitor.every_role_latency().histogram(spec("mget")) == nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(latency_is_kept_for_every_role_and_for_each_role_apart)
+{
+	Recorder r(1000, 128);
+	r.run({"GET", "items:1"}, 5000);
+	r.run({"GET", "items:1"}, 10);
+	r.session.role = AuthenticatedRole{20, "alice"};
+	r.run({"HLEN", "items:1"}, 7000);
+	r.session.role.reset(); /* before a login: every role's data only */
+	r.run({"PING"}, 3000);
+
+	const LatencyRecord *reader = r.monitor.role_latency(10);
+	const LatencyRecord *alice = r.monitor.role_latency(20);
+	BOOST_REQUIRE(reader != nullptr);
+	BOOST_REQUIRE(alice != nullptr);
+	BOOST_TEST(reader->histogram(spec("get"))->calls == 2u);
+	BOOST_TEST(reader->histogram(spec("hlen")) == nullptr);
+	BOOST_TEST(reader->histogram(spec("ping")) == nullptr);
+	BOOST_TEST(reader->command_event->latest_ms == 5);
+	BOOST_TEST(alice->histogram(spec("hlen"))->calls == 1u);
+	BOOST_TEST(alice->histogram(spec("get")) == nullptr);
+	BOOST_TEST(alice->command_event->max_ms == 7);
+	const LatencyRecord &all = r.monitor.every_role_latency();
+	BOOST_TEST(all.histogram(spec("get"))->calls == 2u);
+	BOOST_TEST(all.histogram(spec("hlen"))->calls == 1u);
+	BOOST_TEST(all.histogram(spec("ping"))->calls == 1u);
+	BOOST_TEST(all.command_event->latest_ms == 3);
+	BOOST_TEST(all.command_event->max_ms == 7);
+
+	r.monitor.reset_latency();
+	BOOST_TEST(!all.command_event.has_value());
+	BOOST_TEST(!reader->command_event.has_value());
+	BOOST_TEST(!alice->command_event.has_value());
+	BOOST_TEST(alice->histogram(spec("hlen"))->calls == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_roles_kept_apart_are_the_most_recent_ones)
+{
+	Recorder r(-1, 128);
+	/* Role 10 (the recorder's) first, then kLatencyRoles others: 10 falls out, the others stay. */
+	r.run({"GET", "items:1"}, 10);
+	for (uint64_t role = 100; role < 100 + CommandMonitor::kLatencyRoles; role++) {
+		r.session.role = AuthenticatedRole{role, "r" + std::to_string(role)};
+		r.run({"GET", "items:1"}, 10);
+		/* 100 comes back each time: it stays the most recent but one. */
+		r.session.role = AuthenticatedRole{100, "r100"};
+		r.run({"GET", "items:1"}, 10);
+	}
+	BOOST_TEST(r.monitor.role_latency(10) == nullptr);
+	BOOST_REQUIRE(r.monitor.role_latency(100) != nullptr);
+	BOOST_TEST(r.monitor.role_latency(100)->histogram(spec("get"))->calls == 1u + CommandMonitor::kLatencyRoles);
+	for (uint64_t role = 101; role < 100 + CommandMonitor::kLatencyRoles; role++)
+		BOOST_TEST(r.monitor.role_latency(role) != nullptr);
+	/* A role that fell out starts again from nothing; every role's data keeps every request. */
+	r.session.role = AuthenticatedRole{10, "cache_reader"};
+	r.run({"GET", "items:1"}, 10);
+	BOOST_TEST(r.monitor.role_latency(10)->histogram(spec("get"))->calls == 1u);
+	BOOST_TEST(r.monitor.every_role_latency().histogram(spec("get"))->calls == 2u + 2u * CommandMonitor::kLatencyRoles);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

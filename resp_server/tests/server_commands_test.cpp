@@ -315,6 +315,37 @@ BOOST_AUTO_TEST_CASE(slowlog_shows_other_roles_entries_only_to_all_stats_readers
 	BOOST_TEST(c.run({"SLOWLOG", "LEN"}) == ":2\r\n");
 }
 
+BOOST_AUTO_TEST_CASE(latency_shows_other_roles_requests_only_to_all_stats_readers)
+{
+	SlowConnection c(25000);
+	c.session.role = AuthenticatedRole{20, "alice"};
+	c.run({"GET", "items:1"});
+	c.session.role = AuthenticatedRole{10, "cache_reader"};
+	c.data.rows.get_rows_cost_us = 10;
+	c.run({"MGET", "items:1"});
+	/* The calls to LATENCY are requests too: each one after the first shows the one before. */
+	BOOST_TEST(c.run({"LATENCY", "LATEST"}) == "*0\r\n");
+	Value own = c.value({"LATENCY", "HISTOGRAM"});
+	BOOST_TEST(own.find("get") == nullptr);
+	BOOST_TEST(own.find("mget") != nullptr);
+	BOOST_TEST(own.find("latency|latest") != nullptr);
+	BOOST_TEST(c.run({"LATENCY", "HISTOGRAM", "get"}) == "*0\r\n");
+
+	c.session.role = AuthenticatedRole{20, "alice"};
+	BOOST_TEST(c.value({"LATENCY", "LATEST"}).elements.size() == 1u);
+	BOOST_TEST(c.value({"LATENCY", "HISTOGRAM", "get", "mget"}).find("mget") == nullptr);
+
+	c.session.role.reset();
+	BOOST_TEST(c.run({"LATENCY", "LATEST"}).rfind("-NOAUTH ", 0) == 0);
+
+	c.session.role = AuthenticatedRole{10, "cache_reader"};
+	c.data.server.stats_readers.insert(10);
+	BOOST_TEST(c.value({"LATENCY", "LATEST"}).elements.size() == 1u);
+	Value all = c.value({"LATENCY", "HISTOGRAM", "get", "mget"});
+	BOOST_TEST(all.find("get") != nullptr);
+	BOOST_TEST(all.find("mget") != nullptr);
+}
+
 BOOST_AUTO_TEST_CASE(latency_latest_histogram_reset)
 {
 	SlowConnection c(25000);

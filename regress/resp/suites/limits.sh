@@ -1,6 +1,10 @@
 # regress/resp/suites/limits.sh: the settings that bound what one client can take, each set, then
 # reset to its default:
-#   local_cache.resp_max_clients           the next client gets "max number of clients reached"
+#   local_cache.resp_max_clients           the next client gets "max number of clients reached";
+#                                          it counts logged-in connections only: connections
+#                                          that have not logged in have a pool of their own
+#                                          (the oldest goes for a new one) and are closed after
+#                                          authentication_timeout
 #   local_cache.resp_timeout               idle connections (and half-sent requests) are closed
 #   local_cache.resp_max_request_size      larger bulks and unprocessed input close the connection
 #   local_cache.resp_output_buffer_limit   clients that do not read are disconnected; too large
@@ -22,6 +26,88 @@ wait_case "after the others closed, a new connection is served" '+PONG\r\n' 10 r
 rejected=$(timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --raw INFO stats | sed -n 's/^rejected_connections:\([0-9]*\).*/\1/p')
 check_re "INFO rejected_connections is a number" '^[0-9]+$' "$rejected"
 set_setting local_cache.resp_max_clients DEFAULT
+wait_for "maxclients default" 10 config_is maxclients 10000 || true
+
+# Connections that never log in (no resp_role, no AUTH) take no logged-in client's slot: they
+# do not count against resp_max_clients, each worker holds at most resp_max_clients of them
+# (past it the one that has waited longest is closed), and authentication_timeout closes them.
+set_setting local_cache.resp_max_clients 5
+wait_for "maxclients = 5" 10 config_is maxclients 5 || true
+set_setting authentication_timeout 2s
+set_setting local_cache.resp_role ''
+noauth() { [[ "$(raw 'send:GET items:1\r\n' read:1)" == '-NOAUTH Authentication required.\r\n' ]]; }
+for i in 1 2 3 4 5 6; do wait_for "resp_role = '' reloaded" 10 noauth || break; done
+# open_idle: a connection kept in HELD that sends nothing (accepted by the server once it has
+# answered a later connection: the workers accept in order)
+open_idle() { local fd; exec {fd}<>"/dev/tcp/127.0.0.1/$RESP_PORT" || return 1; HELD+=("$fd"); }
+# closed_count: how many HELD connections the server closed (end of file within 8 s each)
+closed_count() {
+    local fd n=0 line status
+    for fd in "${HELD[@]}"; do
+        IFS= read -r -t 8 -u "$fd" line
+        status=$?
+        ((status == 1)) && n=$((n + 1))
+    done
+    echo "$n"
+}
+user_get="send:AUTH regress_resp_user $PW_USER\\r\\nGET items:1\\r\\n"
+log_before=$(log_size)
+for i in 1 2 3 4 5; do open_idle; done
+sleep 0.5 # the workers accept them
+raw_case "5 idle connections that never log in, resp_max_clients = 5: a client that AUTHs is served" \
+    "+OK\\r\\n$(bulk "$J1")" "$user_get" read:2
+check "the 5 idle connections are closed after authentication_timeout (2 s)" 5 "$(closed_count)"
+close_held
+log_says_login_timeout() { [[ "$(log_since "$log_before")" =~ not\ logged\ in\ within\ authentication_timeout ]]; }
+wait_case "the log says why" "a log line" 5 log_says_login_timeout "log_since $log_before"
+open_idle
+send_held "${HELD[0]}" "AUTH regress_resp_user $PW_USER"$'\r\n'
+IFS= read -r -t 10 -u "${HELD[0]}" line
+sleep 3.5
+send_held "${HELD[0]}" $'PING\r\n'
+IFS= read -r -t 10 -u "${HELD[0]}" pong
+check "a connection that logged in stays open past authentication_timeout" $'+OK\r +PONG\r' "$line $pong"
+close_held
+
+log_before=$(log_size)
+for i in $(seq 1 20); do open_idle; done
+sleep 0.5
+raw_case "20 idle connections into 2 workers (more than 5 each): a client that AUTHs is served" \
+    "+OK\\r\\n$(bulk "$J1")" "$user_get" read:2
+# 20 idle connections and the served one: past 5 waiting per worker, the oldest were closed
+# to make room, at once (closed_count waits up to 8 s for each of those still open: the rest
+# go at authentication_timeout, so count the early ones first).
+early_closed=0
+for fd in "${HELD[@]}"; do
+    IFS= read -r -t 0.2 -u "$fd" line
+    (($? == 1)) && early_closed=$((early_closed + 1))
+done
+check "... the oldest idle ones were closed to make room, at least 10 of 20" "yes" \
+    "$( ((early_closed >= 10)) && echo yes || echo "$early_closed closed")"
+log_says_room() { [[ "$(log_since "$log_before")" =~ waited\ longest\ for\ login ]]; }
+wait_case "the log says why" "a log line" 5 log_says_room "log_since $log_before"
+close_held
+
+# Logged-in connections count against resp_max_clients: the sixth AUTH is refused.
+ok=1
+for i in 1 2 3 4 5; do
+    open_idle
+    send_held "${HELD[-1]}" "AUTH regress_resp_user $PW_USER"$'\r\n'
+    IFS= read -r -t 10 -u "${HELD[-1]}" line
+    [[ "$line" == $'+OK\r' ]] || ok=0
+done
+check "5 connections log in under resp_max_clients = 5" 1 "$ok"
+raw_case "the sixth connection's AUTH: max number of clients reached, closed" \
+    '-ERR max number of clients reached\r\n<EOF>' "send:AUTH regress_resp_user $PW_USER\\r\\n" read:1 eof:5
+close_held
+user_get_reply() { raw "$user_get" read:2; }
+user_served() { [[ "$(user_get_reply)" == "+OK\\r\\n$(bulk "$J1")" ]]; }
+wait_case "after they closed, a client logs in again" "+OK\\r\\n$(bulk "$J1")" 10 user_served user_get_reply
+set_setting local_cache.resp_role DEFAULT
+set_setting authentication_timeout DEFAULT
+set_setting local_cache.resp_max_clients DEFAULT
+authed() { [[ "$(raw 'send:EXISTS items:1\r\n' read:1)" == ':1\r\n' ]]; }
+for i in 1 2 3 4 5 6; do wait_for "resp_role reset" 10 authed || break; done
 wait_for "maxclients default" 10 config_is maxclients 10000 || true
 
 set_setting local_cache.resp_timeout 1

@@ -1,7 +1,8 @@
 # regress/resp/suites/monitoring.sh: the RESP server is monitored with the tools DBAs run for
 # Redis. SLOWLOG GET/LEN/RESET and LATENCY LATEST/HISTOGRAM answer with the requests at or above
 # local_cache.resp_slowlog_log_slower_than (the serving worker's: each keeps its own), other
-# roles' entries only for roles with pg_read_all_stats's privileges; prometheus-redis-exporter
+# roles' requests (slow log entries, latency events and histograms) only for roles with
+# pg_read_all_stats's privileges; prometheus-redis-exporter
 # (Debian's prometheus-redis-exporter) scrapes with no error in its log: redis_up 1,
 # redis_db_keys{db="db0"} equal to DBSIZE, connected clients and commands processed.
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh monitoring).
@@ -34,6 +35,35 @@ seen=$(other_then_mine 14 15)
 check "with pg_read_all_stats they are shown" "items:15 items:14" "$(grep -o 'items:1[45]' <<<"$seen" | tr '\n' ' ' | sed 's/ $//')"
 check_re "and SLOWLOG RESET clears the log" '\+OK\\r\\n$' "$seen"
 sql "REVOKE pg_read_all_stats FROM regress_resp_reader" >/dev/null
+
+# LATENCY LATEST and LATENCY HISTOGRAM are filtered as SLOWLOG GET is. One connection (so one
+# worker) runs HSTRLEN as regress_resp_user while every request is slow; then, with nothing
+# slow any more, it logs in as regress_resp_md5, which ran no HSTRLEN and no slow request.
+# held_lines FD: what a held connection receives until it is quiet for a second, escaped as raw
+held_lines() {
+    local line out=""
+    while IFS= read -r -t 1 -u "$1" line; do out+="${line%$'\r'}\\r\\n"; done
+    printf '%s' "$out"
+}
+open_held
+latency_fd=${HELD[-1]}
+send_held "$latency_fd" "AUTH regress_resp_user $PW_USER"$'\r\nHSTRLEN items:1 value\r\n'
+check "regress_resp_user runs HSTRLEN" '+OK\r\n:7\r\n' "$(held_lines "$latency_fd")"
+set_setting local_cache.resp_slowlog_log_slower_than 10000000
+wait_for "nothing is slow any more" 30 config_is slowlog-log-slower-than 10000000
+send_held "$latency_fd" "AUTH regress_resp_md5 $PW_MD5"$'\r\nLATENCY LATEST\r\nLATENCY HISTOGRAM hstrlen\r\n'
+seen=$(held_lines "$latency_fd")
+check "LATENCY LATEST and LATENCY HISTOGRAM leave out other roles' requests" '+OK\r\n*0\r\n*0\r\n' "$seen"
+send_held "$latency_fd" "AUTH regress_resp_user $PW_USER"$'\r\nLATENCY LATEST\r\nLATENCY HISTOGRAM hstrlen\r\n'
+seen=$(held_lines "$latency_fd")
+check_re "... and show the role its own" \
+    '^\+OK\\r\\n\*1\\r\\n\*4\\r\\n\$7\\r\\ncommand\\r\\n.*\$7\\r\\nhstrlen\\r\\n\*4\\r\\n\$5\\r\\ncalls\\r\\n:[1-9]' "$seen"
+sql "GRANT pg_read_all_stats TO regress_resp_md5" >/dev/null
+send_held "$latency_fd" "AUTH regress_resp_md5 $PW_MD5"$'\r\nLATENCY HISTOGRAM hstrlen\r\n'
+check_re "with pg_read_all_stats every role's are shown" \
+    '^\+OK\\r\\n\*2\\r\\n\$7\\r\\nhstrlen\\r\\n\*4\\r\\n\$5\\r\\ncalls\\r\\n:[1-9]' "$(held_lines "$latency_fd")"
+sql "REVOKE pg_read_all_stats FROM regress_resp_md5" >/dev/null
+close_held
 set_setting local_cache.resp_slowlog_log_slower_than DEFAULT
 wait_for "the workers have the default threshold again" 30 config_is slowlog-log-slower-than 10000
 

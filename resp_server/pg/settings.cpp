@@ -77,7 +77,8 @@ void resp_define_settings(void)
 	DefineCustomStringVariable("local_cache.resp_role",
 							   "Role unauthenticated RESP clients act as; empty: AUTH is required.", NULL,
 							   &local_cache_resp_role, "", PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("local_cache.resp_max_clients", "Maximum number of RESP connections.", NULL,
+	DefineCustomIntVariable("local_cache.resp_max_clients", "Maximum number of logged-in RESP connections.",
+							"Each worker also holds at most this many connections that have not logged in yet.",
 							&local_cache_resp_max_clients, 10000, 1, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("local_cache.resp_timeout", "Close RESP connections idle this long.",
 							"0 never closes idle connections.", &local_cache_resp_timeout, 0, 0, INT_MAX,

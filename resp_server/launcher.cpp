@@ -66,18 +66,19 @@ void resp_init(void)
 	RegisterBackgroundWorker(&launcher);
 	resp::install_session_limits_hook();
 
-	/* The launcher and the workers take background-worker slots that parallel query draws on
-	 * too: with too few left, parallel queries launch fewer workers than planned and nothing
-	 * says why, so say it here, once, at server start. */
-	int resp_slots = resp_worker_count() + 1;
+	/* The launcher, the workers and the write workers take background-worker slots that
+	 * parallel query draws on too: with too few left, parallel queries launch fewer workers than
+	 * planned and nothing says why, so say it here, once, at server start. */
+	int resp_slots = 1 + resp_worker_count() + local_cache_resp_write_workers;
 	int left = max_worker_processes - resp_slots;
 	if (left < max_parallel_workers)
 		ereport(WARNING,
-				(errmsg("local_cache RESP: the launcher and %d workers take %d of max_worker_processes = %d "
-						"background worker slots, leaving %d for max_parallel_workers = %d",
-						resp_slots - 1, resp_slots, max_worker_processes, left < 0 ? 0 : left,
-						max_parallel_workers),
-				 errhint("Raise max_worker_processes to %d, or lower local_cache.resp_workers.",
+				(errmsg("local_cache RESP: the launcher, %d workers and %d write workers take %d of "
+						"max_worker_processes = %d background worker slots, leaving %d for max_parallel_workers = %d",
+						resp_worker_count(), local_cache_resp_write_workers, resp_slots, max_worker_processes,
+						left < 0 ? 0 : left, max_parallel_workers),
+				 errhint("Raise max_worker_processes to %d, or lower local_cache.resp_workers or "
+						 "local_cache.resp_write_workers.",
 						 resp_slots + max_parallel_workers)));
 }
 
@@ -120,7 +121,25 @@ bool database_connectable(const char *name)
 	return connectable;
 }
 
-bool is_running(WorkerSlot *slot, int number)
+/* The two kinds of process the launcher keeps running. */
+struct WorkerKind {
+	const char *name;     /* "local_cache RESP worker" */
+	const char *function; /* its main */
+	pid_t (*pid_of)(int number);
+	int (*count)(void);
+};
+
+int write_worker_count(void)
+{
+	return local_cache_resp_write_workers;
+}
+
+const WorkerKind kRespWorkers = {"local_cache RESP worker", "local_cache_resp_worker_main", worker_pid,
+								 resp_worker_count};
+const WorkerKind kWriteWorkers = {"local_cache RESP write worker", "local_cache_resp_write_worker_main",
+								  write_worker_pid, write_worker_count};
+
+bool is_running(const WorkerKind &kind, WorkerSlot *slot, int number)
 {
 	if (slot->handle != nullptr) {
 		pid_t pid;
@@ -131,16 +150,16 @@ bool is_running(WorkerSlot *slot, int number)
 		slot->handle = nullptr;
 	}
 	/* One started by an earlier launcher that ended while its workers went on. */
-	return worker_pid(number) != 0;
+	return kind.pid_of(number) != 0;
 }
 
-void start_worker(WorkerSlot *slot, int number, bool *no_slot_logged)
+void start_worker(const WorkerKind &kind, WorkerSlot *slot, int number, bool *no_slot_logged)
 {
 	BackgroundWorker worker;
 	char name[BGW_MAXLEN];
-	snprintf(name, sizeof(name), "local_cache RESP worker %d", number);
-	init_worker(&worker, name, "local_cache_resp_worker_main");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "local_cache RESP worker");
+	snprintf(name, sizeof(name), "%s %d", kind.name, number);
+	init_worker(&worker, name, kind.function);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "%s", kind.name);
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	worker.bgw_main_arg = Int32GetDatum(number);
 	worker.bgw_notify_pid = MyProcPid;
@@ -202,21 +221,43 @@ void warn_about_exposure(void)
 				 errhint("Choose a role with SELECT on the tables RESP should serve.")));
 }
 
-/* One turn: start the workers that should run; returns how long to sleep. */
-long start_missing_workers(WorkerSlot *slots, bool *waiting_logged, bool *no_slot_logged)
+/* Notes which workers of a kind run; whether one does not. */
+bool note_running(const WorkerKind &kind, WorkerSlot *slots, TimestampTz now)
 {
-	TimestampTz now = GetCurrentTimestamp();
-	long wait = IDLE_WAIT_MS;
 	bool any_stopped = false;
-	int workers = resp_worker_count();
-	for (int i = 0; i < workers; i++) {
-		bool running = is_running(&slots[i], i);
+	for (int i = 0; i < kind.count(); i++) {
+		bool running = is_running(kind, &slots[i], i);
 		if (slots[i].running && !running)
 			slots[i].next_start = TimestampTzPlusMilliseconds(now, RESTART_DELAY_MS);
 		slots[i].running = running;
 		any_stopped = any_stopped || !running;
 	}
-	if (!any_stopped)
+	return any_stopped;
+}
+
+/* Starts the workers of a kind that should run and may; lowers *wait to when the next may. */
+void start_stopped(const WorkerKind &kind, WorkerSlot *slots, TimestampTz now, long *wait, bool *no_slot_logged)
+{
+	for (int i = 0; i < kind.count(); i++) {
+		if (slots[i].running)
+			continue;
+		if (now >= slots[i].next_start)
+			start_worker(kind, &slots[i], i, no_slot_logged);
+		if (!slots[i].running) {
+			long delay = TimestampDifferenceMilliseconds(now, slots[i].next_start);
+			*wait = Min(*wait, Max(delay, DATABASE_POLL_MS));
+		}
+	}
+}
+
+/* One turn: start the workers and write workers that should run; returns how long to sleep. */
+long start_missing_workers(WorkerSlot *slots, WorkerSlot *write_slots, bool *waiting_logged, bool *no_slot_logged)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	long wait = IDLE_WAIT_MS;
+	bool workers_stopped = note_running(kRespWorkers, slots, now);
+	bool write_workers_stopped = note_running(kWriteWorkers, write_slots, now);
+	if (!workers_stopped && !write_workers_stopped)
 		return wait;
 
 	if (!database_connectable(local_cache_resp_database)) {
@@ -231,16 +272,8 @@ long start_missing_workers(WorkerSlot *slots, bool *waiting_logged, bool *no_slo
 							 local_cache_resp_database)));
 	*waiting_logged = false;
 
-	for (int i = 0; i < workers; i++) {
-		if (slots[i].running)
-			continue;
-		if (now >= slots[i].next_start)
-			start_worker(&slots[i], i, no_slot_logged);
-		if (!slots[i].running) {
-			long delay = TimestampDifferenceMilliseconds(now, slots[i].next_start);
-			wait = Min(wait, Max(delay, DATABASE_POLL_MS));
-		}
-	}
+	start_stopped(kRespWorkers, slots, now, &wait, no_slot_logged);
+	start_stopped(kWriteWorkers, write_slots, now, &wait, no_slot_logged);
 	return wait;
 }
 
@@ -255,6 +288,7 @@ void launcher_main(Datum)
 	pgstat_report_appname("local_cache RESP launcher");
 
 	WorkerSlot slots[RESP_MAX_WORKERS] = {};
+	WorkerSlot write_slots[RESP_MAX_WRITE_WORKERS] = {};
 	bool waiting_logged = false;
 	bool no_slot_logged = false;
 	warn_about_exposure();
@@ -274,7 +308,7 @@ void launcher_main(Datum)
 			ProcessConfigFile(PGC_SIGHUP);
 			warn_about_exposure();
 		}
-		long wait = plaintext_refused ? IDLE_WAIT_MS : start_missing_workers(slots, &waiting_logged, &no_slot_logged);
+		long wait = plaintext_refused ? IDLE_WAIT_MS : start_missing_workers(slots, write_slots, &waiting_logged, &no_slot_logged);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}

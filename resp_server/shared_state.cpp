@@ -1,7 +1,8 @@
 /*
  * shared_state.cpp — the RESP server's shared memory ("local_cache RESP"): plain atomics, no
  * lock. Worker i owns slot i: its pid while it runs (so a restarted launcher does not start a
- * second copy) and its counters, which it alone writes. Per role, the RESP sessions of every
+ * second copy) and its counters, which it alone writes. Write worker i owns its pid; a RESP
+ * worker claims it for one write (compare-and-swap from 0 to its pid) and releases it. Per role, the RESP sessions of every
  * worker. Counters live as long as the server, so the sums INFO reports never go backwards when
  * a worker restarts; a worker's exit callback zeroes its connected (and logged-in) clients, whose
  * connections ended with it. The SCAN cursor secret: written once, at shared memory creation, then only read.
@@ -35,8 +36,16 @@ struct RoleSessions {
 	pg_atomic_uint32 sessions;
 };
 
+/* A write worker (resp_server/write_worker.cpp): its pid while it runs, and the RESP worker that
+ * has claimed it for one write (its pid; 0: idle), compare-and-swap only. */
+struct WriteWorkerSlot {
+	pg_atomic_uint32 pid;
+	pg_atomic_uint32 claimed_by;
+};
+
 struct RespSharedState {
 	WorkerSlot workers[RESP_MAX_WORKERS];
+	WriteWorkerSlot write_workers[RESP_MAX_WRITE_WORKERS];
 	RoleSessions roles[resp::kMaxCountedRoles];
 	pg_atomic_uint32 sessions; /* every role's: the RESP database's CONNECTION LIMIT counts them */
 	unsigned char scan_cursor_secret[resp::ScanCursorKey::kSecretBytes];
@@ -96,6 +105,10 @@ void resp_shmem_startup(void)
 			pg_atomic_init_u64(&slot->counters.batch_pauses, 0);
 			pg_atomic_init_u64(&slot->counters.clients_issued, 0);
 		}
+		for (int i = 0; i < RESP_MAX_WRITE_WORKERS; i++) {
+			pg_atomic_init_u32(&shared->write_workers[i].pid, 0);
+			pg_atomic_init_u32(&shared->write_workers[i].claimed_by, 0);
+		}
 		for (int i = 0; i < resp::kMaxCountedRoles; i++) {
 			pg_atomic_init_u32(&shared->roles[i].role, 0);
 			pg_atomic_init_u32(&shared->roles[i].sessions, 0);
@@ -115,6 +128,51 @@ WorkerCounters *worker_started(int number)
 	pg_atomic_write_u32(&slot->pid, uint32(MyProcPid));
 	on_shmem_exit(pg_entry<worker_ended>, Int32GetDatum(number));
 	return &slot->counters;
+}
+
+namespace {
+
+void write_worker_ended(int, Datum number)
+{
+	WriteWorkerSlot *slot = &shared->write_workers[DatumGetInt32(number)];
+	pg_atomic_write_u32(&slot->claimed_by, 0);
+	pg_atomic_write_u32(&slot->pid, 0);
+}
+
+} // namespace
+
+void write_worker_started(int number)
+{
+	WriteWorkerSlot *slot = &shared->write_workers[number];
+	/* A write the worker before this one had taken ended with it. */
+	pg_atomic_write_u32(&slot->claimed_by, 0);
+	pg_atomic_write_u32(&slot->pid, uint32(MyProcPid));
+	on_shmem_exit(pg_entry<write_worker_ended>, Int32GetDatum(number));
+}
+
+pid_t write_worker_pid(int number)
+{
+	return pid_t(pg_atomic_read_u32(&shared->write_workers[number].pid));
+}
+
+bool claim_write_worker(int number)
+{
+	uint32 idle = 0;
+	return pg_atomic_compare_exchange_u32(&shared->write_workers[number].claimed_by, &idle, uint32(MyProcPid));
+}
+
+void release_write_worker(int number, pid_t claimant)
+{
+	uint32 expected = uint32(claimant);
+	pg_atomic_compare_exchange_u32(&shared->write_workers[number].claimed_by, &expected, 0);
+}
+
+bool is_resp_worker(pid_t pid)
+{
+	for (int i = 0; i < RESP_MAX_WORKERS; i++)
+		if (pid != 0 && worker_pid(i) == pid)
+			return true;
+	return false;
 }
 
 pid_t worker_pid(int number)

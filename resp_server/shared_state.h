@@ -45,6 +45,17 @@ struct WorkerCounters {
 WorkerCounters *worker_started(int number);
 /* The pid of worker `number` while it runs, else 0. */
 pid_t worker_pid(int number);
+/* Whether `pid` is one of this server's running RESP workers. */
+bool is_resp_worker(pid_t pid);
+
+/* Write workers (resp_server/write_worker.cpp): the one numbered `number` says it runs (an exit
+ * callback says it ended); its pid while it runs, else 0. */
+void write_worker_started(int number);
+pid_t write_worker_pid(int number);
+/* A RESP worker takes an idle write worker for one write (false: another has it) and gives it
+ * back once the reply came or the write worker ended; `claimant` the pid that claimed it. */
+bool claim_write_worker(int number);
+void release_write_worker(int number, pid_t claimant);
 /* How many client ids worker `number` has handed out (WorkerCounters::clients_issued). */
 uint64 worker_clients_issued(int number);
 

@@ -107,6 +107,7 @@ void shut_down(Server *server)
 	stop_listening(server);
 	while (server->connections != nullptr)
 		close_connection(server->connections);
+	server->write_pool->close();
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->timer), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->retry_timer), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->interrupts), nullptr);
@@ -309,8 +310,12 @@ void run_server(int worker_number, WorkerCounters *counters)
 	TrackingFeed tracking_feed(worker_number);
 	server.tracking_feed = &tracking_feed;
 	configure_commands(&processor);
+	WritePool write_pool(&server, local_cache_resp_write_workers);
+	if (local_cache_resp_write_workers > 0)
+		processor.set_write_offload(&write_pool);
 	server.data = &data;
 	server.processor = &processor;
+	server.write_pool = &write_pool;
 
 	uv_loop_init(&server.loop);
 	uv_async_init(&server.loop, &wakeup, uv_callback<on_wakeup>);

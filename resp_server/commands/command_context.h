@@ -288,6 +288,10 @@ void hincrby_command(CommandContext &c); /* HINCRBY and HINCRBYFLOAT */
 
 /* transaction_commands.cpp */
 void multi_command(CommandContext &c);
+/* Whether a MULTI queue holds a write. */
+bool queue_writes(const QueuedRequests &multi);
+/* EXEC, DISCARD and RESET end the MULTI and forget the WATCHed versions. */
+void end_transaction(Session &session);
 void exec_command(CommandContext &c);
 void discard_command(CommandContext &c);
 void watch_command(CommandContext &c);

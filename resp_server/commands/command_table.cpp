@@ -593,6 +593,36 @@ void CommandProcessor::execute(const Request &request, Session &session, ReplyBu
 	}
 }
 
+bool runs_as_write(const CommandSpec &command, const Session &session)
+{
+	if (command.flags & CMD_WRITE)
+		return true;
+	return command.full_name == "exec" && session.multi.active && !session.multi.refused && !session.tracking.on &&
+		queue_writes(session.multi);
+}
+
+bool CommandProcessor::offloaded(const CommandSpec &command, const Request &request, Session &session,
+								 ReplyBuffer &out)
+{
+	WriteOffload::Outcome outcome = offload_->run(request, session, out);
+	if (outcome.status == WriteOffload::Status::RunHere)
+		return false;
+	session.retry_later = outcome.status == WriteOffload::Status::Pending;
+	if (session.retry_later)
+		return true;
+	/* EXEC ended the transaction where it ran, whatever it answered. */
+	if (session.multi.active)
+		end_transaction(session);
+	end_caching_scope(session, &command);
+	int64_t ended_us = data_.server.now_microseconds();
+	clock_carried_ = false;
+	try {
+		monitor_.record(command, request, session, ended_us - outcome.duration_us, outcome.duration_us);
+	} catch (const std::bad_alloc &) {
+	}
+	return true;
+}
+
 void CommandProcessor::dispatch(const Request &request, Session &session, ReplyBuffer &out)
 {
 	ReplyWriter reply(out, session.protocol);
@@ -613,6 +643,8 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 		reply.simple_string("QUEUED");
 		return;
 	}
+	if (offload_ != nullptr && runs_as_write(*command, session) && offloaded(*command, request, session, out))
+		return;
 	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_, tracking_};
 	int64_t started_us = clock_carried_ ? last_end_us_ : data_.server.now_microseconds();
 	run_command(context);

@@ -102,6 +102,35 @@ bool glob_match(std::string_view pattern, std::string_view text, bool ignore_cas
 
 /* Runs requests for the connections of one worker (one loop thread): holds the data sources and
  * scratch buffers reused from request to request, so the hit path does not allocate. */
+/*
+ * Where a worker's writes run when not on its loop (resp_server/net/write_pool.h): a write
+ * command, or an EXEC whose queue writes, is handed over whole, so the role's triggers never
+ * hold the loop that serves the other connections. Until its reply is there the request waits
+ * (Session::retry_later: the connection's later requests wait behind it) and runs again, then
+ * takes the reply.
+ */
+class WriteOffload {
+public:
+	enum class Status {
+		RunHere, /* no write worker runs: the worker runs the command itself */
+		Pending, /* handed over, or waiting for a free write worker */
+		Done,    /* the reply was appended to `out` */
+	};
+	struct Outcome {
+		Status status;
+		int64_t duration_us; /* Done: how long the command ran */
+	};
+	virtual Outcome run(const Request &request, const Session &session, ReplyBuffer &out) = 0;
+
+protected:
+	~WriteOffload() = default;
+};
+
+/* Whether the command runs where the worker's writes run (WriteOffload): a write, or an EXEC
+ * whose queue holds one (not for a connection with CLIENT TRACKING on, whose EXEC notes its
+ * reads in the worker's tracking table). */
+bool runs_as_write(const CommandSpec &command, const Session &session);
+
 class CommandProcessor {
 public:
 	CommandProcessor(const DataSources &data);
@@ -121,6 +150,9 @@ public:
 	/* The worker's connections, for CLIENT LIST and KILL; without it they see only the caller. */
 	void set_client_directory(ClientDirectory *clients) { clients_ = clients; }
 
+	/* Where writes run (runs_as_write); without it, here. */
+	void set_write_offload(WriteOffload *offload) { offload_ = offload; }
+
 	/* SLOWLOG's threshold and length (the worker passes its settings at start and reload). */
 	void configure_slowlog(const SlowlogSettings &settings) { monitor_.configure(settings); }
 
@@ -133,9 +165,12 @@ public:
 
 private:
 	void dispatch(const Request &request, Session &session, ReplyBuffer &out);
+	/* A command runs_as_write through offload_: whether it was (else it runs here). */
+	bool offloaded(const CommandSpec &command, const Request &request, Session &session, ReplyBuffer &out);
 
 	DataSources data_;
 	ClientDirectory *clients_ = nullptr;
+	WriteOffload *offload_ = nullptr;
 	CommandMonitor monitor_;
 	TrackingTable tracking_;
 	std::unique_ptr<Scratch> scratch_;

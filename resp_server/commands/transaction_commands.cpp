@@ -27,12 +27,6 @@ namespace {
 /* More watched keys than this is refused: the versions are kept per connection. */
 constexpr size_t kMaxWatchedKeys = 1024;
 
-void end_transaction(Session &session)
-{
-	session.multi.clear();
-	std::vector<std::pair<std::string, std::string>>().swap(session.watched);
-}
-
 /* An error reply's text, without its '-' and CRLF, for -EXECABORT. */
 std::string_view error_text(std::string_view reply)
 {
@@ -99,6 +93,33 @@ void note_reads(CommandContext &c, const std::vector<std::string_view> &argv, co
 
 } // namespace
 
+void end_transaction(Session &session)
+{
+	session.multi.clear();
+	std::vector<std::pair<std::string, std::string>>().swap(session.watched);
+}
+
+/* The queued requests' arguments, as views of the queue. */
+static std::vector<std::string_view> queued_arguments(const QueuedRequests &multi)
+{
+	std::vector<std::string_view> argv(multi.arg_ends.size());
+	size_t start = 0;
+	for (size_t i = 0; i < argv.size(); i++) {
+		argv[i] = std::string_view(multi.bytes).substr(start, multi.arg_ends[i] - start);
+		start = multi.arg_ends[i];
+	}
+	return argv;
+}
+
+bool queue_writes(const QueuedRequests &multi)
+{
+	std::vector<std::string_view> argv = queued_arguments(multi);
+	bool writes = false;
+	for (size_t first = 0, n = 0; n < multi.count(); first += multi.argcs[n], n++)
+		writes = writes || (command_for(Request{&argv[first], multi.argcs[n]})->flags & CMD_WRITE);
+	return writes;
+}
+
 void multi_command(CommandContext &c)
 {
 	if (c.session.multi.active) {
@@ -153,15 +174,8 @@ namespace {
 void run_batch(CommandContext &c)
 {
 	QueuedRequests &multi = c.session.multi;
-	std::vector<std::string_view> argv(multi.arg_ends.size());
-	size_t start = 0;
-	for (size_t i = 0; i < argv.size(); i++) {
-		argv[i] = std::string_view(multi.bytes).substr(start, multi.arg_ends[i] - start);
-		start = multi.arg_ends[i];
-	}
-	bool writes = false;
-	for (size_t first = 0, n = 0; n < multi.count(); first += multi.argcs[n], n++)
-		writes = writes || (command_for(Request{&argv[first], multi.argcs[n]})->flags & CMD_WRITE);
+	std::vector<std::string_view> argv = queued_arguments(multi);
+	bool writes = queue_writes(multi);
 
 	ReplyBuffer &out = c.reply.buffer();
 	size_t exec_start = out.size();

@@ -689,6 +689,7 @@ void close_connection(Connection *c)
 		unblock(c);
 	server->connections_here--;
 	server->connections_by_id.erase(c->session.id);
+	server->write_pool->forget(c->session.id);
 	forget_tracking(c);
 	forget_login(c);
 	count(&server->counters->connected_clients, -1);

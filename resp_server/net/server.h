@@ -6,6 +6,7 @@
  *   admission.cpp   which connections are taken and kept, by whether they have logged in
  *   connection.cpp  one connection: reading, running requests, writing, closing
  *   tracking_delivery.cpp  CLIENT TRACKING's invalidations, from the tracking log to connections
+ *   write_pool.cpp  the writes, sent to the write workers and their replies taken back
  *
  * Everything runs on the worker's one thread; PostgreSQL is only called from there. A plaintext
  * port's connections go through the worker's io_uring (io_ring.h) when the kernel allows one:
@@ -28,6 +29,7 @@
 #include "resp_server/net/disconnect_log.h"
 #include "resp_server/net/io_ring.h"
 #include "resp_server/net/tls_session.h"
+#include "resp_server/net/write_pool.h"
 #include "resp_server/pg/pg_data_source.h"
 #include "resp_server/pg/tracking_feed.h"
 #include "resp_server/protocol/request_parser.h"
@@ -156,6 +158,7 @@ struct Server {
 	HandshakeFailureLog handshake_failures;
 	PgDataSource *data = nullptr;
 	CommandProcessor *processor = nullptr;
+	WritePool *write_pool = nullptr; /* where the writes run (write_pool.h) */
 	TrackingFeed *tracking_feed = nullptr;
 	/* Polling the tracking log (tracking_delivery.cpp): a timerfd, for ticks finer than libuv's
 	 * milliseconds. */

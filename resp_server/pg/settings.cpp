@@ -17,6 +17,7 @@ extern "C" {
 
 int local_cache_resp_port = 0;
 int local_cache_resp_workers = 0;
+int local_cache_resp_write_workers = 2;
 char *local_cache_resp_listen_addresses = nullptr;
 char *local_cache_resp_database = nullptr;
 char *local_cache_resp_role = nullptr;
@@ -68,6 +69,12 @@ void resp_define_settings(void)
 	DefineCustomIntVariable("local_cache.resp_workers", "Number of RESP server workers.",
 							"Each runs its own event loop on the shared port; 0: one per four CPU cores, at least one.",
 							&local_cache_resp_workers, 0, 0, RESP_MAX_WORKERS, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_write_workers",
+							"Number of RESP write workers: the processes that run RESP writes.",
+							"A write runs the role's triggers, defaults and checks there, so the RESP workers' loops "
+							"never wait for them; 0: writes run in the RESP workers.",
+							&local_cache_resp_write_workers, 2, 0, RESP_MAX_WRITE_WORKERS, PGC_POSTMASTER, 0, NULL, NULL,
+							NULL);
 	DefineCustomStringVariable("local_cache.resp_listen_addresses",
 							   "Comma-separated addresses the RESP server listens on.", NULL,
 							   &local_cache_resp_listen_addresses, "127.0.0.1", PGC_POSTMASTER, 0,

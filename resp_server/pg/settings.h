@@ -6,6 +6,7 @@
 
 extern int local_cache_resp_port;
 extern int local_cache_resp_workers;
+extern int local_cache_resp_write_workers;
 extern char *local_cache_resp_listen_addresses;
 extern char *local_cache_resp_database;
 extern char *local_cache_resp_role;
@@ -34,6 +35,8 @@ namespace local_cache {
 
 /* The most RESP workers there can be (local_cache.resp_workers' maximum). */
 constexpr int RESP_MAX_WORKERS = 64;
+/* The most RESP write workers (local_cache.resp_write_workers' maximum). */
+constexpr int RESP_MAX_WRITE_WORKERS = 32;
 
 void resp_define_settings(void);
 

@@ -194,6 +194,12 @@ sql_in template1 "ALTER DATABASE postgres ALLOW_CONNECTIONS true" >/dev/null
 sql "ALTER DATABASE postgres CONNECTION LIMIT 0" >/dev/null
 check "the database's CONNECTION LIMIT 0: AUTH refused" '-ERR too many connections for database "postgres"\r\n' "$(login_user)"
 sql "ALTER DATABASE postgres CONNECTION LIMIT 1" >/dev/null
+# Watched from template1: a backend in postgres, even a superuser's that has just answered,
+# takes the one slot.
+backends_in_postgres() { sql_in template1 "SELECT count(*) FROM pg_stat_activity WHERE datname = 'postgres' AND backend_type = 'client backend'"; }
+postgres_empty() { [[ "$(backends_in_postgres)" == 0 ]]; }
+backend_open() { [[ "$(backends_in_postgres)" == 1 ]]; }
+wait_for "no backend in database postgres" 10 postgres_empty
 exec {held}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
 printf 'AUTH regress_resp_user %s-new\r\n' "$PW_USER" >&"$held"
 IFS= read -r -t 10 -u "$held" line
@@ -213,14 +219,10 @@ psql_select_1() { psql_user 'SELECT 1'; }
 backend_gone() { [[ "$(psql_select_1)" == 1 ]]; }
 wait_case "... and accepted once the RESP session closed" 1 10 backend_gone psql_select_1
 sql "ALTER ROLE regress_resp_user CONNECTION LIMIT -1; ALTER DATABASE postgres CONNECTION LIMIT 1" >/dev/null
-# (a superuser's backend that has just answered may still count for a moment: retry the login)
-backend_open() { [[ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE usename = 'regress_resp_user'")" == 1 ]]; }
-for i in 1 2 3 4 5; do
-    psql_user "SELECT pg_sleep(5)" >/dev/null &
-    sleeper=$!
-    wait_for "the role's psql session" 2 backend_open && break
-    wait "$sleeper"
-done
+wait_for "no backend in database postgres" 10 postgres_empty
+psql_user "SELECT pg_sleep(5)" >/dev/null &
+sleeper=$!
+wait_for "the role's psql session" 10 backend_open
 check "the database's CONNECTION LIMIT 1 taken by a backend: AUTH refused" \
     '-ERR too many connections for database "postgres"\r\n' "$(login_user)"
 wait "$sleeper"

@@ -11,6 +11,8 @@
 #                bytes, or the same SQLSTATE
 #   encoding     text that is not valid in the server encoding (values, JSON, keys, field
 #                names, increments, NUL) is refused with SQLSTATE 22021, nothing written
+#   write workers  a role's slow trigger holds neither other connections' reads nor another
+#                role's write; the connection's own next request waits behind it, in order
 #   settings     ALTER ROLE / ALTER DATABASE ... SET (default_transaction_read_only, search_path,
 #                statement_timeout) and postgresql.conf's statement_timeout apply to a role's
 #                RESP writes, for that command only
@@ -356,6 +358,38 @@ wait_case "postgresql.conf's statement_timeout applies to RESP writes" "ERR canc
     server_timeout "mcli SET st:7 {\"v\":\"slow\"}"
 set_setting statement_timeout DEFAULT
 sql "DROP TABLE session_t; DROP FUNCTION session_t_seen()" >/dev/null
+
+section "write workers: one role's slow trigger holds no other connection"
+# A RESP write runs in a write worker (local_cache.resp_write_workers, 2 here), never on the loop
+# of the RESP worker that serves the connection: while mallory's trigger sleeps, reads on other
+# connections (on both RESP workers) and another role's write are answered, and her own
+# connection's next request waits behind her write, answered in order.
+sql "CREATE TABLE stall_t (id integer PRIMARY KEY, v text);
+CREATE FUNCTION stall_t_slow() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN IF NEW.v = 'slow' THEN PERFORM pg_sleep(3); END IF; RETURN NEW; END \$\$;
+CREATE TRIGGER stall_t_slow BEFORE INSERT OR UPDATE ON stall_t FOR EACH ROW EXECUTE FUNCTION stall_t_slow();
+INSERT INTO stall_t VALUES (2, 'two');
+SELECT local_cache.enable('stall_t', resp_prefix => 'stall');
+GRANT SELECT, INSERT, UPDATE ON stall_t TO regress_resp_victim, regress_resp_mallory;
+GRANT SELECT ON stall_t TO regress_resp_reader" >/dev/null
+slow_out=$WORK/stall_slow.out
+: >"$slow_out"
+raw timeout:20 "send:AUTH regress_resp_mallory $PW_MALLORY\r\n$(cmd SET stall:1 '{"v":"slow"}')$(cmd GET stall:1)" read:3 \
+    >"$slow_out" &
+slow=$!
+sleeping() { [[ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")" == 1 ]]; }
+wait_for "mallory's write sleeping in its trigger" 10 sleeping
+reads=""
+for i in $(seq 1 8); do reads+="$(cli GET stall:2) "; done
+check "while it sleeps: GET on eight new connections (both workers) is answered" \
+    "$(for i in $(seq 1 8); do printf '%s ' '"{\"id\":2,\"v\":\"two\"}"'; done)" "$reads"
+check "... and another role's write commits" "OK" "$(vcli SET stall:3 '{"v":"fast"}')"
+check "... all before mallory's write has answered" "not yet" \
+    "$([[ "$(cat "$slow_out")" == *'+OK\r\n+OK'* ]] && echo answered || echo 'not yet')"
+wait "$slow"
+check "her write then answers, and her GET behind it sees the row it wrote" \
+    "+OK\r\n+OK\r\n$(bulk '{"id":1,"v":"slow"}')" "$(cat "$slow_out")"
+sql "DROP TABLE stall_t; DROP FUNCTION stall_t_slow()" >/dev/null
 
 sql "DROP TABLE victim_t, eq_sql, eq_resp; DROP FUNCTION eq_sql_write, eq_sql_add;
 DROP DOMAIN eq_even; DROP TYPE eq_mood; DROP SCHEMA mallory CASCADE;

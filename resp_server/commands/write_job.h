@@ -1,0 +1,45 @@
+/*
+ * write_job.h — a RESP write on its way to a write worker, and its reply on the way back
+ * (resp_server/net/write_pool.cpp sends it, resp_server/write_worker.cpp runs it): the request's
+ * arguments and what of the connection's session a write command reads (its client id, role and
+ * protocol; for EXEC, the MULTI queue and the WATCHed versions), then the reply's bytes and how
+ * long the command ran. A frame is its payload's length (8 bytes) then the payload; numbers are
+ * little-endian. No PostgreSQL header: unit-tested alone (tests/write_job_test.cpp).
+ */
+#pragma once
+
+#include "resp_server/commands/data_source.h"
+#include "resp_server/protocol/request_parser.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace local_cache::resp {
+
+constexpr size_t kWriteFrameHeader = 8;
+
+/* Appends the frame of `request`, run for `session`, to `out`. */
+void encode_write_job(const Request &request, const Session &session, std::string &out);
+
+/* A job as the write worker runs it: a session of its own and the request's arguments, which
+ * point into the payload it was decoded from. */
+struct WriteJob {
+	Session session;
+	std::vector<std::string_view> argv;
+	Request request() const { return Request{argv.data(), argv.size()}; }
+};
+/* Decodes a job frame's payload; false if it is not one. */
+bool decode_write_job(std::string_view payload, WriteJob *job);
+
+/* Appends the frame of a reply, the command having run for `duration_us`. */
+void encode_write_reply(std::string_view reply, int64_t duration_us, std::string &out);
+/* Decodes a reply frame's payload; the reply points into it. False if it is not one. */
+bool decode_write_reply(std::string_view payload, std::string_view *reply, int64_t *duration_us);
+
+/* The size of the frame `bytes` begins with (header included) once all of it is there. */
+std::optional<size_t> complete_write_frame(std::string_view bytes);
+
+} // namespace local_cache::resp

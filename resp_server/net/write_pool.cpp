@@ -1,0 +1,220 @@
+/*
+ * write_pool.cpp — a RESP worker's side of the write workers (write_pool.h): claiming one,
+ * sending a write over its socket, taking the reply back to the connection that waits for it.
+ */
+#include "resp_server/net/write_pool.h"
+
+#include "resp_server/commands/write_job.h"
+#include "resp_server/net/server.h"
+#include "resp_server/pg/settings.h"
+
+extern "C" {
+#include "miscadmin.h"
+}
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace local_cache::resp {
+
+namespace {
+
+/* A job frame bigger than this is not kept for the next one. */
+constexpr size_t kKeptFrameBytes = 1 << 20;
+/* How long sending a job may wait for the write worker to take its bytes. */
+constexpr int kSendTimeoutMs = 10000;
+
+const char kWriteWorkerEnded[] =
+	"-ERR the write worker running this command ended; whether it committed is not known\r\n";
+
+} // namespace
+
+struct WritePool::Link {
+	WritePool *pool;
+	int number;
+	int fd = -1;
+	uv_poll_t poll; /* while fd is open; poll.data points back here */
+	bool closing = false; /* the handle is closing: the descriptor is closed in its callback */
+	uint64_t session = 0; /* the connection whose write it runs; 0: none */
+	std::string input;    /* reply bytes read so far */
+};
+
+socklen_t write_worker_address(int number, sockaddr_un *address)
+{
+	memset(address, 0, sizeof(*address));
+	address->sun_family = AF_UNIX;
+	/* Abstract (a leading NUL): no file to clean up; named after the postmaster, one server's. */
+	int length = snprintf(address->sun_path + 1, sizeof(address->sun_path) - 1, "local_cache.%d.write.%d",
+						  int(PostmasterPid), number);
+	return socklen_t(offsetof(sockaddr_un, sun_path) + 1 + size_t(length));
+}
+
+void on_link_readable(WritePool::Link *link)
+{
+	link->pool->take_reply(*link);
+}
+
+namespace {
+
+void on_readable(uv_poll_t *handle, int, int)
+{
+	on_link_readable(static_cast<WritePool::Link *>(handle->data));
+}
+
+void on_link_closed(uv_handle_t *handle)
+{
+	WritePool::Link *link = static_cast<WritePool::Link *>(handle->data);
+	::close(link->fd);
+	link->fd = -1;
+	link->closing = false;
+}
+
+} // namespace
+
+WritePool::WritePool(Server *server, int write_workers) : server_(server)
+{
+	for (int i = 0; i < write_workers; i++) {
+		links_.push_back(std::make_unique<Link>());
+		links_.back()->pool = this;
+		links_.back()->number = i;
+	}
+}
+
+WritePool::~WritePool() = default;
+
+WriteOffload::Outcome WritePool::run(const Request &request, const Session &session, ReplyBuffer &out)
+{
+	if (auto done = done_.find(session.id); done != done_.end()) {
+		out.append(done->second.reply);
+		int64_t duration = done->second.duration_us;
+		done_.erase(done);
+		return Outcome{Status::Done, duration};
+	}
+	bool any_running = false;
+	for (const auto &link : links_)
+		if (link->session == session.id)
+			return Outcome{Status::Pending, 0};
+	for (const auto &link : links_) {
+		if (write_worker_pid(link->number) == 0)
+			continue;
+		any_running = true;
+		if (link->session != 0 || link->closing || !claim_write_worker(link->number))
+			continue;
+		if (send_job(*link, request, session))
+			return Outcome{Status::Pending, 0};
+		release_write_worker(link->number, MyProcPid);
+	}
+	return Outcome{any_running ? Status::Pending : Status::RunHere, 0};
+}
+
+bool WritePool::send_job(Link &link, const Request &request, const Session &session)
+{
+	if (link.fd < 0) {
+		sockaddr_un address;
+		socklen_t length = write_worker_address(link.number, &address);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return false;
+		/* A local connect: done at once, or refused (the write worker is not listening yet). */
+		if (connect(fd, reinterpret_cast<sockaddr *>(&address), length) != 0 || fcntl(fd, F_SETFL, O_NONBLOCK) != 0 ||
+			uv_poll_init(&server_->loop, &link.poll, fd) != 0) {
+			::close(fd);
+			return false;
+		}
+		link.fd = fd;
+		link.poll.data = &link;
+		uv_poll_start(&link.poll, UV_READABLE, uv_callback<on_readable>);
+	}
+	frame_.clear();
+	encode_write_job(request, session, frame_);
+	size_t sent = 0;
+	while (sent < frame_.size()) {
+		ssize_t n = send(link.fd, frame_.data() + sent, frame_.size() - sent, MSG_NOSIGNAL);
+		if (n > 0) {
+			sent += size_t(n);
+			continue;
+		}
+		pollfd writable = {link.fd, POLLOUT, 0};
+		if (n < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) && poll(&writable, 1, kSendTimeoutMs) > 0)))
+			continue;
+		drop(link, "could not send it a write");
+		return false;
+	}
+	if (frame_.capacity() > kKeptFrameBytes)
+		std::string().swap(frame_);
+	link.session = session.id;
+	return true;
+}
+
+void WritePool::take_reply(Link &link)
+{
+	char buffer[65536];
+	for (;;) {
+		ssize_t n = recv(link.fd, buffer, sizeof(buffer), 0);
+		if (n > 0) {
+			link.input.append(buffer, size_t(n));
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		drop(link, n == 0 ? "it ended" : "its socket failed");
+		return;
+	}
+	while (std::optional<size_t> size = complete_write_frame(link.input)) {
+		std::string_view payload = std::string_view(link.input).substr(kWriteFrameHeader, *size - kWriteFrameHeader);
+		std::string_view reply;
+		int64_t duration_us;
+		if (link.session == 0 || !decode_write_reply(payload, &reply, &duration_us)) {
+			drop(link, "it sent a reply for no write");
+			return;
+		}
+		std::string taken(reply);
+		link.input.erase(0, *size);
+		finish(link, std::move(taken), duration_us);
+	}
+}
+
+void WritePool::finish(Link &link, std::string reply, int64_t duration_us)
+{
+	uint64_t session = link.session;
+	link.session = 0;
+	release_write_worker(link.number, MyProcPid);
+	if (server_->connections_by_id.count(session) > 0)
+		done_[session] = Done{std::move(reply), duration_us};
+	/* The connection's request runs again and takes the reply; writes waiting for a write
+	 * worker may take this one. */
+	retry_blocked(server_);
+}
+
+void WritePool::drop(Link &link, const char *why)
+{
+	if (link.fd < 0 || link.closing)
+		return;
+	ereport(LOG, (errmsg("local_cache RESP worker %d: closing its link to write worker %d: %s", server_->worker_number,
+						 link.number, why)));
+	link.closing = true;
+	link.input.clear();
+	uv_poll_stop(&link.poll);
+	uv_close(reinterpret_cast<uv_handle_t *>(&link.poll), uv_callback<on_link_closed>);
+	if (link.session != 0)
+		finish(link, kWriteWorkerEnded, 0);
+}
+
+void WritePool::close()
+{
+	for (const auto &link : links_) {
+		if (link->fd >= 0 && !link->closing) {
+			link->closing = true;
+			uv_poll_stop(&link->poll);
+			uv_close(reinterpret_cast<uv_handle_t *>(&link->poll), uv_callback<on_link_closed>);
+		}
+	}
+}
+
+} // namespace local_cache::resp

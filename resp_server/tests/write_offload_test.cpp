@@ -1,0 +1,174 @@
+/*
+ * write_offload_test.cpp — the write workers' side of the command layer: a job's frame carries
+ * the request and what of the session a write reads, byte for byte (and a damaged frame is
+ * refused at every cut), a reply's frame likewise, and CommandProcessor hands writes and
+ * writing EXECs to its WriteOffload — the connection waiting until the reply is there — while
+ * reads, and EXECs of reads or of a connection with CLIENT TRACKING on, run where they are.
+ */
+#include <boost/test/unit_test.hpp>
+
+#include "resp_server/commands/write_job.h"
+#include "resp_server/tests/command_harness.h"
+
+#include <string>
+#include <vector>
+
+using namespace local_cache::resp;
+using resp_test::Connection;
+
+namespace {
+
+/* A WriteOffload that answers Pending until told the reply, and keeps the requests it saw. */
+struct FakeOffload final : WriteOffload {
+	std::vector<std::string> seen; /* each request's first two arguments */
+	std::string reply;             /* empty: still pending */
+	bool run_here = false;
+	Outcome run(const Request &request, const Session &, ReplyBuffer &out) override
+	{
+		seen.push_back(std::string(request[0]) + (request.argc > 1 ? " " + std::string(request[1]) : ""));
+		if (run_here)
+			return Outcome{Status::RunHere, 0};
+		if (reply.empty())
+			return Outcome{Status::Pending, 0};
+		out.append(reply);
+		return Outcome{Status::Done, 1234};
+	}
+};
+
+std::string job_frame(const std::vector<std::string> &args, const Session &session)
+{
+	std::vector<std::string_view> views(args.begin(), args.end());
+	std::string frame;
+	encode_write_job(Request{views.data(), views.size()}, session, frame);
+	return frame;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(write_offload)
+
+BOOST_AUTO_TEST_CASE(a_job_frame_carries_the_request_and_the_session)
+{
+	Connection c;
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SET", "items:1", "{\"value\":\"x\"}"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"GET", "items:2"}) == "+QUEUED\r\n");
+	c.session.watched = {{"items:1", "v1"}, {"items:3", std::string("\0\1", 2)}};
+	c.session.protocol = 3;
+	std::string frame = "junk before" + job_frame({"EXEC"}, c.session);
+	std::string_view bytes = std::string_view(frame).substr(11);
+	BOOST_TEST(complete_write_frame(bytes).value_or(0) == bytes.size());
+	BOOST_TEST(!complete_write_frame(bytes.substr(0, bytes.size() - 1)).has_value());
+
+	WriteJob job;
+	BOOST_TEST(decode_write_job(bytes.substr(kWriteFrameHeader), &job));
+	BOOST_TEST(job.session.id == c.session.id);
+	BOOST_TEST(job.session.role->id == c.session.role->id);
+	BOOST_TEST(job.session.role->name == c.session.role->name);
+	BOOST_TEST(job.session.protocol == 3);
+	BOOST_TEST(job.argv.size() == 1u);
+	BOOST_TEST(job.argv[0] == "EXEC");
+	BOOST_TEST(job.session.multi.active);
+	BOOST_TEST(job.session.multi.bytes == c.session.multi.bytes);
+	BOOST_TEST(job.session.multi.arg_ends == c.session.multi.arg_ends);
+	BOOST_TEST(job.session.multi.argcs == c.session.multi.argcs);
+	BOOST_TEST(job.session.watched == c.session.watched);
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_frame_is_refused_at_every_cut)
+{
+	Connection c;
+	std::string frame = job_frame({"HSET", "items:1", "value", "x"}, c.session);
+	std::string_view payload = std::string_view(frame).substr(kWriteFrameHeader);
+	for (size_t cut = 0; cut < payload.size(); cut++) {
+		WriteJob job;
+		BOOST_TEST(!decode_write_job(payload.substr(0, cut), &job), "cut at " << cut);
+	}
+	std::string longer(payload);
+	longer.push_back('x');
+	WriteJob job;
+	BOOST_TEST(!decode_write_job(longer, &job));
+	std::string flipped(payload);
+	flipped[24 + 8 + c.session.role->name.size()] = 9; /* the protocol */
+	BOOST_TEST(!decode_write_job(flipped, &job));
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_frame_round_trips)
+{
+	std::string frame;
+	encode_write_reply("+OK\r\n", 987, frame);
+	BOOST_TEST(complete_write_frame(frame).value_or(0) == frame.size());
+	std::string_view reply;
+	int64_t duration = 0;
+	BOOST_TEST(decode_write_reply(std::string_view(frame).substr(kWriteFrameHeader), &reply, &duration));
+	BOOST_TEST(reply == "+OK\r\n");
+	BOOST_TEST(duration == 987);
+	BOOST_TEST(!decode_write_reply(std::string_view(frame).substr(kWriteFrameHeader, 12), &reply, &duration));
+}
+
+BOOST_AUTO_TEST_CASE(a_decoded_job_runs_as_it_would_have_run_on_the_connection)
+{
+	Connection here, there;
+	std::string frame = job_frame({"SET", "items:7", "{\"value\":\"seven\"}"}, here.session);
+	WriteJob job;
+	BOOST_TEST(decode_write_job(std::string_view(frame).substr(kWriteFrameHeader), &job));
+	ReplyBuffer out;
+	there.processor.execute(job.request(), job.session, out);
+	BOOST_TEST(std::string(out.view()) == here.run({"SET", "items:8", "{\"value\":\"eight\"}"}));
+}
+
+BOOST_AUTO_TEST_CASE(writes_wait_for_their_reply_and_reads_run_here)
+{
+	Connection c;
+	FakeOffload offload;
+	c.processor.set_write_offload(&offload);
+	BOOST_TEST(c.run({"SET", "items:1", "{\"value\":\"x\"}"}) == "");
+	BOOST_TEST(c.session.retry_later);
+	BOOST_TEST(c.run({"SET", "items:1", "{\"value\":\"x\"}"}) == ""); /* run again: still pending */
+	offload.reply = "+OK\r\n";
+	BOOST_TEST(c.run({"SET", "items:1", "{\"value\":\"x\"}"}) == "+OK\r\n");
+	BOOST_TEST(!c.session.retry_later);
+	BOOST_TEST(c.run({"GET", "items:2"}) == "$22\r\n{\"id\":2,\"value\":\"two\"}\r\n");
+	BOOST_TEST(c.run({"DEL", "items:3"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"HSET", "items:3", "value", "x"}) == "+OK\r\n");
+	BOOST_TEST((offload.seen == std::vector<std::string>{"SET items:1", "SET items:1", "SET items:1", "DEL items:3",
+														  "HSET items:3"}));
+	BOOST_TEST(c.data.db.writes == 0); /* nothing was written here */
+}
+
+BOOST_AUTO_TEST_CASE(an_exec_that_writes_runs_there_and_ends_the_transaction_here)
+{
+	Connection c;
+	FakeOffload offload;
+	c.processor.set_write_offload(&offload);
+	offload.reply = "*1\r\n+OK\r\n";
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SET", "items:1", "{\"value\":\"x\"}"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n+OK\r\n");
+	BOOST_TEST(!c.session.multi.active);
+	BOOST_TEST(c.session.multi.count() == 0u);
+	BOOST_TEST((offload.seen == std::vector<std::string>{"EXEC"}));
+	/* An EXEC of reads runs here. */
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n$22\r\n{\"id\":1,\"value\":\"one\"}\r\n");
+	BOOST_TEST(offload.seen.size() == 1u);
+	/* So does a writing EXEC of a connection with CLIENT TRACKING on. */
+	BOOST_TEST(c.run({"CLIENT", "TRACKING", "ON"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"HSET", "items:1", "value", "y"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n:0\r\n");
+	BOOST_TEST(offload.seen.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(without_a_write_worker_writes_run_here)
+{
+	Connection c;
+	FakeOffload offload;
+	offload.run_here = true;
+	c.processor.set_write_offload(&offload);
+	BOOST_TEST(c.run({"HSET", "items:1", "value", "z"}) == ":0\r\n");
+	BOOST_TEST(offload.seen.size() == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

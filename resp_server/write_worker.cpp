@@ -33,6 +33,7 @@ extern "C" {
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 }
 
@@ -162,16 +163,19 @@ void serve(int number)
 	int listener = listen_socket(number);
 	std::vector<Peer> peers;
 	ereport(LOG, (errmsg("local_cache RESP write worker %d ready", number)));
+	/* Made again only when the peers change: a write costs one wait, not a new epoll set. */
+	WaitEventSet *events = nullptr;
 	for (;;) {
-		WaitEventSet *events = CreateWaitEventSet(CurrentMemoryContext, int(3 + peers.size()));
-		AddWaitEventToSet(events, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, nullptr);
-		AddWaitEventToSet(events, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, nullptr, nullptr);
-		AddWaitEventToSet(events, WL_SOCKET_READABLE, listener, nullptr, nullptr);
-		for (size_t i = 0; i < peers.size(); i++)
-			AddWaitEventToSet(events, WL_SOCKET_READABLE, peers[i].fd, nullptr, reinterpret_cast<void *>(i + 1));
+		if (events == nullptr) {
+			events = CreateWaitEventSet(TopMemoryContext, int(3 + peers.size()));
+			AddWaitEventToSet(events, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, nullptr);
+			AddWaitEventToSet(events, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, nullptr, nullptr);
+			AddWaitEventToSet(events, WL_SOCKET_READABLE, listener, nullptr, nullptr);
+			for (size_t i = 0; i < peers.size(); i++)
+				AddWaitEventToSet(events, WL_SOCKET_READABLE, peers[i].fd, nullptr, reinterpret_cast<void *>(i + 1));
+		}
 		WaitEvent ready[RESP_MAX_WORKERS + 3];
 		int count = WaitEventSetWait(events, -1, ready, lengthof(ready), PG_WAIT_EXTENSION);
-		FreeWaitEventSet(events);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending) {
@@ -183,12 +187,21 @@ void serve(int number)
 			if (!(ready[e].events & WL_SOCKET_READABLE))
 				continue;
 			if (ready[e].fd == listener) {
+				size_t before = peers.size();
 				accept_peer(listener, peers);
+				if (peers.size() != before) {
+					FreeWaitEventSet(events);
+					events = nullptr;
+				}
 				continue;
 			}
 			size_t i = reinterpret_cast<size_t>(ready[e].user_data) - 1;
 			if (!serve_peer(processor, peers[i]))
 				gone.push_back(i);
+		}
+		if (!gone.empty() && events != nullptr) {
+			FreeWaitEventSet(events);
+			events = nullptr;
 		}
 		/* Last first, so the indexes of the others stay right. */
 		for (auto i = gone.rbegin(); i != gone.rend(); ++i) {

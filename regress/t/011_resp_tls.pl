@@ -10,32 +10,18 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use RespTls;
 
 my $dir = PostgreSQL::Test::Utils::tempdir;
 
-sub openssl { my @args = @_; system("openssl @{[map { quotemeta } @args]} 2>/dev/null") == 0 or die "openssl @args failed"; }
-
-# A key and a certificate for `cn`, signed by the CA `ca` (undef: self-signed CA).
-sub certificate
-{
-	my ($name, $cn, $ca) = @_;
-	openssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', "/CN=$cn",
-		'-keyout', "$dir/$name.key", '-out', "$dir/$name.csr");
-	open(my $ext, '>', "$dir/$name.ext") or die;
-	print $ext $ca ? "subjectAltName=DNS:localhost,IP:127.0.0.1\n" : "basicConstraints=critical,CA:TRUE\n";
-	close($ext);
-	openssl('x509', '-req', '-in', "$dir/$name.csr", '-days', '2', '-extfile', "$dir/$name.ext",
-		'-out', "$dir/$name.crt",
-		$ca ? ('-CA', "$dir/$ca.crt", '-CAkey', "$dir/$ca.key", '-CAcreateserial') : ('-signkey', "$dir/$name.key"));
-	chmod 0600, "$dir/$name.key";
-	return;
-}
-certificate('ca', 'test CA', undef);
-certificate('server', 'localhost', 'ca');
-certificate('cert_user', 'cert_user', 'ca');
-certificate('mapped_cn', 'someone-else', 'ca');
-certificate('other_ca', 'other CA', undef);
-certificate('stranger', 'cert_user', 'other_ca');
+certificate($dir, 'ca', 'test CA', undef);
+certificate($dir, 'server', 'localhost', 'ca');
+certificate($dir, 'cert_user', 'cert_user', 'ca');
+certificate($dir, 'mapped_cn', 'someone-else', 'ca');
+certificate($dir, 'other_ca', 'other CA', undef);
+certificate($dir, 'stranger', 'cert_user', 'other_ca');
 
 my $node = PostgreSQL::Test::Cluster->new('tls');
 $node->init;
@@ -78,15 +64,7 @@ GRANT SELECT ON items TO app, cert_user, mapped;
 });
 
 # redis-cli over TLS with the given client certificate (undef: none), then the command.
-sub tls_cli
-{
-	my ($identity, @command) = @_;
-	my @tls = ('--tls', '--cacert', "$dir/ca.crt");
-	push @tls, ('--cert', "$dir/$identity.crt", '--key', "$dir/$identity.key") if defined $identity;
-	my $out = `redis-cli -p $port @tls @command 2>&1`;
-	$out =~ s/\s+$//;
-	return $out;
-}
+sub tls_cli { my ($identity, @command) = @_; return RespTls::tls_cli($port, $dir, $identity, @command); }
 sub wait_for_tls { for (1 .. 100) { return if tls_cli(undef, 'PING') =~ /NOAUTH|PONG/; select(undef, undef, undef, 0.1); } }
 sub log_since { my ($offset) = @_; return slurp_file($node->logfile, $offset); }
 wait_for_tls();
@@ -160,7 +138,7 @@ sub served_serial
 }
 my $first_serial = served_serial();
 ok($first_serial ne '', "the server presents its certificate (serial $first_serial)");
-certificate('server2', 'localhost', 'ca');
+certificate($dir, 'server2', 'localhost', 'ca');
 $node->append_conf('postgresql.conf', qq{
 local_cache.resp_tls_cert_file = '$dir/server2.crt'
 local_cache.resp_tls_key_file = '$dir/server2.key'

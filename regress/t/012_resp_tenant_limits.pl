@@ -8,30 +8,16 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use RespTls;
 use Time::HiRes qw(time);
 
 my $dir = PostgreSQL::Test::Utils::tempdir;
 
-sub openssl { my @args = @_; system("openssl @{[map { quotemeta } @args]} 2>/dev/null") == 0 or die "openssl @args failed"; }
-
-# A key and a certificate for `cn`, signed by the CA `ca` (undef: self-signed CA).
-sub certificate
-{
-	my ($name, $cn, $ca) = @_;
-	openssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', "/CN=$cn",
-		'-keyout', "$dir/$name.key", '-out', "$dir/$name.csr");
-	open(my $ext, '>', "$dir/$name.ext") or die;
-	print $ext $ca ? "subjectAltName=DNS:localhost,IP:127.0.0.1\n" : "basicConstraints=critical,CA:TRUE\n";
-	close($ext);
-	openssl('x509', '-req', '-in', "$dir/$name.csr", '-days', '2', '-extfile', "$dir/$name.ext",
-		'-out', "$dir/$name.crt",
-		$ca ? ('-CA', "$dir/$ca.crt", '-CAkey', "$dir/$ca.key", '-CAcreateserial') : ('-signkey', "$dir/$name.key"));
-	chmod 0600, "$dir/$name.key";
-	return;
-}
-certificate('ca', 'test CA', undef);
-certificate('server', 'localhost', 'ca');
-certificate('cert_user', 'cert_user', 'ca');
+certificate($dir, 'ca', 'test CA', undef);
+certificate($dir, 'server', 'localhost', 'ca');
+certificate($dir, 'cert_user', 'cert_user', 'ca');
 
 my $node = PostgreSQL::Test::Cluster->new('tenant_limits');
 $node->init;
@@ -66,15 +52,7 @@ GRANT SELECT ON items TO app, cert_user;
 });
 
 # redis-cli over TLS with the given client certificate (undef: none), then the command.
-sub tls_cli
-{
-	my ($identity, @command) = @_;
-	my @tls = ('--tls', '--cacert', "$dir/ca.crt");
-	push @tls, ('--cert', "$dir/$identity.crt", '--key', "$dir/$identity.key") if defined $identity;
-	my $out = `redis-cli -p $port @tls @command 2>&1`;
-	$out =~ s/\s+$//;
-	return $out;
-}
+sub tls_cli { my ($identity, @command) = @_; return RespTls::tls_cli($port, $dir, $identity, @command); }
 sub log_since { my ($offset) = @_; return slurp_file($node->logfile, $offset); }
 for (1 .. 100) { last if tls_cli(undef, 'PING') =~ /NOAUTH|PONG/; select(undef, undef, undef, 0.1); }
 

@@ -291,7 +291,8 @@ void on_retry_timer(uv_timer_t *timer)
 	retry_blocked(static_cast<Server *>(timer->data));
 }
 
-/* The connection's next request waits for a lock: retry it from the server's timer. */
+/* The connection's next request waits: for a lock, retried from the server's timer; or for the
+ * reply of its write in a write worker, which runs it again when it comes (WritePool). */
 void block(Connection *c)
 {
 	Server *server = c->server;
@@ -299,6 +300,8 @@ void block(Connection *c)
 		c->blocked_since_ms = now_ms();
 		server->blocked.push_back(c);
 	}
+	if (server->write_pool->in_flight(c->session.id))
+		return;
 	if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&server->retry_timer)))
 		uv_timer_start(&server->retry_timer, uv_callback<on_retry_timer>, LOCK_RETRY_MS, LOCK_RETRY_MS);
 }
@@ -717,6 +720,12 @@ void write_unrequested(Connection *c)
 	account(c);
 	if (make_room(c, 0))
 		flush(c);
+}
+
+void retry_connection(Connection *c)
+{
+	if (!c->closing && c->blocked_since_ms != 0)
+		guarded(c, [&] { process_input(c); });
 }
 
 void retry_blocked(Server *server)

@@ -275,6 +275,8 @@ void reap_closed_connections(Server *server);
 void close_connection(Connection *c);
 /* Runs the requests of blocked connections again (retry_timer). */
 void retry_blocked(Server *server);
+/* Runs one blocked connection's request again (its write's reply came, or a write worker is free). */
+void retry_connection(Connection *c);
 /* Writes what was added to c->pending outside a request (an invalidation), within the
  * connection's output limits. */
 void write_unrequested(Connection *c);

@@ -16,6 +16,7 @@ extern "C" {
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -95,9 +96,8 @@ WriteOffload::Outcome WritePool::run(const Request &request, const Session &sess
 		return Outcome{Status::Done, duration};
 	}
 	bool any_running = false;
-	for (const auto &link : links_)
-		if (link->session == session.id)
-			return Outcome{Status::Pending, 0};
+	if (in_flight(session.id))
+		return Outcome{Status::Pending, 0};
 	for (const auto &link : links_) {
 		if (write_worker_pid(link->number) == 0)
 			continue;
@@ -108,7 +108,21 @@ WriteOffload::Outcome WritePool::run(const Request &request, const Session &sess
 			return Outcome{Status::Pending, 0};
 		release_write_worker(link->number, MyProcPid);
 	}
-	return Outcome{any_running ? Status::Pending : Status::RunHere, 0};
+	if (!any_running)
+		return Outcome{Status::RunHere, 0};
+	/* Every write worker is busy: the write runs when one is free (finish), or at the latest from
+	 * the worker's retry timer. */
+	if (std::find(waiting_.begin(), waiting_.end(), session.id) == waiting_.end())
+		waiting_.push_back(session.id);
+	return Outcome{Status::Pending, 0};
+}
+
+bool WritePool::in_flight(uint64_t session_id) const
+{
+	for (const auto &link : links_)
+		if (link->session == session_id)
+			return true;
+	return false;
 }
 
 bool WritePool::send_job(Link &link, const Request &request, const Session &session)
@@ -187,9 +201,23 @@ void WritePool::finish(Link &link, std::string reply, int64_t duration_us)
 	release_write_worker(link.number, MyProcPid);
 	if (server_->connections_by_id.count(session) > 0)
 		done_[session] = Done{std::move(reply), duration_us};
-	/* The connection's request runs again and takes the reply; writes waiting for a write
-	 * worker may take this one. */
-	retry_blocked(server_);
+	/* The connection's request runs again and takes the reply; then the writes waiting for a
+	 * write worker, in the order they came, until one has taken the one now free. */
+	retry(session);
+	/* Each at most once: one that finds every write worker busy again (another RESP worker's
+	 * write took this one) goes back to the end of the queue. */
+	for (size_t n = waiting_.size(); n > 0 && link.session == 0 && !link.closing; n--) {
+		uint64_t next = waiting_.front();
+		waiting_.pop_front();
+		retry(next);
+	}
+}
+
+void WritePool::retry(uint64_t session_id)
+{
+	auto found = server_->connections_by_id.find(session_id);
+	if (found != server_->connections_by_id.end())
+		retry_connection(found->second);
 }
 
 void WritePool::drop(Link &link, const char *why)

@@ -20,6 +20,7 @@
 #include <sys/un.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -40,6 +41,8 @@ public:
 	WritePool &operator=(const WritePool &) = delete;
 
 	Outcome run(const Request &request, const Session &session, ReplyBuffer &out) override;
+	/* Whether the connection's write runs in a write worker now (its reply will wake it). */
+	bool in_flight(uint64_t session_id) const;
 	/* A connection closed: a reply that came for it goes. */
 	void forget(uint64_t session_id) { done_.erase(session_id); }
 	/* The worker shuts down: closes the sockets (their handles close with the loop). */
@@ -56,10 +59,13 @@ private:
 	void take_reply(Link &link);
 	void drop(Link &link, const char *why);
 	void finish(Link &link, std::string reply, int64_t duration_us);
+	/* Runs the request of the connection with this session id again, if it still waits. */
+	void retry(uint64_t session_id);
 
 	Server *server_;
 	std::vector<std::unique_ptr<Link>> links_;
 	std::unordered_map<uint64_t, Done> done_; /* by session id, until its request runs again */
+	std::deque<uint64_t> waiting_;            /* sessions whose write waits for a free write worker */
 	std::string frame_;                        /* the job being sent */
 	friend void on_link_readable(Link *link);
 };

@@ -16,26 +16,10 @@ use RespTls;
 
 my $dir = PostgreSQL::Test::Utils::tempdir;
 
-certificate($dir, 'ca', 'test CA', undef);
-certificate($dir, 'server', 'localhost', 'ca');
-certificate($dir, 'cert_user', 'cert_user', 'ca');
+my ($node, $port) = tls_node('tls', $dir, 'authentication_timeout = 1s');
 certificate($dir, 'mapped_cn', 'someone-else', 'ca');
 certificate($dir, 'other_ca', 'other CA', undef);
 certificate($dir, 'stranger', 'cert_user', 'other_ca');
-
-my $node = PostgreSQL::Test::Cluster->new('tls');
-$node->init;
-my $port = PostgreSQL::Test::Cluster::get_free_port();
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'local_cache'
-local_cache.resp_port = $port
-local_cache.resp_workers = 1
-local_cache.resp_tls = on
-local_cache.resp_tls_cert_file = '$dir/server.crt'
-local_cache.resp_tls_key_file = '$dir/server.key'
-local_cache.resp_tls_ca_file = '$dir/ca.crt'
-authentication_timeout = 1s
-});
 open(my $hba, '>', $node->data_dir . '/pg_hba.conf') or die;
 print $hba <<'EOF';
 local all all trust

@@ -1,12 +1,14 @@
 # regress/t/RespTls.pm: what the TAP tests of the RESP port's TLS share: certificates made here
-# with openssl (a CA, and keys and certificates it signs), and redis-cli over TLS.
+# with openssl (a CA, and keys and certificates it signs), a cluster whose RESP port speaks TLS,
+# and redis-cli over TLS.
 package RespTls;
 
 use strict;
 use warnings;
 use Exporter 'import';
+use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(certificate openssl);
+our @EXPORT = qw(certificate openssl tls_node);
 
 sub openssl
 {
@@ -30,6 +32,31 @@ sub certificate
 		$ca ? ('-CA', "$dir/$ca.crt", '-CAkey', "$dir/$ca.key", '-CAcreateserial') : ('-signkey', "$dir/$name.key"));
 	chmod 0600, "$dir/$name.key";
 	return;
+}
+
+# tls_node(NAME, DIR, CONF): a cluster (not started) whose RESP port (one worker) speaks TLS with
+# DIR/server.* signed by DIR/ca.* (made here, with DIR/cert_user.*, a client certificate for
+# CN=cert_user), and CONF in postgresql.conf; returns it and its RESP port.
+sub tls_node
+{
+	my ($name, $dir, $conf) = @_;
+	certificate($dir, 'ca', 'test CA', undef);
+	certificate($dir, 'server', 'localhost', 'ca');
+	certificate($dir, 'cert_user', 'cert_user', 'ca');
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'local_cache'
+local_cache.resp_port = $port
+local_cache.resp_workers = 1
+local_cache.resp_tls = on
+local_cache.resp_tls_cert_file = '$dir/server.crt'
+local_cache.resp_tls_key_file = '$dir/server.key'
+local_cache.resp_tls_ca_file = '$dir/ca.crt'
+$conf
+});
+	return ($node, $port);
 }
 
 # tls_cli(PORT, DIR, IDENTITY, COMMAND...): redis-cli over TLS (CA DIR/ca.crt) with the client

@@ -1,7 +1,8 @@
 # regress/resp/suites/lifecycle.sh: the RESP workers under the postmaster: a C++ exception in a
 # libuv callback or a worker's main is logged, never a crash; a worker killed with SIGTERM is
 # restarted, one killed with SIGKILL makes the postmaster restart everything, and fast and smart
-# shutdowns complete with clients connected, without a crash.
+# shutdowns complete with clients connected, without a crash; a write worker that ends while it
+# runs a write answers that write with an error and is started again.
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh lifecycle). Runs last:
 # it stops the cluster and leaves it stopped.
 
@@ -20,6 +21,31 @@ stop_case() {
 }
 
 check "two RESP workers running" 2 "$(worker_count)"
+
+# A write worker that ends while it runs a write: that write answers an error saying its commit is
+# not known; the launcher starts the write worker again and writes go on.
+write_worker_count() { sql "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'local_cache RESP write worker'"; }
+check "two write workers running" 2 "$(write_worker_count)"
+sql "CREATE TABLE life_slow (id integer PRIMARY KEY, v text);
+CREATE FUNCTION life_slow_sleep() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN IF NEW.v = 'slow' THEN PERFORM pg_sleep(30); END IF; RETURN NEW; END \$\$;
+CREATE TRIGGER life_slow_sleep BEFORE INSERT ON life_slow FOR EACH ROW EXECUTE FUNCTION life_slow_sleep();
+SELECT local_cache.enable('life_slow');
+GRANT SELECT, INSERT, UPDATE ON life_slow TO regress_resp_user" >/dev/null
+ended_out=$WORK/write_worker_ended.out
+raw timeout:40 "send:AUTH regress_resp_user $PW_USER\r\n$(cmd SET life_slow:1 '{"v":"slow"}')" read:2 >"$ended_out" &
+ended=$!
+sleeping_write() { [[ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'local_cache RESP write worker' AND wait_event = 'PgSleep'")" == 1 ]]; }
+wait_for "a write worker sleeping in the trigger" 10 sleeping_write
+sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'local_cache RESP write worker' AND wait_event = 'PgSleep'" >/dev/null
+wait "$ended"
+check "the write whose write worker ended answers so, its commit not known" \
+    '+OK\r\n-ERR the write worker running this command ended; whether it committed is not known\r\n' "$(cat "$ended_out")"
+writes_again() { [[ "$(raw "send:AUTH regress_resp_user $PW_USER\r\n$(cmd SET life_slow:2 '{"v":"fast"}')" read:2)" == '+OK\r\n+OK\r\n' ]]; }
+wait_case "writes go on" "+OK" 10 writes_again "raw send:PING\r\n read:1"
+two_write_workers() { [[ "$(write_worker_count)" == 2 ]]; }
+wait_case "the launcher starts the write worker again" 2 15 two_write_workers write_worker_count
+sql "DROP TABLE life_slow; DROP FUNCTION life_slow_sleep()" >/dev/null
 # A C++ exception in a libuv callback is logged and the worker goes on serving; one that escapes a
 # worker's main is a logged ERROR and a clean exit (code 1), after which the launcher starts the
 # worker again. local_cache.debug_throw_at names the entry point that throws (extension/boundary.h).

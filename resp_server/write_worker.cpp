@@ -106,8 +106,12 @@ std::string run_job(CommandProcessor &processor, WriteJob &job)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	WriteReply reply;
+	reply.reply = out.view();
+	reply.duration_us = GetCurrentTimestamp() - started;
+	reply.tracked_keys = processor.tracking().take_noted_keys();
 	std::string frame;
-	encode_write_reply(out.view(), (GetCurrentTimestamp() - started), frame);
+	encode_write_reply(reply, frame);
 	return frame;
 }
 

@@ -98,19 +98,40 @@ void TrackingTable::note_read(const Session &session, const std::string_view *ke
 		return;
 	while (max_keys_ != 0 && keys_.size() > max_keys_)
 		evict_one();
-	for (size_t i = 0; i < count; i++) {
-		std::string key(keys[i]);
-		auto found = keys_.find(key);
-		if (found == keys_.end()) {
-			/* Room is made before the key goes in, so a key is never evicted by its own read
-			 * (only, past max_keys, by another key of the same command). */
-			while (max_keys_ != 0 && !keys_.empty() && keys_.size() >= max_keys_)
-				evict_one();
-			found = keys_.emplace(std::move(key), std::vector<uint64_t>()).first;
-		}
-		if (insert_sorted(found->second, session.id))
-			items_++;
+	for (size_t i = 0; i < count; i++)
+		track(keys[i], session.id);
+}
+
+void TrackingTable::track(std::string_view name, uint64_t client)
+{
+	std::string key(name);
+	auto found = keys_.find(key);
+	if (found == keys_.end()) {
+		/* Room is made before the key goes in, so a key is never evicted by its own read
+		 * (only, past max_keys, by another key of the same command). */
+		while (max_keys_ != 0 && !keys_.empty() && keys_.size() >= max_keys_)
+			evict_one();
+		found = keys_.emplace(std::move(key), std::vector<uint64_t>()).first;
 	}
+	if (insert_sorted(found->second, client))
+		items_++;
+}
+
+std::vector<std::string> TrackingTable::take_noted_keys()
+{
+	std::vector<std::string> keys;
+	keys.reserve(keys_.size());
+	for (auto &entry : keys_)
+		keys.push_back(entry.first);
+	keys_.clear();
+	items_ = 0;
+	return keys;
+}
+
+void TrackingTable::note_reads_of(uint64_t client, const std::vector<std::string> &keys)
+{
+	for (const std::string &key : keys)
+		track(key, client);
 }
 
 void TrackingTable::key_changed(std::string_view key, uint64_t writer,

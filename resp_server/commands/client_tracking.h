@@ -80,6 +80,11 @@ public:
 	/* After a read command of `session` succeeded: the keys it read, as the client named them.
 	 * Honours OPTIN/OPTOUT and CLIENT CACHING; nothing in BCAST mode or with tracking off. */
 	void note_read(const Session &session, const std::string_view *keys, size_t count);
+	/* A write worker's table (resp_server/write_worker.cpp) after one job: the keys its EXEC
+	 * noted, taken out (the table is then empty). The RESP worker notes them for the
+	 * connection as they were decided there (note_reads_of). */
+	std::vector<std::string> take_noted_keys();
+	void note_reads_of(uint64_t client, const std::vector<std::string> &keys);
 
 	/*
 	 * What committed, in commit order. `writer` is the connection whose write it was (0: SQL
@@ -117,6 +122,7 @@ private:
 	void invalidate_tracked(std::unordered_map<std::string, std::vector<uint64_t>>::iterator entry, uint64_t skip,
 							bool flush);
 	void evict_one();
+	void track(std::string_view key, uint64_t client);
 	void forget_prefixes(uint64_t client, const TrackingMode &mode);
 
 	size_t max_keys_;

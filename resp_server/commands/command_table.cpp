@@ -597,8 +597,7 @@ bool runs_as_write(const CommandSpec &command, const Session &session)
 {
 	if (command.flags & CMD_WRITE)
 		return true;
-	return command.full_name == "exec" && session.multi.active && !session.multi.refused && !session.tracking.on &&
-		queue_writes(session.multi);
+	return command.full_name == "exec" && session.multi.active && !session.multi.refused && queue_writes(session.multi);
 }
 
 bool CommandProcessor::offloaded(const CommandSpec &command, const Request &request, Session &session,
@@ -610,9 +609,10 @@ bool CommandProcessor::offloaded(const CommandSpec &command, const Request &requ
 	session.retry_later = outcome.status == WriteOffload::Status::Pending;
 	if (session.retry_later)
 		return true;
-	/* EXEC ended the transaction where it ran, whatever it answered. */
+	/* EXEC ended the transaction where it ran, whatever it answered; its reads are noted here. */
 	if (session.multi.active)
 		end_transaction(session);
+	tracking_.note_reads_of(session.id, outcome.tracked_keys);
 	end_caching_scope(session, &command);
 	int64_t ended_us = data_.server.now_microseconds();
 	clock_carried_ = false;

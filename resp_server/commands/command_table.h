@@ -25,7 +25,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace local_cache::resp {
 
@@ -118,7 +120,8 @@ public:
 	};
 	struct Outcome {
 		Status status;
-		int64_t duration_us; /* Done: how long the command ran */
+		int64_t duration_us = 0;               /* Done: how long the command ran */
+		std::vector<std::string> tracked_keys; /* Done: the keys its reads noted for CLIENT TRACKING */
 	};
 	virtual Outcome run(const Request &request, const Session &session, ReplyBuffer &out) = 0;
 
@@ -127,8 +130,7 @@ protected:
 };
 
 /* Whether the command runs where the worker's writes run (WriteOffload): a write, or an EXEC
- * whose queue holds one (not for a connection with CLIENT TRACKING on, whose EXEC notes its
- * reads in the worker's tracking table). */
+ * whose queue holds one. */
 bool runs_as_write(const CommandSpec &command, const Session &session);
 
 class CommandProcessor {

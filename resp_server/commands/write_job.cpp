@@ -65,6 +65,10 @@ void encode_write_job(const Request &request, const Session &session, std::strin
 	put_number(session.role ? session.role->id : 0, out);
 	put_text(session.role ? session.role->name : std::string(), out);
 	put_number(uint64_t(session.protocol), out);
+	const TrackingMode &mode = session.tracking;
+	put_number(uint64_t(mode.on) | uint64_t(mode.bcast) << 1 | uint64_t(mode.optin) << 2 | uint64_t(mode.optout) << 3 |
+				   uint64_t(mode.caching_yes) << 4 | uint64_t(mode.caching_no) << 5,
+			   out);
 	put_number(request.argc, out);
 	for (std::string_view argument : request)
 		put_text(argument, out);
@@ -91,11 +95,18 @@ bool decode_write_job(std::string_view payload, WriteJob *job)
 {
 	Reader in(payload);
 	Session &session = job->session;
-	uint64_t role, protocol, argc, flags, count;
+	uint64_t role, protocol, tracking, argc, flags, count;
 	std::string_view name, bytes;
 	if (!in.number(&session.id) || !in.number(&role) || !in.text(&name) || !in.number(&protocol) ||
-		(protocol != 2 && protocol != 3) || !in.count(&argc, 8) || argc == 0)
+		(protocol != 2 && protocol != 3) || !in.number(&tracking) || tracking >= 64 || !in.count(&argc, 8) || argc == 0)
 		return false;
+	TrackingMode &mode = session.tracking;
+	mode.on = tracking & 1;
+	mode.bcast = tracking & 2;
+	mode.optin = tracking & 4;
+	mode.optout = tracking & 8;
+	mode.caching_yes = tracking & 16;
+	mode.caching_no = tracking & 32;
 	if (role != 0)
 		session.role = AuthenticatedRole{role, std::string(name)};
 	session.protocol = int(protocol);
@@ -142,21 +153,35 @@ bool decode_write_job(std::string_view payload, WriteJob *job)
 	return in.done();
 }
 
-void encode_write_reply(std::string_view reply, int64_t duration_us, std::string &out)
+void encode_write_reply(const WriteReply &reply, std::string &out)
 {
-	put_number(8 + 8 + reply.size(), out);
-	put_number(uint64_t(duration_us), out);
-	put_text(reply, out);
+	size_t start = out.size();
+	put_number(0, out); /* the length, below */
+	put_number(uint64_t(reply.duration_us), out);
+	put_text(reply.reply, out);
+	put_number(reply.tracked_keys.size(), out);
+	for (const std::string &key : reply.tracked_keys)
+		put_text(key, out);
+	uint64_t length = out.size() - start - kWriteFrameHeader;
+	for (int i = 0; i < 8; i++)
+		out[start + size_t(i)] = char((length >> (8 * i)) & 0xff);
 }
 
-bool decode_write_reply(std::string_view payload, std::string_view *reply, int64_t *duration_us)
+bool decode_write_reply(std::string_view payload, WriteReply *reply)
 {
 	Reader in(payload);
-	uint64_t duration;
-	if (!in.number(&duration) || !in.text(reply) || !in.done())
+	uint64_t duration, count;
+	if (!in.number(&duration) || !in.text(&reply->reply) || !in.count(&count, 8))
 		return false;
-	*duration_us = int64_t(duration);
-	return true;
+	reply->duration_us = int64_t(duration);
+	reply->tracked_keys.resize(size_t(count));
+	for (std::string &key : reply->tracked_keys) {
+		std::string_view text;
+		if (!in.text(&text))
+			return false;
+		key.assign(text);
+	}
+	return in.done();
 }
 
 std::optional<size_t> complete_write_frame(std::string_view bytes)

@@ -2,8 +2,9 @@
  * write_job.h — a RESP write on its way to a write worker, and its reply on the way back
  * (resp_server/net/write_pool.cpp sends it, resp_server/write_worker.cpp runs it): the request's
  * arguments and what of the connection's session a write command reads (its client id, role and
- * protocol; for EXEC, the MULTI queue and the WATCHed versions), then the reply's bytes and how
- * long the command ran. A frame is its payload's length (8 bytes) then the payload; numbers are
+ * protocol; for EXEC, the MULTI queue, the WATCHed versions and the CLIENT TRACKING mode its reads
+ * are noted by), then the reply's bytes, how long the command ran, and the keys its reads noted
+ * for CLIENT TRACKING. A frame is its payload's length (8 bytes) then the payload; numbers are
  * little-endian. No PostgreSQL header: unit-tested alone (tests/write_job_test.cpp).
  */
 #pragma once
@@ -34,10 +35,16 @@ struct WriteJob {
 /* Decodes a job frame's payload; false if it is not one. */
 bool decode_write_job(std::string_view payload, WriteJob *job);
 
-/* Appends the frame of a reply, the command having run for `duration_us`. */
-void encode_write_reply(std::string_view reply, int64_t duration_us, std::string &out);
-/* Decodes a reply frame's payload; the reply points into it. False if it is not one. */
-bool decode_write_reply(std::string_view payload, std::string_view *reply, int64_t *duration_us);
+/* A write worker's answer: the reply, how long the command ran, the keys it noted. */
+struct WriteReply {
+	std::string_view reply; /* into the payload it was decoded from */
+	int64_t duration_us = 0;
+	std::vector<std::string> tracked_keys;
+};
+/* Appends the frame of a reply. */
+void encode_write_reply(const WriteReply &reply, std::string &out);
+/* Decodes a reply frame's payload; false if it is not one. */
+bool decode_write_reply(std::string_view payload, WriteReply *reply);
 
 /* The size of the frame `bytes` begins with (header included) once all of it is there. */
 std::optional<size_t> complete_write_frame(std::string_view bytes);

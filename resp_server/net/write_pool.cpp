@@ -91,9 +91,9 @@ WriteOffload::Outcome WritePool::run(const Request &request, const Session &sess
 {
 	if (auto done = done_.find(session.id); done != done_.end()) {
 		out.append(done->second.reply);
-		int64_t duration = done->second.duration_us;
+		Outcome outcome{Status::Done, done->second.duration_us, std::move(done->second.tracked_keys)};
 		done_.erase(done);
-		return Outcome{Status::Done, duration};
+		return outcome;
 	}
 	bool any_running = false;
 	if (in_flight(session.id))
@@ -182,25 +182,24 @@ void WritePool::take_reply(Link &link)
 	}
 	while (std::optional<size_t> size = complete_write_frame(link.input)) {
 		std::string_view payload = std::string_view(link.input).substr(kWriteFrameHeader, *size - kWriteFrameHeader);
-		std::string_view reply;
-		int64_t duration_us;
-		if (link.session == 0 || !decode_write_reply(payload, &reply, &duration_us)) {
+		WriteReply reply;
+		if (link.session == 0 || !decode_write_reply(payload, &reply)) {
 			drop(link, "it sent a reply for no write");
 			return;
 		}
-		std::string taken(reply);
+		Done done{std::string(reply.reply), reply.duration_us, std::move(reply.tracked_keys)};
 		link.input.erase(0, *size);
-		finish(link, std::move(taken), duration_us);
+		finish(link, std::move(done));
 	}
 }
 
-void WritePool::finish(Link &link, std::string reply, int64_t duration_us)
+void WritePool::finish(Link &link, Done done)
 {
 	uint64_t session = link.session;
 	link.session = 0;
 	release_write_worker(link.number, MyProcPid);
 	if (server_->connections_by_id.count(session) > 0)
-		done_[session] = Done{std::move(reply), duration_us};
+		done_[session] = std::move(done);
 	/* The connection's request runs again and takes the reply; then the writes waiting for a
 	 * write worker, in the order they came, until one has taken the one now free. */
 	retry(session);
@@ -231,7 +230,7 @@ void WritePool::drop(Link &link, const char *why)
 	uv_poll_stop(&link.poll);
 	uv_close(reinterpret_cast<uv_handle_t *>(&link.poll), uv_callback<on_link_closed>);
 	if (link.session != 0)
-		finish(link, kWriteWorkerEnded, 0);
+		finish(link, Done{kWriteWorkerEnded, 0, {}});
 }
 
 void WritePool::close()

@@ -54,11 +54,12 @@ private:
 	struct Done {
 		std::string reply;
 		int64_t duration_us;
+		std::vector<std::string> tracked_keys;
 	};
 	bool send_job(Link &link, const Request &request, const Session &session);
 	void take_reply(Link &link);
 	void drop(Link &link, const char *why);
-	void finish(Link &link, std::string reply, int64_t duration_us);
+	void finish(Link &link, Done done);
 	/* Runs the request of the connection with this session id again, if it still waits. */
 	void retry(uint64_t session_id);
 

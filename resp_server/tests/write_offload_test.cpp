@@ -2,8 +2,9 @@
  * write_offload_test.cpp — the write workers' side of the command layer: a job's frame carries
  * the request and what of the session a write reads, byte for byte (and a damaged frame is
  * refused at every cut), a reply's frame likewise, and CommandProcessor hands writes and
- * writing EXECs to its WriteOffload — the connection waiting until the reply is there — while
- * reads, and EXECs of reads or of a connection with CLIENT TRACKING on, run where they are.
+ * writing EXECs to its WriteOffload — the connection waiting until the reply is there, the keys
+ * an offloaded EXEC's reads noted for CLIENT TRACKING then tracked for it — while reads and EXECs
+ * of reads run where they are.
  */
 #include <boost/test/unit_test.hpp>
 
@@ -22,6 +23,7 @@ namespace {
 struct FakeOffload final : WriteOffload {
 	std::vector<std::string> seen; /* each request's first two arguments */
 	std::string reply;             /* empty: still pending */
+	std::vector<std::string> tracked_keys;
 	bool run_here = false;
 	Outcome run(const Request &request, const Session &, ReplyBuffer &out) override
 	{
@@ -31,7 +33,7 @@ struct FakeOffload final : WriteOffload {
 		if (reply.empty())
 			return Outcome{Status::Pending, 0};
 		out.append(reply);
-		return Outcome{Status::Done, 1234};
+		return Outcome{Status::Done, 1234, tracked_keys};
 	}
 };
 
@@ -55,6 +57,7 @@ BOOST_AUTO_TEST_CASE(a_job_frame_carries_the_request_and_the_session)
 	BOOST_TEST(c.run({"GET", "items:2"}) == "+QUEUED\r\n");
 	c.session.watched = {{"items:1", "v1"}, {"items:3", std::string("\0\1", 2)}};
 	c.session.protocol = 3;
+	c.session.tracking.on = c.session.tracking.optin = c.session.tracking.caching_yes = true;
 	std::string frame = "junk before" + job_frame({"EXEC"}, c.session);
 	std::string_view bytes = std::string_view(frame).substr(11);
 	BOOST_TEST(complete_write_frame(bytes).value_or(0) == bytes.size());
@@ -73,6 +76,12 @@ BOOST_AUTO_TEST_CASE(a_job_frame_carries_the_request_and_the_session)
 	BOOST_TEST(job.session.multi.arg_ends == c.session.multi.arg_ends);
 	BOOST_TEST(job.session.multi.argcs == c.session.multi.argcs);
 	BOOST_TEST(job.session.watched == c.session.watched);
+	BOOST_TEST(job.session.tracking.on);
+	BOOST_TEST(job.session.tracking.optin);
+	BOOST_TEST(job.session.tracking.caching_yes);
+	BOOST_TEST(!job.session.tracking.optout);
+	BOOST_TEST(!job.session.tracking.bcast);
+	BOOST_TEST(!job.session.tracking.caching_no);
 }
 
 BOOST_AUTO_TEST_CASE(a_damaged_frame_is_refused_at_every_cut)
@@ -89,21 +98,22 @@ BOOST_AUTO_TEST_CASE(a_damaged_frame_is_refused_at_every_cut)
 	WriteJob job;
 	BOOST_TEST(!decode_write_job(longer, &job));
 	std::string flipped(payload);
-	flipped[24 + 8 + c.session.role->name.size()] = 9; /* the protocol */
+	flipped[24 + c.session.role->name.size()] = 9; /* the protocol: 2 or 3 only */
 	BOOST_TEST(!decode_write_job(flipped, &job));
 }
 
 BOOST_AUTO_TEST_CASE(a_reply_frame_round_trips)
 {
 	std::string frame;
-	encode_write_reply("+OK\r\n", 987, frame);
+	encode_write_reply(WriteReply{"+OK\r\n", 987, {"items:1", "items:2"}}, frame);
 	BOOST_TEST(complete_write_frame(frame).value_or(0) == frame.size());
-	std::string_view reply;
-	int64_t duration = 0;
-	BOOST_TEST(decode_write_reply(std::string_view(frame).substr(kWriteFrameHeader), &reply, &duration));
-	BOOST_TEST(reply == "+OK\r\n");
-	BOOST_TEST(duration == 987);
-	BOOST_TEST(!decode_write_reply(std::string_view(frame).substr(kWriteFrameHeader, 12), &reply, &duration));
+	WriteReply reply;
+	BOOST_TEST(decode_write_reply(std::string_view(frame).substr(kWriteFrameHeader), &reply));
+	BOOST_TEST(reply.reply == "+OK\r\n");
+	BOOST_TEST(reply.duration_us == 987);
+	BOOST_TEST((reply.tracked_keys == std::vector<std::string>{"items:1", "items:2"}));
+	for (size_t cut = 0; cut < frame.size() - kWriteFrameHeader; cut++)
+		BOOST_TEST(!decode_write_reply(std::string_view(frame).substr(kWriteFrameHeader, cut), &reply), "cut at " << cut);
 }
 
 BOOST_AUTO_TEST_CASE(a_decoded_job_runs_as_it_would_have_run_on_the_connection)
@@ -153,12 +163,30 @@ BOOST_AUTO_TEST_CASE(an_exec_that_writes_runs_there_and_ends_the_transaction_her
 	BOOST_TEST(c.run({"GET", "items:1"}) == "+QUEUED\r\n");
 	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n$22\r\n{\"id\":1,\"value\":\"one\"}\r\n");
 	BOOST_TEST(offload.seen.size() == 1u);
-	/* So does a writing EXEC of a connection with CLIENT TRACKING on. */
+	/* A writing EXEC of a connection with CLIENT TRACKING on runs there too; the keys its reads
+	 * noted there are tracked here. */
 	BOOST_TEST(c.run({"CLIENT", "TRACKING", "ON"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
 	BOOST_TEST(c.run({"HSET", "items:1", "value", "y"}) == "+QUEUED\r\n");
-	BOOST_TEST(c.run({"EXEC"}) == "*1\r\n:0\r\n");
-	BOOST_TEST(offload.seen.size() == 1u);
+	BOOST_TEST(c.run({"GET", "items:2"}) == "+QUEUED\r\n");
+	offload.reply = "*2\r\n:0\r\n$22\r\n{\"id\":2,\"value\":\"two\"}\r\n";
+	offload.tracked_keys = {"items:2"};
+	BOOST_TEST(c.run({"EXEC"}) == offload.reply);
+	BOOST_TEST(offload.seen.size() == 2u);
+	BOOST_TEST(c.processor.tracking().stats().keys == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_write_workers_table_hands_over_what_an_exec_noted)
+{
+	/* As the write worker runs it: a session with tracking on, EXEC of a write and a read. */
+	Connection there;
+	there.session.tracking.on = true;
+	BOOST_TEST(there.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(there.run({"SET", "items:9", "{\"value\":\"nine\"}"}) == "+QUEUED\r\n");
+	BOOST_TEST(there.run({"GET", "items:2"}) == "+QUEUED\r\n");
+	BOOST_TEST(there.run({"EXEC"}).rfind("*2\r\n+OK\r\n", 0) == 0);
+	BOOST_TEST((there.processor.tracking().take_noted_keys() == std::vector<std::string>{"items:2"}));
+	BOOST_TEST(there.processor.tracking().stats().keys == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(without_a_write_worker_writes_run_here)

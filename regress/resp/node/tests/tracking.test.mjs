@@ -182,6 +182,17 @@ test('MGET, HGET, HGETALL, EXISTS and a GET inside MULTI/EXEC track their keys a
   await expectInvalidation(c, [40, 41, 42, 43, 44, 45].map(key));
 });
 
+test('a GET inside a MULTI/EXEC that writes (run by a write worker) tracks its key as GET does', async () => {
+  const c = await open({ auth: [WRITER, WRITER_PASSWORD] });
+  await c.ok('CLIENT', 'TRACKING', 'ON', 'NOLOOP');
+  await c.ok('MULTI');
+  assert.equal(await c.call('SET', key(46), '{"v":"exec write"}'), 'QUEUED');
+  assert.equal(await c.call('GET', key(47)), 'QUEUED');
+  assert.deepEqual(await c.must('EXEC'), ['OK', rowJson(47, 'v47')]);
+  psql(`UPDATE ${T} SET v = v || '!' WHERE id = 47`);
+  await expectInvalidation(c, [key(47)]);
+});
+
 test('CLIENT TRACKING OFF: keys read before are not pushed while it is off', async () => {
   const c = await tracker();
   await read(c, 46);

@@ -186,11 +186,11 @@ test('a GET inside a MULTI/EXEC that writes (run by a write worker) tracks its k
   const c = await open({ auth: [WRITER, WRITER_PASSWORD] });
   await c.ok('CLIENT', 'TRACKING', 'ON', 'NOLOOP');
   await c.ok('MULTI');
-  assert.equal(await c.call('SET', key(46), '{"v":"exec write"}'), 'QUEUED');
-  assert.equal(await c.call('GET', key(47)), 'QUEUED');
-  assert.deepEqual(await c.must('EXEC'), ['OK', rowJson(47, 'v47')]);
-  psql(`UPDATE ${T} SET v = v || '!' WHERE id = 47`);
-  await expectInvalidation(c, [key(47)]);
+  assert.equal(await c.call('SET', key(48), '{"v":"exec write"}'), 'QUEUED');
+  assert.equal(await c.call('GET', key(49)), 'QUEUED');
+  assert.deepEqual(await c.must('EXEC'), ['OK', rowJson(49, 'v49')]);
+  psql(`UPDATE ${T} SET v = v || '!' WHERE id = 49`);
+  await expectInvalidation(c, [key(49)]);
 });
 
 test('CLIENT TRACKING OFF: keys read before are not pushed while it is off', async () => {

@@ -40,7 +40,6 @@ extern "C" {
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,37 +114,11 @@ std::string run_job(CommandProcessor &processor, WriteJob &job)
 	return frame;
 }
 
-/* Sends all of `frame`; false if the RESP worker went away. */
-bool send_all(int fd, const std::string &frame)
-{
-	size_t sent = 0;
-	while (sent < frame.size()) {
-		ssize_t n = send(fd, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		sent += size_t(n);
-	}
-	return true;
-}
-
 /* Reads what the peer sent and runs each complete job; false when the peer is gone. */
 bool serve_peer(CommandProcessor &processor, Peer &peer)
 {
-	char buffer[65536];
-	for (;;) {
-		ssize_t n = recv(peer.fd, buffer, sizeof(buffer), MSG_DONTWAIT);
-		if (n > 0) {
-			peer.input.append(buffer, size_t(n));
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
+	if (!receive_available(peer.fd, peer.input))
 		return false;
-	}
 	while (std::optional<size_t> size = complete_write_frame(peer.input)) {
 		WriteJob job;
 		if (!decode_write_job(std::string_view(peer.input).substr(kWriteFrameHeader, *size - kWriteFrameHeader), &job)) {
@@ -154,7 +127,7 @@ bool serve_peer(CommandProcessor &processor, Peer &peer)
 		}
 		std::string reply = run_job(processor, job);
 		peer.input.erase(0, *size);
-		if (!send_all(peer.fd, reply))
+		if (!send_frame(peer.fd, reply, -1))
 			return false;
 	}
 	return true;

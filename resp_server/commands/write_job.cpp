@@ -3,6 +3,10 @@
  */
 #include "resp_server/commands/write_job.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <cstring>
 
 namespace local_cache::resp {
@@ -19,6 +23,21 @@ void put_text(std::string_view text, std::string &out)
 {
 	put_number(text.size(), out);
 	out.append(text);
+}
+
+/* A frame's header, its length written by end_frame once the payload is there. */
+size_t begin_frame(std::string &out)
+{
+	size_t start = out.size();
+	put_number(0, out);
+	return start;
+}
+
+void end_frame(size_t start, std::string &out)
+{
+	uint64_t length = out.size() - start - kWriteFrameHeader;
+	for (int i = 0; i < 8; i++)
+		out[start + size_t(i)] = char((length >> (8 * i)) & 0xff);
 }
 
 /* Reads what put_number and put_text wrote; every read checks that the bytes are there. */
@@ -59,8 +78,7 @@ private:
 
 void encode_write_job(const Request &request, const Session &session, std::string &out)
 {
-	size_t start = out.size();
-	put_number(0, out); /* the length, below */
+	size_t start = begin_frame(out);
 	put_number(session.id, out);
 	put_number(session.role ? session.role->id : 0, out);
 	put_text(session.role ? session.role->name : std::string(), out);
@@ -86,9 +104,7 @@ void encode_write_job(const Request &request, const Session &session, std::strin
 		put_text(key, out);
 		put_text(version, out);
 	}
-	uint64_t length = out.size() - start - kWriteFrameHeader;
-	for (int i = 0; i < 8; i++)
-		out[start + size_t(i)] = char((length >> (8 * i)) & 0xff);
+	end_frame(start, out);
 }
 
 bool decode_write_job(std::string_view payload, WriteJob *job)
@@ -155,16 +171,13 @@ bool decode_write_job(std::string_view payload, WriteJob *job)
 
 void encode_write_reply(const WriteReply &reply, std::string &out)
 {
-	size_t start = out.size();
-	put_number(0, out); /* the length, below */
+	size_t start = begin_frame(out);
 	put_number(uint64_t(reply.duration_us), out);
 	put_text(reply.reply, out);
 	put_number(reply.tracked_keys.size(), out);
 	for (const std::string &key : reply.tracked_keys)
 		put_text(key, out);
-	uint64_t length = out.size() - start - kWriteFrameHeader;
-	for (int i = 0; i < 8; i++)
-		out[start + size_t(i)] = char((length >> (8 * i)) & 0xff);
+	end_frame(start, out);
 }
 
 bool decode_write_reply(std::string_view payload, WriteReply *reply)
@@ -191,6 +204,37 @@ std::optional<size_t> complete_write_frame(std::string_view bytes)
 	if (!in.number(&length) || length > bytes.size() - kWriteFrameHeader)
 		return std::nullopt;
 	return size_t(length) + kWriteFrameHeader;
+}
+
+bool receive_available(int fd, std::string &input)
+{
+	char buffer[65536];
+	for (;;) {
+		ssize_t n = recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+		if (n > 0)
+			input.append(buffer, size_t(n));
+		else if (n == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+			return false;
+		else if (errno != EINTR)
+			return true;
+	}
+}
+
+bool send_frame(int fd, std::string_view frame, int timeout_ms)
+{
+	size_t sent = 0;
+	while (sent < frame.size()) {
+		ssize_t n = send(fd, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+		if (n > 0) {
+			sent += size_t(n);
+			continue;
+		}
+		pollfd writable = {fd, POLLOUT, 0};
+		if (n < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) && poll(&writable, 1, timeout_ms) > 0)))
+			continue;
+		return false;
+	}
+	return true;
 }
 
 } // namespace local_cache::resp

@@ -49,4 +49,11 @@ bool decode_write_reply(std::string_view payload, WriteReply *reply);
 /* The size of the frame `bytes` begins with (header included) once all of it is there. */
 std::optional<size_t> complete_write_frame(std::string_view bytes);
 
+/* Both ends' socket I/O. receive_available appends what the socket holds now (without
+ * waiting) to `input`; false when the peer closed or the socket failed. send_frame sends all of
+ * `frame`, waiting up to timeout_ms whenever the socket is full; false when the peer is gone or
+ * does not take it. */
+bool receive_available(int fd, std::string &input);
+bool send_frame(int fd, std::string_view frame, int timeout_ms);
+
 } // namespace local_cache::resp

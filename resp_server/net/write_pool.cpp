@@ -13,11 +13,9 @@ extern "C" {
 }
 
 #include <fcntl.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 
 namespace local_cache::resp {
@@ -145,16 +143,7 @@ bool WritePool::send_job(Link &link, const Request &request, const Session &sess
 	}
 	frame_.clear();
 	encode_write_job(request, session, frame_);
-	size_t sent = 0;
-	while (sent < frame_.size()) {
-		ssize_t n = send(link.fd, frame_.data() + sent, frame_.size() - sent, MSG_NOSIGNAL);
-		if (n > 0) {
-			sent += size_t(n);
-			continue;
-		}
-		pollfd writable = {link.fd, POLLOUT, 0};
-		if (n < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) && poll(&writable, 1, kSendTimeoutMs) > 0)))
-			continue;
+	if (!send_frame(link.fd, frame_, kSendTimeoutMs)) {
 		drop(link, "could not send it a write");
 		return false;
 	}
@@ -166,18 +155,8 @@ bool WritePool::send_job(Link &link, const Request &request, const Session &sess
 
 void WritePool::take_reply(Link &link)
 {
-	char buffer[65536];
-	for (;;) {
-		ssize_t n = recv(link.fd, buffer, sizeof(buffer), 0);
-		if (n > 0) {
-			link.input.append(buffer, size_t(n));
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		drop(link, n == 0 ? "it ended" : "its socket failed");
+	if (!receive_available(link.fd, link.input)) {
+		drop(link, "it ended");
 		return;
 	}
 	while (std::optional<size_t> size = complete_write_frame(link.input)) {

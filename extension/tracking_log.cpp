@@ -259,6 +259,16 @@ void tracking_log_unlogged(void)
 	wake_readers();
 }
 
+void tracking_log_resumed(void)
+{
+	if (state == nullptr)
+		return;
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	append(LoggedChangeKind::Resumed, InvalidOid, InvalidOid, InvalidTransactionId, 0, nullptr, 0);
+	LWLockRelease(state->lock);
+	wake_readers();
+}
+
 void tracking_log_relay(uint64 client, const char *message, uint32 length)
 {
 	if (record_length(length) > MAX_TRANSACTION_BYTES)

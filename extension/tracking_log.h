@@ -35,6 +35,8 @@ enum class LoggedChangeKind : uint8 {
 	Relay = 4,      /* a worker's message for connection `client` on another worker */
 	Unlogged = 5,   /* a standby replayed STOP: commits change tables without records from now
 	                 * until START, so nothing tracked can be kept */
+	Resumed = 6,    /* a standby replayed START: every key may have changed, and a transaction
+	                 * prepared before it may commit later without a record */
 };
 
 /* One record, as a reader sees it. `bytes` point into the reader's copy. */
@@ -66,8 +68,10 @@ void tracking_log_set_writer(uint64 client);
 void tracking_log_changes(Oid dbid, const Oid *flushed, const bool *definition_changed, int nflushed,
 						  const WalKey *keys, int nkeys, TransactionId xid);
 
-/* A standby's redo of STOP (wal.cpp). */
+/* A standby's redo of STOP and of START (wal.cpp). Resumed is written even while nobody
+ * tracks: a connection that tracks later must still hear of the prepared transactions. */
 void tracking_log_unlogged(void);
+void tracking_log_resumed(void);
 
 /* A relay to connection `client`: `message` is the reader's own encoding. */
 void tracking_log_relay(uint64 client, const char *message, uint32 length);

@@ -178,13 +178,6 @@ void redo_invalidate(XLogReaderState *reader)
 	pfree(keys);
 }
 
-void log_everything_changed(void)
-{
-	Oid every_table = InvalidOid;
-	bool definition_changed = true;
-	tracking_log_changes(InvalidOid, &every_table, &definition_changed, 1, nullptr, 0, InvalidTransactionId);
-}
-
 void redo(XLogReaderState *reader)
 {
 	if (!store_available())
@@ -203,8 +196,9 @@ void redo(XLogReaderState *reader)
 	case XLOG_LOCAL_CACHE_START:
 		store_flush(InvalidOid, InvalidOid);
 		pg_atomic_write_u32(&state->standby_stopped, 0);
-		/* Commits between STOP and START logged nothing: every tracked key may have changed. */
-		log_everything_changed();
+		/* Commits between STOP and START logged nothing: every tracked key may have changed,
+		 * and a transaction prepared in between commits later without a record. */
+		tracking_log_resumed();
 		break;
 	default:
 		elog(PANIC, "local_cache redo: unknown record type %u", record_type(reader));

@@ -12,6 +12,7 @@
 #include "resp_server/pg/transaction.h"
 
 extern "C" {
+#include "access/subtrans.h"
 #include "access/transam.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -60,7 +61,8 @@ void TrackingFeed::awake()
 void TrackingFeed::lost_records(std::vector<TrackedChange> &changes)
 {
 	changes.push_back(TrackedChange{TrackedChange::Kind::Everything, {}, 0, InvalidOid});
-	std::vector<TransactionId> running(size_t(GetMaxSnapshotXidCount() + GetMaxSnapshotSubxidCount()));
+	size_t capacity = size_t(GetMaxSnapshotXidCount() + GetMaxSnapshotSubxidCount());
+	std::vector<TransactionId> running(capacity);
 	TransactionId *xids = running.data();
 	int count = 0;
 	PgError error;
@@ -75,6 +77,16 @@ void TrackingFeed::lost_records(std::vector<TrackedChange> &changes)
 				xids[count++] = snapshot->xip[i];
 		for (int32 i = 0; i < snapshot->subxcnt && standby; i++)
 			xids[count++] = snapshot->subxip[i];
+		/* A snapshot leaves out the xids from its xmax on (the latest completed one + 1), which
+		 * it takes as running without listing them: a transaction prepared after every other
+		 * one ended is such an xid. They are few: none of them has ended. */
+		TransactionId next = ReadNextTransactionId();
+		for (TransactionId xid = snapshot->xmax; TransactionIdPrecedes(xid, next) && size_t(count) < capacity;) {
+			if (TransactionIdIsInProgress(xid) &&
+				(standby || (SubTransGetTopmostTransaction(xid) == xid && BackendXidGetPid(xid) == 0)))
+				xids[count++] = xid;
+			TransactionIdAdvance(xid);
+		}
 	}, &error);
 	if (!read) {
 		log_feed_error(error);
@@ -240,6 +252,11 @@ void TrackingFeed::collect(std::vector<TrackedChange> &changes, std::vector<Trac
 			}
 			if (change.kind == LoggedChangeKind::Unlogged) {
 				changes.push_back(TrackedChange{TrackedChange::Kind::Unlogged, {}, 0, InvalidOid});
+				continue;
+			}
+			if (change.kind == LoggedChangeKind::Resumed) {
+				/* As if records were lost: the transactions running now are watched to their end. */
+				lost_records(changes);
 				continue;
 			}
 			if (OidIsValid(change.dbid) && change.dbid != MyDatabaseId)

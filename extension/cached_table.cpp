@@ -267,6 +267,7 @@ void build(RelInfo *info)
 	namestrcpy(&info->relname, RelationGetRelationName(rel));
 	store_set_signature(MyDatabaseId, info->relid, info->table, shape_signature(rel, info->key, triggers));
 	/* Without intact capture triggers writes are not seen: read the table. */
+	info->writes_captured = capture_intact;
 	info->cacheable = capture_intact && info->capture_settled && info->table.slot >= 0;
 	relation_close(rel, NoLock);
 }
@@ -342,6 +343,7 @@ RelInfo *relinfo_lookup(Oid relid)
 		info->valid = false;
 	if (!info->valid) {
 		info->cacheable = false;
+		info->writes_captured = false;
 		info->select_checked_for = InvalidOid;
 		build(info);
 		info->valid = true;

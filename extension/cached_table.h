@@ -23,6 +23,9 @@ struct RelInfo {
 	bool valid;
 	/* Hits and fills allowed: registered, and the capture triggers intact (cached_table.cpp). */
 	bool cacheable;
+	/* The capture triggers are intact: every committed write of the table is seen (CLIENT
+	 * TRACKING is told). Not so while they are disabled or fire ORIGIN only. */
+	bool writes_captured;
 	/* Every column renders to JSON independently of session settings (see cached_table.cpp). */
 	bool json_cacheable;
 	PrimaryKey key;

@@ -102,6 +102,23 @@ void TrackingTable::note_read(const Session &session, const std::string_view *ke
 		track(keys[i], session.id);
 }
 
+void TrackingTable::note_uncaptured_read(const Session &session, const std::string_view *keys, size_t count)
+{
+	auto client = clients_.find(session.id);
+	if (client == clients_.end())
+		return;
+	const TrackingMode &mode = client->second;
+	if (!mode.bcast && ((mode.optin && !session.tracking.caching_yes) || (mode.optout && session.tracking.caching_no)))
+		return;
+	for (size_t i = 0; i < count; i++) {
+		bool told = !mode.bcast;
+		for (size_t p = 0; mode.bcast && p < bcast_prefixes(mode).size() && !told; p++)
+			told = starts_with(keys[i], bcast_prefixes(mode)[p]);
+		if (told)
+			queue_key(session.id, mode, keys[i]);
+	}
+}
+
 void TrackingTable::track(std::string_view name, uint64_t client)
 {
 	std::string key(name);

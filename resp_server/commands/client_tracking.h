@@ -80,6 +80,11 @@ public:
 	/* After a read command of `session` succeeded: the keys it read, as the client named them.
 	 * Honours OPTIN/OPTOUT and CLIENT CACHING; nothing in BCAST mode or with tracking off. */
 	void note_read(const Session &session, const std::string_view *keys, size_t count);
+	/* The same for keys of tables whose writes nothing captures now (their capture triggers
+	 * disabled): no change of theirs would be told, so they are not tracked; a connection that
+	 * would have tracked them (or, in BCAST mode, whose prefixes match) is told at once, after
+	 * the reply, that they may change. */
+	void note_uncaptured_read(const Session &session, const std::string_view *keys, size_t count);
 	/* A write worker's table (resp_server/write_worker.cpp) after one job: the keys its EXEC
 	 * noted, taken out (the table is then empty). The RESP worker notes them for the
 	 * connection as they were decided there (note_reads_of). */

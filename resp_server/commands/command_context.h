@@ -206,6 +206,8 @@ struct CommandProcessor::Scratch {
 	std::string text; /* error messages, INFO, CLIENT INFO */
 	std::vector<const CommandSpec *> commands; /* LATENCY HISTOGRAM */
 	std::vector<std::string_view> tracked_keys; /* a read's keys, for CLIENT TRACKING */
+	std::vector<std::string_view> told_keys;    /* ... those of tables whose writes are not captured */
+	std::vector<std::string> uncaptured_prefixes;
 };
 
 /* What a handler sees. */

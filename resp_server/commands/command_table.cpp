@@ -545,10 +545,24 @@ void note_tracked_reads(CommandContext &c)
 		return;
 	int64_t last = command.last_key < 0 ? int64_t(c.argc()) + command.last_key : command.last_key;
 	std::vector<std::string_view> &keys = c.scratch.tracked_keys;
+	std::vector<std::string_view> &told = c.scratch.told_keys;
+	std::vector<std::string> &uncaptured = c.scratch.uncaptured_prefixes;
+	bool every_uncaptured = false;
+	c.data.rows.uncaptured_reads(uncaptured, &every_uncaptured);
 	keys.clear();
-	for (int64_t i = command.first_key; i <= last && i < int64_t(c.argc()); i += command.key_step)
-		keys.push_back(c.arg(size_t(i)));
+	told.clear();
+	for (int64_t i = command.first_key; i <= last && i < int64_t(c.argc()); i += command.key_step) {
+		std::string_view key = c.arg(size_t(i));
+		bool captured = !every_uncaptured;
+		if (!uncaptured.empty()) {
+			std::optional<RowKey> row = parse_row_key(key);
+			captured = !row || std::find(uncaptured.begin(), uncaptured.end(), row->prefix) == uncaptured.end();
+		}
+		(captured ? keys : told).push_back(key);
+	}
 	c.tracking.note_read(c.session, keys.data(), keys.size());
+	if (!told.empty())
+		c.tracking.note_uncaptured_read(c.session, told.data(), told.size());
 }
 
 void run_command(CommandContext &c, bool note_reads)
@@ -646,6 +660,8 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 	if (offload_ != nullptr && runs_as_write(*command, session) && offloaded(*command, request, session, out))
 		return;
 	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_, tracking_};
+	if (session.tracking.on)
+		data_.rows.forget_uncaptured_reads();
 	int64_t started_us = clock_carried_ ? last_end_us_ : data_.server.now_microseconds();
 	run_command(context);
 	end_caching_scope(session, command);

@@ -346,6 +346,17 @@ public:
 	 * read, as SCAN decides it (tables it may not read are not counted). */
 	virtual uint64_t count_keys(const Session &session) = 0;
 
+	/* CLIENT TRACKING: the prefixes of the tables read since forget_uncaptured_reads() whose
+	 * writes are not captured now (their capture triggers disabled): nothing will tell of their
+	 * changes, so a tracking connection that read one of their keys is told at once. `every`
+	 * is set when more tables than kept were. */
+	virtual void uncaptured_reads(std::vector<std::string> &prefixes, bool *every)
+	{
+		prefixes.clear();
+		*every = false;
+	}
+	virtual void forget_uncaptured_reads() {}
+
 protected:
 	~RowReader() = default;
 };

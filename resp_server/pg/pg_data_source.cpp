@@ -62,6 +62,30 @@ namespace local_cache::resp {
 
 namespace {
 
+/* The tables read since the command layer last forgot them whose writes are not captured
+ * (RowReader::uncaptured_reads). Plain data: noted inside transactions. */
+constexpr int kUncapturedKept = 16;
+struct {
+	Oid relids[kUncapturedKept];
+	int count;
+	bool overflowed;
+} uncaptured;
+
+RelInfo *open_read_table(Oid relid, Oid role)
+{
+	RelInfo *info = open_table(relid, role);
+	if (!info->writes_captured) {
+		bool known = false;
+		for (int i = 0; i < uncaptured.count && !known; i++)
+			known = uncaptured.relids[i] == relid;
+		if (!known && uncaptured.count < kUncapturedKept)
+			uncaptured.relids[uncaptured.count++] = relid;
+		else if (!known)
+			uncaptured.overflowed = true;
+	}
+	return info;
+}
+
 struct Collector {
 	Found *found;
 	const int *positions; /* request position of each fetched key */
@@ -83,7 +107,7 @@ void collect(void *context, int position, const FetchedRow &row)
 void fetch_table(Oid relid, Oid role, const RowKey *keys, const Oid *relids, size_t count, Found *found,
 				 Budget *budget)
 {
-	RelInfo *info = open_table(relid, role);
+	RelInfo *info = open_read_table(relid, role);
 	KeyBytes *bytes = static_cast<KeyBytes *>(palloc(sizeof(KeyBytes) * count));
 	int *positions = static_cast<int *>(palloc(sizeof(int) * count));
 	int n = 0;
@@ -133,7 +157,7 @@ bool fetch_row_values(const Session &session, const RowKey &key, RowValues *row)
 	Oid relid = relid_for_prefix(key.prefix);
 	if (!OidIsValid(relid))
 		return false;
-	RelInfo *info = open_table(relid, Oid(session.role->id));
+	RelInfo *info = open_read_table(relid, Oid(session.role->id));
 	KeyBytes bytes;
 	if (!key_of_id(info, key.id, &bytes))
 		return false;
@@ -335,6 +359,24 @@ LookupResult PgDataSource::get_all_columns(const Session &session, const RowKey 
 		sink.field(std::string_view(names[i].bytes, names[i].length),
 				   std::string_view(values[i].bytes, values[i].length));
 	return LookupResult::ok();
+}
+
+void PgDataSource::uncaptured_reads(std::vector<std::string> &found, bool *every)
+{
+	found.clear();
+	*every = uncaptured.overflowed;
+	/* The prefix map is the one the reads used (load_prefixes; rebuilt only inside a
+	 * transaction). A table whose prefix went meanwhile names no key read. */
+	for (int i = 0; i < uncaptured.count; i++)
+		for (int p = 0; p < nprefixes; p++)
+			if (prefixes[p].relid == uncaptured.relids[i])
+				found.emplace_back(prefixes[p].prefix, prefixes[p].length);
+}
+
+void PgDataSource::forget_uncaptured_reads()
+{
+	uncaptured.count = 0;
+	uncaptured.overflowed = false;
 }
 
 AuthResult PgDataSource::authenticate(const Session &session, std::optional<std::string_view> user,

@@ -51,6 +51,8 @@ public:
 	LookupResult check_versions(const Session &session, const RowKey *keys, const std::string *versions,
 								size_t count, WatchCheck when, bool *unchanged) override;
 	uint64_t count_keys(const Session &session) override;
+	void uncaptured_reads(std::vector<std::string> &prefixes, bool *every) override;
+	void forget_uncaptured_reads() override;
 	bool sees_activity_of(const Session &session, uint64_t role) override;
 	void fill_info(InfoStats &stats) override;
 

@@ -124,3 +124,24 @@ test('standby: while the primary does not log invalidations its tracking connect
   psql(`UPDATE ${T} SET v = 'tracked again' WHERE id = 42`);
   await expectPush(e, [key(42)], 'an UPDATE once invalidations are logged again');
 });
+
+test('standby: while the table\'s capture triggers are disabled on the primary, a read is followed by its invalidation; an uncaptured write leaves nothing stale', async () => {
+  psql(`INSERT INTO ${T} VALUES (60, 'v60'), (61, 'v61') ON CONFLICT (id) DO UPDATE SET v = excluded.v`);
+  const c = await tracker();
+  await waitFor('the rows on the standby', 10000, async () => (await c.call('GET', key(61))) === rowJson(61, 'v61'));
+  assert.equal(await c.call('GET', key(60)), rowJson(60, 'v60'));
+  psql(`ALTER TABLE ${T} DISABLE TRIGGER ALL`);
+  try {
+    // (the INSERT's own push may come first)
+    await c.pushesUntil((p) => invalidatedKeys(p) === null || invalidatedKeys(p).includes(key(60)), 10000,
+      'the replayed ALTER TABLE\'s push of key 60 or a flush');
+    psql(`UPDATE ${T} SET v = 'unseen' WHERE id = 61`);
+    await waitFor('the replayed UPDATE', 10000, async () => (await c.call('GET', key(61))) === rowJson(61, 'unseen'));
+    let p;
+    do p = await c.nextPush(10000); while (p !== null && invalidatedKeys(p) === null);
+    assert.deepEqual(invalidatedKeys(p), [key(61)], 'a GET while the triggers are disabled is followed by its invalidation');
+  } finally {
+    psql(`ALTER TABLE ${T} ENABLE ALWAYS TRIGGER local_cache_mark_written, ENABLE ALWAYS TRIGGER local_cache_invalidate,
+          ENABLE ALWAYS TRIGGER local_cache_invalidate_truncate`);
+  }
+});

@@ -170,7 +170,7 @@ void redo_invalidate(XLogReaderState *reader)
 			flushed[i] = record.flushed(i);
 			definition_changed[i] = true;
 		}
-		tracking_log_changes(dbid, flushed, definition_changed, int(record.header.nflushed), keys,
+		tracking_log_changes(dbid, flushed, definition_changed, int(record.header.nflushed), keys, nullptr,
 							 int(record.header.nkeys), xid);
 		pfree(flushed);
 		pfree(definition_changed);
@@ -182,7 +182,7 @@ void log_everything_changed(void)
 {
 	Oid every_table = InvalidOid;
 	bool definition_changed = true;
-	tracking_log_changes(InvalidOid, &every_table, &definition_changed, 1, nullptr, 0, InvalidTransactionId);
+	tracking_log_changes(InvalidOid, &every_table, &definition_changed, 1, nullptr, nullptr, 0, InvalidTransactionId);
 }
 
 void redo(XLogReaderState *reader)

@@ -9,7 +9,8 @@
  * COMMIT PREPARED) each key is removed from the store and its shard's invalidation
  * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole. Once
  * the commit is visible (XACT_EVENT_COMMIT) the same lists go to the tracking log for CLIENT
- * TRACKING; a PREPARE logs them at once, marked with its xid (tracking_log.h).
+ * TRACKING; a PREPARE logs them at once, marked with its xid (tracking_log.h). The keys a RESP
+ * command wrote itself are marked as its own there (invalidation_own_write), for NOLOOP.
  * Why that is enough, with the fill rules in fetch.cpp: docs/TECHNICAL.md.
  */
 #include "extension/invalidation.h"
@@ -60,6 +61,10 @@ struct ChangedKey {
 	KeyBytes key; /* in TopTransactionContext once entered */
 	/* The list of keys first changed at one subtransaction nesting level (keys_at_level). */
 	ChangedKey *next_at_level;
+	/* A RESP command wrote the row itself (invalidation_own_write); the list of keys that
+	 * became so at one nesting level (own_at_level). */
+	bool own;
+	ChangedKey *next_own_at_level;
 };
 
 uint32 changed_key_hash(const void *entry, Size)
@@ -86,6 +91,9 @@ HTAB *changed_keys = nullptr;
  * changed again deeper stays where it is, at the outer level that keeps it changed.
  */
 ChangedKey **keys_at_level = nullptr;
+/* The same for the keys marked own: a subtransaction that aborts unmarks those it marked (its
+ * write was undone; what changed the key before it, a trigger's write, stays and is told). */
+ChangedKey **own_at_level = nullptr;
 int levels_allocated = 0;
 
 /* What invalidate_changes() did, in TopTransactionContext, for the tracking log once the
@@ -95,6 +103,7 @@ struct Invalidated {
 	bool *definition_changed;
 	int nflushed;
 	WalKey *keys;
+	bool *own; /* keys[i] was written by the RESP command itself */
 	int nkeys;
 };
 Invalidated invalidated = {};
@@ -155,6 +164,36 @@ ChangedTable *changed_table(Relation rel)
 	return table;
 }
 
+/* Makes room in keys_at_level and own_at_level for nesting level `level`. */
+void allocate_level(int level)
+{
+	if (level < levels_allocated)
+		return;
+	int grown = Max(8, level * 2);
+	ChangedKey ***lists[] = {&keys_at_level, &own_at_level};
+	for (ChangedKey ***list : lists) {
+		*list = static_cast<ChangedKey **>(
+			*list == nullptr ? MemoryContextAlloc(TopTransactionContext, sizeof(ChangedKey *) * grown)
+							 : repalloc(*list, sizeof(ChangedKey *) * grown));
+		for (int i = levels_allocated; i < grown; i++)
+			(*list)[i] = nullptr;
+	}
+	levels_allocated = grown;
+}
+
+/* A subtransaction that commits: its list of `lists` (linked through `next`) joins its parent's. */
+void hand_to_parent(ChangedKey **lists, int level, ChangedKey *ChangedKey::*next)
+{
+	if (lists[level] == nullptr)
+		return;
+	ChangedKey *last = lists[level];
+	while (last->*next != nullptr)
+		last = last->*next;
+	last->*next = lists[level - 1];
+	lists[level - 1] = lists[level];
+	lists[level] = nullptr;
+}
+
 void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 {
 	if (table->flush_all || tuple == nullptr)
@@ -176,18 +215,12 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 		char *bytes = static_cast<char *>(MemoryContextAlloc(TopTransactionContext, key_buffer->len + 1));
 		memcpy(bytes, key_buffer->data, key_buffer->len);
 		entry->key.data = bytes;
+		entry->own = false;
+		entry->next_own_at_level = nullptr;
 		if (++table->nkeys > MAX_KEYS_PER_TABLE)
 			table->flush_all = true;
 		int level = GetCurrentTransactionNestLevel();
-		if (level >= levels_allocated) {
-			int grown = Max(8, level * 2);
-			keys_at_level = static_cast<ChangedKey **>(
-				keys_at_level == nullptr ? MemoryContextAlloc(TopTransactionContext, sizeof(ChangedKey *) * grown)
-										 : repalloc(keys_at_level, sizeof(ChangedKey *) * grown));
-			for (int i = levels_allocated; i < grown; i++)
-				keys_at_level[i] = nullptr;
-			levels_allocated = grown;
-		}
+		allocate_level(level);
 		entry->next_at_level = keys_at_level[level];
 		keys_at_level[level] = entry;
 	}
@@ -214,6 +247,7 @@ void invalidate_changes(void)
 	bool *definition_changed =
 		static_cast<bool *>(MemoryContextAlloc(TopTransactionContext, sizeof(bool) * (ntables + 1)));
 	WalKey *keys = static_cast<WalKey *>(MemoryContextAlloc(TopTransactionContext, sizeof(WalKey) * (nkeys + 1)));
+	bool *own = static_cast<bool *>(MemoryContextAlloc(TopTransactionContext, sizeof(bool) * (nkeys + 1)));
 	int nflushed = 0;
 	int ninvalidated = 0;
 
@@ -240,17 +274,18 @@ void invalidate_changes(void)
 		if (table->flush_all)
 			continue;
 		store_invalidate(store_key(MyDatabaseId, changed->relid, changed->key));
+		own[ninvalidated] = changed->own;
 		keys[ninvalidated++] = {changed->relid, changed->key};
 	}
 	wal_log_invalidations(MyDatabaseId, flushed, nflushed, keys, ninvalidated);
-	invalidated = {flushed, definition_changed, nflushed, keys, ninvalidated};
+	invalidated = {flushed, definition_changed, nflushed, keys, own, ninvalidated};
 }
 
 /* `xid` valid: at PREPARE, visible only once COMMIT PREPARED has run. */
 void log_for_tracking(TransactionId xid)
 {
 	tracking_log_changes(MyDatabaseId, invalidated.flushed, invalidated.definition_changed, invalidated.nflushed,
-						 invalidated.keys, invalidated.nkeys, xid);
+						 invalidated.keys, invalidated.own, invalidated.nkeys, xid);
 }
 
 void end_capture_changes(void)
@@ -280,15 +315,16 @@ void end_serializable_writes(void)
 void subxact_event(SubXactEvent event, SubTransactionId, SubTransactionId, void *)
 {
 	int level = GetCurrentTransactionNestLevel();
-	if (changed_keys == nullptr || level >= levels_allocated || keys_at_level[level] == nullptr)
+	if (changed_keys == nullptr || level >= levels_allocated)
 		return;
 	if (event == SUBXACT_EVENT_COMMIT_SUB) {
-		ChangedKey *last = keys_at_level[level];
-		while (last->next_at_level != nullptr)
-			last = last->next_at_level;
-		last->next_at_level = keys_at_level[level - 1];
-		keys_at_level[level - 1] = keys_at_level[level];
+		hand_to_parent(keys_at_level, level, &ChangedKey::next_at_level);
+		hand_to_parent(own_at_level, level, &ChangedKey::next_own_at_level);
 	} else if (event == SUBXACT_EVENT_ABORT_SUB) {
+		/* Before the keys go: a key first changed here may be marked here too. */
+		for (ChangedKey *changed = own_at_level[level]; changed != nullptr; changed = changed->next_own_at_level)
+			changed->own = false;
+		own_at_level[level] = nullptr;
 		for (ChangedKey *changed = keys_at_level[level], *next; changed != nullptr; changed = next) {
 			next = changed->next_at_level;
 			ChangedTable *table = static_cast<ChangedTable *>(
@@ -296,10 +332,8 @@ void subxact_event(SubXactEvent event, SubTransactionId, SubTransactionId, void 
 			table->nkeys--;
 			hash_search(changed_keys, changed, HASH_REMOVE, NULL);
 		}
-	} else {
-		return;
+		keys_at_level[level] = nullptr;
 	}
-	keys_at_level[level] = nullptr;
 }
 
 void xact_event(XactEvent event, void *)
@@ -331,6 +365,7 @@ void xact_event(XactEvent event, void *)
 		changed_tables = nullptr;
 		changed_keys = nullptr;
 		keys_at_level = nullptr;
+		own_at_level = nullptr;
 		levels_allocated = 0;
 		invalidated = {};
 		wal_xact_ended();
@@ -357,6 +392,24 @@ void invalidation_table_altered(Oid relid)
 bool invalidation_xact_wrote(Oid relid)
 {
 	return changed_tables != nullptr && hash_search(changed_tables, &relid, HASH_FIND, NULL) != nullptr;
+}
+
+void invalidation_own_write(Oid relid, KeyBytes key)
+{
+	if (changed_keys == nullptr)
+		return;
+	ChangedKey probe;
+	probe.relid = relid;
+	probe.key = key;
+	ChangedKey *entry = static_cast<ChangedKey *>(hash_search(changed_keys, &probe, HASH_FIND, NULL));
+	/* Listed once, at the level that first marked it: an inner one that aborts leaves it. */
+	if (entry == nullptr || entry->own)
+		return;
+	int level = GetCurrentTransactionNestLevel();
+	allocate_level(level);
+	entry->own = true;
+	entry->next_own_at_level = own_at_level[level];
+	own_at_level[level] = entry;
 }
 
 } // namespace local_cache

@@ -5,6 +5,8 @@
 
 #include "extension/pg.h"
 
+#include "extension/shard.h"
+
 namespace local_cache {
 
 void invalidation_register_callbacks(void);
@@ -19,5 +21,14 @@ void invalidation_table_altered(Oid relid);
 
 /* Whether the current transaction has written the table (its reads then bypass the cache). */
 bool invalidation_xact_wrote(Oid relid);
+
+/*
+ * For the RESP write path, after a command's statement wrote the row `key` of the table itself
+ * (not as a side effect: a cascade, a trigger's write): its change is logged for CLIENT TRACKING
+ * as the writer's (tracking_log_set_writer), which NOLOOP skips; every other change of the
+ * transaction as nobody's. Nothing if the transaction has not changed the key (the statement's
+ * AFTER ROW capture has run by now); undone if the subtransaction it was made in aborts.
+ */
+void invalidation_own_write(Oid relid, KeyBytes key);
 
 } // namespace local_cache

@@ -204,7 +204,7 @@ void tracking_log_set_writer(uint64 client)
 }
 
 void tracking_log_changes(Oid dbid, const Oid *flushed, const bool *definition_changed, int nflushed,
-						  const WalKey *keys, int nkeys, TransactionId xid)
+						  const WalKey *keys, const bool *own, int nkeys, TransactionId xid)
 {
 	if (state == nullptr || (nflushed == 0 && nkeys == 0))
 		return;
@@ -220,8 +220,8 @@ void tracking_log_changes(Oid dbid, const Oid *flushed, const bool *definition_c
 			   xid, 0, nullptr, 0);
 	if (by_key) {
 		for (int i = 0; i < nkeys; i++)
-			append(LoggedChangeKind::Key, dbid, keys[i].relid, xid, current_writer, keys[i].key.data,
-				   keys[i].key.len);
+			append(LoggedChangeKind::Key, dbid, keys[i].relid, xid, own != nullptr && own[i] ? current_writer : 0,
+				   keys[i].key.data, keys[i].key.len);
 	} else {
 		/* The keys' tables, each once while few; past that every table at once. */
 		Oid tables[MAX_FLUSHED_TABLES];

@@ -45,7 +45,8 @@ struct LoggedChange {
 	Oid dbid;
 	Oid relid;
 	TransactionId xid; /* valid: visible only once this transaction has committed */
-	uint64 client;     /* Key: the RESP connection whose write it was (0: none); Relay: the target */
+	uint64 client;     /* Key: the RESP connection whose command wrote the row itself (0: none: SQL,
+	                    * or a side effect of the command: a cascade, a trigger); Relay: the target */
 	KeyBytes bytes;    /* Key: the key's bytes; Relay: the message */
 };
 
@@ -56,17 +57,19 @@ void tracking_log_startup_shmem(void);
 void tracking_log_count_trackers(int delta);
 
 /* For the RESP workers: the connection the transaction being run writes for (0: none), so that
- * a NOLOOP connection is not told of its own writes. */
+ * a NOLOOP connection is not told of the keys its commands wrote (`own` below). */
 void tracking_log_set_writer(uint64 client);
 
 /*
  * What a transaction changed (the same lists it logs to WAL): at commit with xid invalid, at
  * PREPARE and by the standby's redo with the transaction's xid. `definition_changed[i]` tells
- * whether flushed[i] is a definition change. Never raises an error (it runs after the commit):
- * a transaction with more than the log can hold logs its tables as flushed instead of its keys.
+ * whether flushed[i] is a definition change; `own[i]` (own may be null: none) whether keys[i]
+ * was written by the writer's command itself (invalidation_own_write), logged as the writer's.
+ * Never raises an error (it runs after the commit): a transaction with more than the log can
+ * hold logs its tables as flushed instead of its keys.
  */
 void tracking_log_changes(Oid dbid, const Oid *flushed, const bool *definition_changed, int nflushed,
-						  const WalKey *keys, int nkeys, TransactionId xid);
+						  const WalKey *keys, const bool *own, int nkeys, TransactionId xid);
 
 /* A standby's redo of STOP and of START (wal.cpp). Resumed is written even while nobody
  * tracks: a connection that tracks later must still hear of the prepared transactions. */

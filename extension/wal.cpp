@@ -170,7 +170,7 @@ void redo_invalidate(XLogReaderState *reader)
 			flushed[i] = record.flushed(i);
 			definition_changed[i] = true;
 		}
-		tracking_log_changes(dbid, flushed, definition_changed, int(record.header.nflushed), keys,
+		tracking_log_changes(dbid, flushed, definition_changed, int(record.header.nflushed), keys, nullptr,
 							 int(record.header.nkeys), xid);
 		pfree(flushed);
 		pfree(definition_changed);

@@ -49,8 +49,8 @@ Target write_target(const RowKey &key, bool require_key)
 	target.nkey = info->key.ncolumns;
 	for (int c = 0; c < target.nkey; c++)
 		target.key_columns[c] = quote_identifier(get_attname(relid, info->key.attnums[c], false));
-	KeyBytes bytes;
-	target.valid_key = key_of_id(info, key.id, &bytes) && key_values(info->key, bytes, target.key);
+	target.key_bytes = KeyBytes{};
+	target.valid_key = key_of_id(info, key.id, &target.key_bytes) && key_values(info->key, target.key_bytes, target.key);
 	if (!target.valid_key && require_key)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("invalid key '%.*s:%.*s': not a key of table %s", int(key.prefix.size()),

@@ -24,6 +24,7 @@ struct Target {
 	int nkey;
 	const char *key_columns[MAX_KEY_COLUMNS]; /* quoted */
 	Datum key[MAX_KEY_COLUMNS];
+	KeyBytes key_bytes; /* the same key, as the store and the capture trigger name it */
 	bool valid_key; /* false: the id names no key of the table */
 
 	bool is_key_column(AttrNumber attnum) const

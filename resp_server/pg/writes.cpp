@@ -8,7 +8,10 @@
  * column (input function and typmod), every text is checked against the server encoding, and
  * nothing the statement's triggers change in the worker's session outlives it (run_for_role).
  * The capture triggers invalidate the cache at pre-commit as for any SQL write; the reply goes
- * out after COMMIT returned. Each call is a transaction of its own, or part of EXEC's batch
+ * out after COMMIT returned. The rows a command's statements wrote themselves are marked its own
+ * (own_row), so that CLIENT TRACKING's NOLOOP skips only them: what a statement changes besides
+ * (an ON DELETE CASCADE, a trigger's write) reaches the connection as anyone's change would.
+ * Each call is a transaction of its own, or part of EXEC's batch
  * (transaction.h). A row or table lock held by another transaction makes the statement fail
  * after lock_timeout (1 ms in the workers): the command answers Busy, and the server runs it
  * again until local_cache.resp_lock_timeout.
@@ -18,6 +21,7 @@
 #include "resp_server/pg/write_runner.h"
 #include "resp_server/pg/write_target.h"
 
+#include "extension/invalidation.h"
 #include "extension/primary_key.h"
 
 extern "C" {
@@ -36,6 +40,16 @@ namespace {
 
 /* Set when MSETNX found a key present: the transaction is rolled back, the reply is 0. */
 bool set_refused_present = false;
+
+/* After a statement on the key's row (WHERE key = the key's, or an insert of it): the row is the
+ * command's own if the statement wrote it (`processed`). Marked by the key the command named: a
+ * BEFORE ROW trigger that changes the key column writes another row, which then counts as the
+ * trigger's. */
+void own_row(const Target &target, uint64 processed)
+{
+	if (processed > 0)
+		invalidation_own_write(target.info->relid, target.key_bytes);
+}
 
 /* One SET: the row `key` becomes the JSON object `value`. Returns whether it was written. */
 bool set_one(const RowKey &key, std::string_view value, const SetOptions &options, char **old_value)
@@ -102,7 +116,9 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 			appendStringInfo(&sql, "%s = t.%s", target.key_columns[0], target.key_columns[0]);
 		appendStringInfo(&sql, " FROM pg_catalog.json_populate_record(NULL::%s, $1::pg_catalog.json) r WHERE %s", target.table,
 						 target.condition("t", 2));
-		return run(target.info->relid, sql.data, nparams, types, values) == 1;
+		uint64 updated = run(target.info->relid, sql.data, nparams, types, values);
+		own_row(target, updated);
+		return updated == 1;
 	}
 	/* An INSERT of the present columns (the others take their DEFAULT), which on a conflict
 	 * becomes an UPDATE to exactly that new row — unless NX. */
@@ -127,7 +143,9 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 			appendStringInfo(&sql, "%sEXCLUDED.%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
 		appendStringInfoString(&sql, ")");
 	}
-	return run(target.info->relid, sql.data, nparams, types, values) == 1 || options.condition == SetOptions::Condition::Always;
+	uint64 written = run(target.info->relid, sql.data, nparams, types, values);
+	own_row(target, written);
+	return written == 1 || options.condition == SetOptions::Condition::Always;
 }
 
 /* The keys of the target's table among `keys`, one array per key column, for
@@ -207,15 +225,31 @@ LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *key
 			Datum arrays[MAX_KEY_COLUMNS];
 			if (!key_arrays(target, keys, relids, count, types, arrays))
 				continue;
-			/* unnest($1, $2) is ROWS FROM (unnest($1), unnest($2)) only while unqualified. */
+			/* unnest($1, $2) is ROWS FROM (unnest($1), unnest($2)) only while unqualified. The
+			 * keys it returns are the rows it deleted, the command's own (own_row); a key it
+			 * names but found no row for is not, whatever else changed it. RETURNING them needs
+			 * SELECT on the key columns, which the WHERE needs already. */
 			StringInfoData sql;
 			initStringInfo(&sql);
 			appendStringInfo(&sql, "DELETE FROM %s WHERE (%s) OPERATOR(pg_catalog.=) ANY (SELECT * FROM ROWS FROM (",
 							 target.table, target.columns());
 			for (int c = 0; c < target.nkey; c++)
 				appendStringInfo(&sql, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", 1 + c);
-			appendStringInfoString(&sql, "))");
-			total += run(target.info->relid, sql.data, target.nkey, types, arrays);
+			appendStringInfo(&sql, ")) RETURNING %s", target.columns());
+			uint64 deleted = run(target.info->relid, sql.data, target.nkey, types, arrays);
+			total += deleted;
+			StringInfoData bytes;
+			initStringInfo(&bytes);
+			for (uint64 row = 0; row < deleted; row++) {
+				Datum values[MAX_KEY_COLUMNS];
+				for (int c = 0; c < target.nkey; c++) {
+					bool isnull;
+					values[c] = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1 + c, &isnull);
+				}
+				resetStringInfo(&bytes);
+				append_key_bytes(target.info->key.shape, values, &bytes);
+				invalidation_own_write(target.info->relid, KeyBytes{bytes.data, uint32(bytes.len)});
+			}
 		}
 	});
 	if (result.status == LookupResult::Status::Ok)
@@ -278,14 +312,16 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 		StringInfoData sql;
 		initStringInfo(&sql);
 		appendStringInfo(&sql, "UPDATE %s t SET %s WHERE %s", target.table, assignments.data, target.condition("t", 1));
-		if (run(target.info->relid, sql.data, n, types, values) == 1)
+		if (uint64 updated = run(target.info->relid, sql.data, n, types, values); updated == 1) {
+			own_row(target, updated);
 			return;
+		}
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "INSERT INTO %s AS t (%s%s) VALUES (%s%s) ON CONFLICT (%s) DO UPDATE SET %s "
 							   "RETURNING (t.xmax OPERATOR(pg_catalog.=) 0)",
 						 target.table, target.columns(), list.data, target.parameters(1), args.data,
 						 target.columns(), updates.data);
-		run(target.info->relid, sql.data, n, types, values);
+		own_row(target, run(target.info->relid, sql.data, n, types, values));
 		inserted = SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0;
 	});
 	if (result.status != LookupResult::Status::Ok)
@@ -332,7 +368,7 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 		cleared = uint64(atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)));
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "UPDATE %s t SET %s WHERE %s", target.table, sets.data, target.condition("t", 1));
-		run(target.info->relid, sql.data, target.nkey, types, values);
+		own_row(target, run(target.info->relid, sql.data, target.nkey, types, values));
 	});
 	if (result.status != LookupResult::Status::Ok)
 		return result;
@@ -373,13 +409,15 @@ LookupResult PgDataSource::increment_column(const Session &session, const RowKey
 		Datum values[1 + MAX_KEY_COLUMNS] = {
 			PointerGetDatum(cstring_to_text_with_len(increment.data(), int(increment.size())))};
 		target.add_parameters(types, values, 1);
-		if (run(target.info->relid, sql.data, 1 + target.nkey, types, values) == 0) {
+		uint64 updated = run(target.info->relid, sql.data, 1 + target.nkey, types, values);
+		own_row(target, updated);
+		if (updated == 0) {
 			resetStringInfo(&sql);
 			appendStringInfo(&sql, "INSERT INTO %s AS t (%s, %s) VALUES (%s, CAST($1 AS %s)) ON CONFLICT (%s) DO "
 								   "UPDATE SET %s = %s RETURNING t.%s::pg_catalog.text",
 							 target.table, target.columns(), quoted, target.parameters(2), type, target.columns(),
 							 quoted, sum, quoted);
-			run(target.info->relid, sql.data, 1 + target.nkey, types, values);
+			own_row(target, run(target.info->relid, sql.data, 1 + target.nkey, types, values));
 		}
 		text = result_text(0);
 	});

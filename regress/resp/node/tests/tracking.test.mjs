@@ -24,6 +24,11 @@ const T = 'trk'; // prefix trk
 const OTHER = 'trk_other'; // prefix other
 const FLUSH = 'trk_flush'; // prefix trkflush
 const TYPED = 'trk_typed'; // prefix trktyped: rows made of an enum array and a composite type
+// NOLOOP's side effects, read by those tests only: a child table whose rows go with their parent
+// (ON DELETE CASCADE), and a table whose trigger echoes a write of row n < 1000 into row n + 1000.
+const PARENT = 'trk_parent'; // prefix trkparent
+const CHILD = 'trk_child'; // prefix trkchild
+const ECHO = 'trk_echo'; // prefix trkecho
 const key = (id) => `trk:${id}`;
 const rowJson = (id, v) => JSON.stringify({ id, v });
 
@@ -122,13 +127,26 @@ before(() => {
         CREATE TABLE ${TYPED} (id integer PRIMARY KEY, moods trk_mood[], p trk_point);
         INSERT INTO ${TYPED} VALUES (1, '{happy}', '(1,2)');
         SELECT local_cache.enable('${TYPED}', resp_prefix => 'trktyped');
-        GRANT SELECT ON ${T}, ${OTHER}, ${FLUSH}, ${TYPED} TO ${READER};
-        GRANT SELECT, INSERT, UPDATE, DELETE ON ${T}, ${OTHER} TO ${WRITER}`);
+        CREATE TABLE ${PARENT} (id integer PRIMARY KEY, v text);
+        INSERT INTO ${PARENT} SELECT g, 'p' || g FROM generate_series(1, 10) g;
+        SELECT local_cache.enable('${PARENT}', resp_prefix => 'trkparent');
+        CREATE TABLE ${CHILD} (id integer PRIMARY KEY, parent integer REFERENCES ${PARENT} ON DELETE CASCADE, v text);
+        INSERT INTO ${CHILD} SELECT g, g, 'c' || g FROM generate_series(1, 10) g;
+        SELECT local_cache.enable('${CHILD}', resp_prefix => 'trkchild');
+        CREATE TABLE ${ECHO} (id integer PRIMARY KEY, v text);
+        INSERT INTO ${ECHO} SELECT g, 'e' || g FROM generate_series(1, 10) g UNION ALL SELECT g + 1000, 'e' || g + 1000 FROM generate_series(1, 10) g;
+        CREATE FUNCTION trk_echo_write() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN UPDATE public.${ECHO} SET v = 'echo of ' || NEW.v WHERE id = NEW.id + 1000; RETURN NULL; END $$;
+        CREATE TRIGGER trk_echo AFTER INSERT OR UPDATE ON ${ECHO} FOR EACH ROW WHEN (NEW.id < 1000) EXECUTE FUNCTION trk_echo_write();
+        SELECT local_cache.enable('${ECHO}', resp_prefix => 'trkecho');
+        GRANT SELECT ON ${T}, ${OTHER}, ${FLUSH}, ${TYPED}, ${PARENT}, ${CHILD}, ${ECHO} TO ${READER};
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ${T}, ${OTHER}, ${PARENT}, ${CHILD}, ${ECHO} TO ${WRITER}`);
 });
 after(async () => {
   for (const c of conns) c.close();
   await closeAll();
-  psql(`DROP TABLE ${T}, ${OTHER}, ${FLUSH}, ${TYPED}; DROP TYPE trk_mood, trk_point; DROP ROLE ${WRITER}`);
+  psql(`DROP TABLE ${T}, ${OTHER}, ${FLUSH}, ${TYPED}, ${CHILD}, ${PARENT}, ${ECHO}; DROP FUNCTION trk_echo_write();
+        DROP TYPE trk_mood, trk_point; DROP ROLE ${WRITER}`);
 });
 
 // ---- (a) every write path pushes the keys a connection read
@@ -261,6 +279,60 @@ test('NOLOOP: no push for the connection\'s own SET; another connection\'s SET i
   await read(c, 80);
   await w.ok('SET', key(80), '{"v":"their write"}');
   await expectInvalidation(c, [key(80)]);
+});
+
+// NOLOOP skips the keys the connection's commands wrote, not the other rows their transaction
+// changed: a cascade, a trigger's write. Each test ends on a fence of its own (an SQL update of a
+// parent row c read): the keys pushed up to it must be exactly those expected.
+async function readKeys(c, ...keys) {
+  for (const k of keys) {
+    const got = await c.call('GET', k);
+    assert.ok(typeof got === 'string', `GET ${k} answered ${show(got)}`);
+  }
+}
+
+test('NOLOOP: DEL of a parent row pushes the child row its ON DELETE CASCADE deleted, not the parent', async () => {
+  const c = await open({ auth: [WRITER, WRITER_PASSWORD] });
+  await c.ok('CLIENT', 'TRACKING', 'ON', 'NOLOOP');
+  await readKeys(c, 'trkparent:1', 'trkchild:1', 'trkparent:2');
+  assert.equal(await c.must('DEL', 'trkparent:1'), 1);
+  psql(`UPDATE ${PARENT} SET v = 'fence' WHERE id = 2`);
+  await expectInvalidation(c, ['trkchild:1', 'trkparent:2']);
+});
+
+test('NOLOOP: a trigger\'s write of another row on SET and on HSET is pushed, the row written is not', async () => {
+  const c = await open({ auth: [WRITER, WRITER_PASSWORD] });
+  await c.ok('CLIENT', 'TRACKING', 'ON', 'NOLOOP');
+  await readKeys(c, 'trkecho:1', 'trkecho:1001', 'trkecho:2', 'trkecho:1002', 'trkparent:5');
+  await c.ok('SET', 'trkecho:1', '{"v":"set"}');
+  await expectInvalidation(c, ['trkecho:1001']);
+  await c.must('HSET', 'trkecho:2', 'v', 'hset');
+  await expectInvalidation(c, ['trkecho:1002']);
+  assert.equal(await c.call('GET', 'trkecho:1002'), JSON.stringify({ id: 1002, v: 'echo of hset' }));
+  psql(`UPDATE ${PARENT} SET v = 'fence' WHERE id = 5`);
+  await expectInvalidation(c, ['trkparent:5']);
+});
+
+test('NOLOOP: MULTI/EXEC pushes the rows its cascades and triggers changed, not those its commands wrote', async () => {
+  const c = await open({ auth: [WRITER, WRITER_PASSWORD] });
+  await c.ok('CLIENT', 'TRACKING', 'ON', 'NOLOOP');
+  await readKeys(c, 'trkparent:3', 'trkchild:3', 'trkecho:3', 'trkecho:1003', 'trkecho:4', 'trkecho:1004',
+    'trkecho:5', 'trkecho:1005', 'trkparent:6');
+  const exec = async (...commands) => {
+    await c.ok('MULTI');
+    for (const command of commands) assert.equal(await c.call(...command), 'QUEUED');
+    return c.call('EXEC');
+  };
+  assert.deepEqual(await exec(['DEL', 'trkparent:3'], ['SET', 'trkecho:3', '{"v":"exec"}'], ['HSET', 'trkecho:4', 'v', 'exec']),
+    [1, 'OK', 0]);
+  await expectInvalidation(c, ['trkchild:3', 'trkecho:1003', 'trkecho:1004']);
+  // Rolled back whole (its MSET writes 1005, the trigger's row, then fails on its second key):
+  // nothing to push.
+  const aborted = await exec(['SET', 'trkecho:5', '{"v":"exec"}'],
+    ['MSET', 'trkecho:1005', '{"v":"mset"}', 'trkecho:6', '{"nosuchcolumn":1}']);
+  assert.ok(aborted instanceof RespError && /^EXECABORT /.test(aborted.message), `EXEC: ${show(aborted)}`);
+  psql(`UPDATE ${PARENT} SET v = 'fence' WHERE id = 6`);
+  await expectInvalidation(c, ['trkparent:6']);
 });
 
 test('without NOLOOP the connection\'s own SET is pushed to it', async () => {

@@ -1,6 +1,7 @@
 // The randomized checker of CLIENT TRACKING (issue #29): concurrent SQL writers (psql sessions:
 // single-row and range UPDATEs, DELETEs, upserts, multi-statement transactions that commit or
-// roll back, two-phase commits, now and then a TRUNCATE and reload) and RESP writers (SET, DEL,
+// roll back, two-phase commits, now and then a TRUNCATE and reload, and a few writes while the
+// table's capture triggers are disabled or fire ORIGIN only) and RESP writers (SET, DEL,
 // HSET, MULTI/EXEC, on either worker) change a small key set, while tracking clients (RESP3:
 // default mode, BCAST with and without PREFIX, OPTOUT, one that writes itself) keep a local copy
 // as a client-side cache does: a read stores the reply (nil too), an invalidation push drops its
@@ -8,6 +9,11 @@
 // writers stop, a short quiescence and a fence (one more commit, whose push each client awaits),
 // every key of every copy must equal the table: a stale key is a committed change some tracking
 // client was never told about, or was told about before the change could be read.
+//
+// With `restarts`, now and then a transaction is prepared, the RESP workers are terminated (the
+// launcher starts them again; clients reconnect and, as client libraries do on a closed
+// connection, drop their copies), and it commits once they serve again: the new workers must push
+// its COMMIT PREPARED.
 //
 // Pushes and replies are applied in the order they arrived (RawResp.callSeq/drainPushes): a
 // push that came before a GET's reply drops the key before the reply is stored, one that came
@@ -18,6 +24,7 @@ import { sleep } from '../tests/helpers.mjs';
 const TABLE = 'trk_check';
 const PREFIX = 'trkchk';
 const key = (id) => `${PREFIX}:${id}`;
+const CAPTURE_TRIGGERS = ['local_cache_mark_written', 'local_cache_invalidate', 'local_cache_invalidate_truncate'];
 
 // A small deterministic PRNG (mulberry32), so that a run's choices can be repeated with its seed (not its timing).
 function prng(seed) {
@@ -35,7 +42,7 @@ function prng(seed) {
 // ({ user, password }: a role that may write the table), log (progress lines)
 export async function runTrackingCheck({
   seconds = 5, keys = 40, sqlWriters = 2, respWriters = 2, trackers = 6, seed = Date.now() % 1e9,
-  writer, log = () => {}, quiescenceMs = 1000, fenceMs = 10000,
+  writer, log = () => {}, quiescenceMs = 1000, fenceMs = 10000, restarts = 0,
 }) {
   const rand = prng(seed);
   const pick = (n) => Math.floor(rand() * n);
@@ -50,7 +57,8 @@ export async function runTrackingCheck({
     GRANT SELECT ON ${TABLE} TO regress_resp_reader;
     GRANT SELECT, INSERT, UPDATE, DELETE ON ${TABLE} TO ${writer.user}`);
 
-  const stats = { sqlStatements: 0, respWrites: 0, respErrors: 0, reads: 0, localHits: 0, pushes: 0, flushes: 0, busy: 0 };
+  const stats = { sqlStatements: 0, respWrites: 0, respErrors: 0, reads: 0, localHits: 0, pushes: 0, flushes: 0, busy: 0,
+    uncaptured: 0, restarts: 0, reconnects: 0 };
   const conns = [];
   let stop = false;
   let failure = null; // the first error of any loop: it stops them all
@@ -75,7 +83,34 @@ export async function runTrackingCheck({
     conns.push(c);
     const reply = await c.call('CLIENT', 'TRACKING', 'ON', ...(writes ? [] : mode));
     if (reply !== 'OK') throw new Error(`CLIENT TRACKING ON ${mode.join(' ')} answered ${reply instanceof RespError ? `-${reply}` : JSON.stringify(reply)}`);
-    clients.push({ c, mode: mode.join(' ') || 'default', writes, copy: new Map() });
+    clients.push({ c, mode: mode.join(' ') || 'default', writes, options, trackingArgs: writes ? [] : mode, copy: new Map() });
+  }
+
+  // A connection the server closed (its worker ended): connect again, as often as it takes
+  // while the launcher restarts the workers.
+  const closedByServer = (e) => /connection closed by the server|ECONNREFUSED|ECONNRESET|EPIPE/.test(String(e && e.message));
+  async function reconnect(open) {
+    const until = Date.now() + 30000;
+    for (;;) {
+      try {
+        return await open();
+      } catch (e) {
+        if (!closedByServer(e) || Date.now() > until) throw e;
+        await sleep(50);
+      }
+    }
+  }
+  async function reconnectTracker(t) {
+    t.c.close();
+    t.copy.clear(); // a closed tracking connection means "drop everything"
+    stats.reconnects++;
+    t.c = await reconnect(async () => {
+      const c = await RawResp.connect(t.options);
+      conns.push(c);
+      const reply = await c.call('CLIENT', 'TRACKING', 'ON', ...t.trackingArgs);
+      if (reply !== 'OK') throw new Error(`CLIENT TRACKING ON answered ${JSON.stringify(reply)}`);
+      return c;
+    });
   }
 
   const applyPush = (t, push) => {
@@ -100,19 +135,29 @@ export async function runTrackingCheck({
 
   async function trackerLoop(t) {
     while (!stop) {
+      try {
+        await trackerStep(t);
+      } catch (e) {
+        if (!restarts || !closedByServer(e)) throw e;
+        await reconnectTracker(t);
+      }
+    }
+  }
+  async function trackerStep(t) {
+    {
       applyPushes(t);
       const id = randomId();
       if (t.copy.has(key(id))) {
         stats.localHits++;
         // a local hit costs nothing: pace them, or six loops take both cores from the server
         if (stats.localHits % 4 === 0) await sleep(1);
-        continue;
+        return;
       }
       if (t.writes && rand() < 0.1) {
         const r = await t.c.call('SET', key(id), JSON.stringify({ v: `self ${word()}`, n: pick(100) }));
         if (r instanceof RespError) stats.respErrors++;
         else stats.respWrites++;
-        continue;
+        return;
       }
       const optoutSkip = t.mode === 'OPTOUT' && rand() < 0.2;
       if (optoutSkip) await t.c.ok('CLIENT', 'CACHING', 'NO');
@@ -148,6 +193,14 @@ export async function runTrackingCheck({
       return `BEGIN; UPDATE ${TABLE} SET ${set} WHERE id = ${id}; PREPARE TRANSACTION '${gid}'; ${rand() < 0.8 ? 'COMMIT' : 'ROLLBACK'} PREPARED '${gid}';`;
     }
     if (r < 0.975) return `BEGIN; TRUNCATE ${TABLE}; INSERT INTO ${TABLE} SELECT g, 'reloaded', 0 FROM generate_series(1, ${keys}) g; COMMIT;`;
+    if (r < 0.985) {
+      // writes nothing captures: triggers disabled, then firing ORIGIN only, then as enable() made them
+      stats.uncaptured++;
+      return `ALTER TABLE ${TABLE} DISABLE TRIGGER ALL; UPDATE ${TABLE} SET ${set} WHERE id = ${id}; SELECT pg_sleep(0.02);
+        DELETE FROM ${TABLE} WHERE id = ${randomId()}; ALTER TABLE ${TABLE} ENABLE TRIGGER ALL;
+        INSERT INTO ${TABLE} VALUES (${randomId()}, '${word()}', 0) ON CONFLICT (id) DO UPDATE SET v = excluded.v; SELECT pg_sleep(0.02);
+        ALTER TABLE ${TABLE} ${CAPTURE_TRIGGERS.map((t) => `ENABLE ALWAYS TRIGGER ${t}`).join(', ')};`;
+    }
     const copied = randomId();
     return `BEGIN; DELETE FROM ${TABLE} WHERE id = ${copied}; COPY ${TABLE} FROM PROGRAM 'printf "${copied}\\tcopied\\t0\\n"'; COMMIT;`;
   };
@@ -169,9 +222,24 @@ export async function runTrackingCheck({
 
   // ---- RESP writers
   async function respWriterLoop(i) {
-    const w = await connectOnWorker(first.worker, i % 2 === 0, { protocol: 2, auth: [writer.user, writer.password] });
-    conns.push(w);
+    const open = async () => {
+      const c = await connectOnWorker(first.worker, i % 2 === 0, { protocol: 2, auth: [writer.user, writer.password] });
+      conns.push(c);
+      return c;
+    };
+    let w = await open();
     while (writing()) {
+      try {
+        await respWrite(w);
+      } catch (e) {
+        if (!restarts || !closedByServer(e)) throw e;
+        w.close();
+        w = await reconnect(open);
+      }
+    }
+  }
+  async function respWrite(w) {
+    {
       const r = rand();
       const id = randomId();
       let reply;
@@ -190,11 +258,27 @@ export async function runTrackingCheck({
     }
   }
 
+  // ---- worker restarts with a transaction prepared
+  async function restartLoop() {
+    for (let n = 0; n < restarts && writing(); n++) {
+      await sleep(seconds * 1000 / (restarts + 1));
+      const gid = `trkchk_${seed}_restart_${n}`;
+      await psqlAsync(`SET lock_timeout = '5s'; BEGIN; UPDATE ${TABLE} SET v = 'prepared ${n}', n = n + 1 WHERE id = ${randomId()};
+        PREPARE TRANSACTION '${gid}'`);
+      await psqlAsync(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'local_cache RESP worker'`);
+      stats.restarts++;
+      // the workers serve again (the launcher waits a moment), and trackers read meanwhile
+      await sleep(1500);
+      await psqlAsync(`COMMIT PREPARED '${gid}'`);
+    }
+  }
+
   try {
     const loops = clients.map((t) => trackerLoop(t).catch(fail));
     const writers = [];
     for (let i = 0; i < sqlWriters; i++) writers.push(sqlWriterLoop().catch(fail));
     for (let i = 0; i < respWriters; i++) writers.push(respWriterLoop(i).catch(fail));
+    if (restarts) writers.push(restartLoop().catch(fail));
     await Promise.all(writers);
     if (failure) throw failure;
     log(`tracking-check: writers stopped; ${quiescenceMs} ms of quiescence, then the fence`);
@@ -244,7 +328,8 @@ export async function runTrackingCheck({
     }
     const leftover = (await psqlAsync(`SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'trkchk_%'`)).trim();
     log(`tracking-check: ${stats.sqlStatements} SQL statements, ${stats.respWrites} RESP writes (${stats.respErrors} refused), ` +
-      `${stats.reads} reads, ${stats.localHits} local hits, ${stats.pushes} pushes (${stats.flushes} flushes), ${stats.busy} BUSY; ` +
+      `${stats.reads} reads, ${stats.localHits} local hits, ${stats.pushes} pushes (${stats.flushes} flushes), ${stats.busy} BUSY, ` +
+      `${stats.uncaptured} uncaptured windows, ${stats.restarts} worker restarts (${stats.reconnects} reconnects); ` +
       `${compared} cached keys compared, ${stale.length} stale`);
     for (const s of stale.slice(0, 20)) log(`tracking-check: STALE ${JSON.stringify(s)}`);
     if (fenceMissing.length) log(`tracking-check: no push for the fence ${fenceKey} within ${fenceMs} ms: ${fenceMissing.join(', ')}`);

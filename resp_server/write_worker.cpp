@@ -109,6 +109,7 @@ std::string run_job(CommandProcessor &processor, WriteJob &job)
 	reply.reply = out.view();
 	reply.duration_us = GetCurrentTimestamp() - started;
 	reply.tracked_keys = processor.tracking().take_noted_keys();
+	reply.uncaptured_keys = processor.tracking().take_uncaptured_keys();
 	std::string frame;
 	encode_write_reply(reply, frame);
 	return frame;

@@ -104,18 +104,22 @@ void TrackingTable::note_read(const Session &session, const std::string_view *ke
 
 void TrackingTable::note_uncaptured_read(const Session &session, const std::string_view *keys, size_t count)
 {
+	const TrackingMode &mode = session.tracking;
+	if (!mode.on)
+		return;
+	if (!mode.bcast && ((mode.optin && !mode.caching_yes) || (mode.optout && mode.caching_no)))
+		return;
 	auto client = clients_.find(session.id);
-	if (client == clients_.end())
-		return;
-	const TrackingMode &mode = client->second;
-	if (!mode.bcast && ((mode.optin && !session.tracking.caching_yes) || (mode.optout && session.tracking.caching_no)))
-		return;
 	for (size_t i = 0; i < count; i++) {
 		bool told = !mode.bcast;
 		for (size_t p = 0; mode.bcast && p < bcast_prefixes(mode).size() && !told; p++)
 			told = starts_with(keys[i], bcast_prefixes(mode)[p]);
-		if (told)
-			queue_key(session.id, mode, keys[i]);
+		if (!told)
+			continue;
+		if (client != clients_.end())
+			queue_key(session.id, client->second, keys[i]);
+		else
+			uncaptured_noted_.emplace_back(keys[i]);
 	}
 }
 
@@ -149,6 +153,20 @@ void TrackingTable::note_reads_of(uint64_t client, const std::vector<std::string
 {
 	for (const std::string &key : keys)
 		track(key, client);
+}
+
+std::vector<std::string> TrackingTable::take_uncaptured_keys()
+{
+	return std::exchange(uncaptured_noted_, {});
+}
+
+void TrackingTable::note_uncaptured_reads_of(uint64_t client, const std::vector<std::string> &keys)
+{
+	auto found = clients_.find(client);
+	if (found == clients_.end())
+		return;
+	for (const std::string &key : keys)
+		queue_key(client, found->second, key);
 }
 
 void TrackingTable::key_changed(std::string_view key, uint64_t writer,

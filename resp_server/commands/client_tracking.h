@@ -90,6 +90,10 @@ public:
 	 * connection as they were decided there (note_reads_of). */
 	std::vector<std::string> take_noted_keys();
 	void note_reads_of(uint64_t client, const std::vector<std::string> &keys);
+	/* The same for note_uncaptured_read's keys: a write worker's table, where the session is
+	 * not registered, keeps those it decided to tell; the RESP worker tells them. */
+	std::vector<std::string> take_uncaptured_keys();
+	void note_uncaptured_reads_of(uint64_t client, const std::vector<std::string> &keys);
 
 	/*
 	 * What committed, in commit order. `writer` is the connection whose write it was (0: SQL
@@ -143,6 +147,8 @@ private:
 	size_t evict_bucket_ = 0;
 	/* BCAST: prefix -> the connections that asked for it ("" matches every key). */
 	std::unordered_map<std::string, std::vector<uint64_t>> prefixes_;
+	/* A write worker's note_uncaptured_read keys (take_uncaptured_keys). */
+	std::vector<std::string> uncaptured_noted_;
 	/* What take_invalidations hands over, one entry per (target, tracking connection), with
 	 * the keys already in each (a key changed twice is sent once). */
 	struct Pending {

@@ -627,6 +627,7 @@ bool CommandProcessor::offloaded(const CommandSpec &command, const Request &requ
 	if (session.multi.active)
 		end_transaction(session);
 	tracking_.note_reads_of(session.id, outcome.tracked_keys);
+	tracking_.note_uncaptured_reads_of(session.id, outcome.uncaptured_keys);
 	end_caching_scope(session, &command);
 	int64_t ended_us = data_.server.now_microseconds();
 	clock_carried_ = false;

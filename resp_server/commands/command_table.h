@@ -122,6 +122,7 @@ public:
 		Status status;
 		int64_t duration_us = 0;               /* Done: how long the command ran */
 		std::vector<std::string> tracked_keys; /* Done: the keys its reads noted for CLIENT TRACKING */
+		std::vector<std::string> uncaptured_keys; /* Done: ... and those to tell of at once */
 	};
 	virtual Outcome run(const Request &request, const Session &session, ReplyBuffer &out) = 0;
 

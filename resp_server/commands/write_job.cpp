@@ -174,25 +174,32 @@ void encode_write_reply(const WriteReply &reply, std::string &out)
 	size_t start = begin_frame(out);
 	put_number(uint64_t(reply.duration_us), out);
 	put_text(reply.reply, out);
-	put_number(reply.tracked_keys.size(), out);
-	for (const std::string &key : reply.tracked_keys)
-		put_text(key, out);
+	for (const std::vector<std::string> *keys : {&reply.tracked_keys, &reply.uncaptured_keys}) {
+		put_number(keys->size(), out);
+		for (const std::string &key : *keys)
+			put_text(key, out);
+	}
 	end_frame(start, out);
 }
 
 bool decode_write_reply(std::string_view payload, WriteReply *reply)
 {
 	Reader in(payload);
-	uint64_t duration, count;
-	if (!in.number(&duration) || !in.text(&reply->reply) || !in.count(&count, 8))
+	uint64_t duration;
+	if (!in.number(&duration) || !in.text(&reply->reply))
 		return false;
 	reply->duration_us = int64_t(duration);
-	reply->tracked_keys.resize(size_t(count));
-	for (std::string &key : reply->tracked_keys) {
-		std::string_view text;
-		if (!in.text(&text))
+	for (std::vector<std::string> *keys : {&reply->tracked_keys, &reply->uncaptured_keys}) {
+		uint64_t count;
+		if (!in.count(&count, 8))
 			return false;
-		key.assign(text);
+		keys->resize(size_t(count));
+		for (std::string &key : *keys) {
+			std::string_view text;
+			if (!in.text(&text))
+				return false;
+			key.assign(text);
+		}
 	}
 	return in.done();
 }

@@ -40,6 +40,7 @@ struct WriteReply {
 	std::string_view reply; /* into the payload it was decoded from */
 	int64_t duration_us = 0;
 	std::vector<std::string> tracked_keys;
+	std::vector<std::string> uncaptured_keys; /* TrackingTable::take_uncaptured_keys */
 };
 /* Appends the frame of a reply. */
 void encode_write_reply(const WriteReply &reply, std::string &out);

@@ -89,7 +89,8 @@ WriteOffload::Outcome WritePool::run(const Request &request, const Session &sess
 {
 	if (auto done = done_.find(session.id); done != done_.end()) {
 		out.append(done->second.reply);
-		Outcome outcome{Status::Done, done->second.duration_us, std::move(done->second.tracked_keys)};
+		Outcome outcome{Status::Done, done->second.duration_us, std::move(done->second.tracked_keys),
+						std::move(done->second.uncaptured_keys)};
 		done_.erase(done);
 		return outcome;
 	}
@@ -166,7 +167,8 @@ void WritePool::take_reply(Link &link)
 			drop(link, "it sent a reply for no write");
 			return;
 		}
-		Done done{std::string(reply.reply), reply.duration_us, std::move(reply.tracked_keys)};
+		Done done{std::string(reply.reply), reply.duration_us, std::move(reply.tracked_keys),
+				  std::move(reply.uncaptured_keys)};
 		link.input.erase(0, *size);
 		finish(link, std::move(done));
 	}

@@ -55,6 +55,7 @@ private:
 		std::string reply;
 		int64_t duration_us;
 		std::vector<std::string> tracked_keys;
+		std::vector<std::string> uncaptured_keys;
 	};
 	bool send_job(Link &link, const Request &request, const Session &session);
 	void take_reply(Link &link);

@@ -105,13 +105,14 @@ BOOST_AUTO_TEST_CASE(a_damaged_frame_is_refused_at_every_cut)
 BOOST_AUTO_TEST_CASE(a_reply_frame_round_trips)
 {
 	std::string frame;
-	encode_write_reply(WriteReply{"+OK\r\n", 987, {"items:1", "items:2"}}, frame);
+	encode_write_reply(WriteReply{"+OK\r\n", 987, {"items:1", "items:2"}, {"loaded:7"}}, frame);
 	BOOST_TEST(complete_write_frame(frame).value_or(0) == frame.size());
 	WriteReply reply;
 	BOOST_TEST(decode_write_reply(std::string_view(frame).substr(kWriteFrameHeader), &reply));
 	BOOST_TEST(reply.reply == "+OK\r\n");
 	BOOST_TEST(reply.duration_us == 987);
 	BOOST_TEST((reply.tracked_keys == std::vector<std::string>{"items:1", "items:2"}));
+	BOOST_TEST((reply.uncaptured_keys == std::vector<std::string>{"loaded:7"}));
 	for (size_t cut = 0; cut < frame.size() - kWriteFrameHeader; cut++)
 		BOOST_TEST(!decode_write_reply(std::string_view(frame).substr(kWriteFrameHeader, cut), &reply), "cut at " << cut);
 }

@@ -12,6 +12,8 @@ import { psql } from './helpers.mjs';
 import { RawResp, invalidatedKeys } from './resp3_raw.mjs';
 
 const READER = 'regress_resp_reader'; // local_cache.resp_role in run.sh
+const WRITER = 'regress_trkcap_writer';
+const WRITER_PASSWORD = 'trkcap-Pw-3Vd9';
 const T = 'trk_capture';
 const key = (id) => `trkcap:${id}`;
 const rowJson = (id, v) => JSON.stringify({ id, v });
@@ -19,7 +21,10 @@ const TRIGGERS = ['local_cache_mark_written', 'local_cache_invalidate', 'local_c
 
 const conns = [];
 async function tracker(...options) {
-  const c = await RawResp.connect();
+  return trackerWith({}, ...options);
+}
+async function trackerWith(connectOptions, ...options) {
+  const c = await RawResp.connect(connectOptions);
   conns.push(c);
   await c.ok('CLIENT', 'TRACKING', 'ON', ...options);
   return c;
@@ -47,11 +52,13 @@ before(() => {
   psql(`CREATE TABLE ${T} (id integer PRIMARY KEY, v text);
         INSERT INTO ${T} SELECT g, 'v' || g FROM generate_series(1, 50) g;
         SELECT local_cache.enable('${T}', resp_prefix => 'trkcap');
-        GRANT SELECT ON ${T} TO ${READER}`);
+        GRANT SELECT ON ${T} TO ${READER};
+        CREATE ROLE ${WRITER} LOGIN PASSWORD '${WRITER_PASSWORD}';
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ${T} TO ${WRITER}`);
 });
 after(() => {
   for (const c of conns) c.close();
-  psql(`DROP TABLE ${T}`);
+  psql(`DROP TABLE ${T}; DROP ROLE ${WRITER}`);
 });
 
 test('DISABLE TRIGGER ALL flushes what was tracked; a read while disabled is followed by its invalidation, so a later write leaves nothing stale', async () => {
@@ -113,6 +120,21 @@ test('BCAST and OPTIN: a BCAST connection whose prefix matches is told at once, 
     await o.ok('CLIENT', 'CACHING', 'YES');
     assert.equal(await o.call('GET', key(12)), rowJson(12, 'v12'));
     await expectKeys(o, [key(12)], 'an OPTIN read after CLIENT CACHING YES (key 11 was not cached)');
+  } finally {
+    restoreTriggers();
+  }
+});
+
+test('an EXEC that writes (run by a write worker) tells its reads of an uncaptured table at once too', async () => {
+  psql(`ALTER TABLE ${T} DISABLE TRIGGER ALL`);
+  try {
+    const w = await trackerWith({ auth: [WRITER, WRITER_PASSWORD] });
+    await w.ok('MULTI');
+    await w.call('SET', key(20), JSON.stringify({ v: 'multi' }));
+    await w.call('GET', key(21));
+    const replies = await w.call('EXEC');
+    assert.deepEqual(replies, ['OK', rowJson(21, 'v21')], `EXEC answered ${show(replies)}`);
+    await expectKeys(w, [key(21)], 'an EXEC that wrote and read keys of the uncaptured table');
   } finally {
     restoreTriggers();
   }

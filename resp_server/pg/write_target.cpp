@@ -30,8 +30,47 @@ void verify_key(const RowKey &key)
 	verify_text(key.id);
 }
 
-/* The table of the key's prefix, for writing; `require_key`: a non-canonical id is an error
- * (else valid_key says it). */
+namespace {
+
+/* At most `limit` bytes of a text (whole characters: it is valid in the server encoding), and
+ * whether it was cut, for an error message. */
+int clipped(std::string_view text, int limit, const char **more)
+{
+	int len = pg_mbcliplen(text.data(), int(text.size()), limit);
+	*more = size_t(len) < text.size() ? "..." : "";
+	return len;
+}
+
+} // namespace
+
+/*
+ * A write names a row only by its key's canonical text, as a read does: that is the name SCAN,
+ * KEYS and the CLIENT TRACKING pushes give the row, so a client that wrote or read a row by a
+ * name is told about that name. Another spelling of a key (items:01, an upper-case uuid, a
+ * character(n) key with trailing blanks) would write the row behind the client's back of what
+ * it caches under the spelling it used; it is refused, naming the canonical text, rather than
+ * taken as a missing key as a read takes it (a write to it would not be a no-op). A text that
+ * spells no key at all is left to the caller.
+ */
+void refuse_other_spelling(const RelInfo *info, const RowKey &key)
+{
+	char *buffer = static_cast<char *>(palloc(key_bytes_bound(key.id.size())));
+	std::string_view canonical;
+	if (!canonical_spelling(info->key.shape, key.id, buffer, &canonical))
+		return;
+	const char *more_prefix, *more_id, *more_canonical;
+	int prefix_len = clipped(key.prefix, 64, &more_prefix);
+	int id_len = clipped(key.id, 128, &more_id);
+	int canonical_len = clipped(canonical, 128, &more_canonical);
+	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("key \"%.*s%s:%.*s%s\" is not in canonical form; the row's key is \"%.*s%s:%.*s%s\"",
+						   prefix_len, key.prefix.data(), more_prefix, id_len, key.id.data(), more_id,
+						   prefix_len, key.prefix.data(), more_prefix, canonical_len, canonical.data(),
+						   more_canonical)));
+}
+
+/* The table of the key's prefix, for writing; `require_key`: an id that is not a key's
+ * canonical text is an error (else valid_key says it). */
 Target write_target(const RowKey &key, bool require_key)
 {
 	verify_key(key);
@@ -50,7 +89,10 @@ Target write_target(const RowKey &key, bool require_key)
 	for (int c = 0; c < target.nkey; c++)
 		target.key_columns[c] = quote_identifier(get_attname(relid, info->key.attnums[c], false));
 	KeyBytes bytes;
-	target.valid_key = key_of_id(info, key.id, &bytes) && key_values(info->key, bytes, target.key);
+	bool canonical = key_of_id(info, key.id, &bytes);
+	if (!canonical && require_key)
+		refuse_other_spelling(info, key);
+	target.valid_key = canonical && key_values(info->key, bytes, target.key);
 	if (!target.valid_key && require_key)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("invalid key '%.*s:%.*s': not a key of table %s", int(key.prefix.size()),

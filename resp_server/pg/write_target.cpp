@@ -45,12 +45,12 @@ int clipped(std::string_view text, int limit, const char **more)
 
 /*
  * A write names a row only by its key's canonical text, as a read does: that is the name SCAN,
- * KEYS and the CLIENT TRACKING pushes give the row, so a client that wrote or read a row by a
- * name is told about that name. Another spelling of a key (items:01, an upper-case uuid, a
- * character(n) key with trailing blanks) would write the row behind the client's back of what
- * it caches under the spelling it used; it is refused, naming the canonical text, rather than
- * taken as a missing key as a read takes it (a write to it would not be a no-op). A text that
- * spells no key at all is left to the caller.
+ * KEYS and the CLIENT TRACKING pushes give the row, so a client is told about the name it used.
+ * Writing the row through another spelling (items:01, an upper-case uuid, a character(n) key
+ * with trailing blanks) would change it under a name no push carries. Taking that spelling as
+ * a missing key, as a read does, would make the write a silent no-op; so it is refused, naming
+ * the canonical text the client should use. A text that spells no key at all is left to the
+ * caller (an invalid-key error, or nothing deleted).
  */
 void refuse_other_spelling(const RelInfo *info, const RowKey &key)
 {

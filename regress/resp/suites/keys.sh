@@ -371,6 +371,10 @@ check "... absent columns back to their DEFAULT" "w:1|again|<null>" "$(sql "SELE
 check "SET whose key column differs from the key" "ERR the object's key column k differs from the key (SQLSTATE 22023)" \
     "$(kw SET 'ktext:w:1' '{"k":"w:2","v":"no"}')"
 check "... nothing written" "again|0" "$(sql "SELECT v || '|' || (SELECT count(*) FROM ktext WHERE k = 'w:2') FROM ktext WHERE k = 'w:1'")"
+check "SET of a text key ending in a blank: its own key (every text is its own spelling), not refused" \
+    "OK|OK|w |1" "$(kw SET 'ktext:w ' '{"v":"blank"}')|$(kw SET 'kvar:w ' '{"v":"blank"}')|$(sql "SELECT k FROM ktext WHERE v = 'blank'")|$(sql "SELECT count(*) FROM kvar WHERE k = 'w '")"
+check "... DEL of both: 2, and the key without the blank was never written" "2|0" \
+    "$(kw DEL 'ktext:w ' 'kvar:w ')|$(sql "SELECT count(*) FROM ktext WHERE k = 'w'")"
 check "SET of a text key with '\\' (no escaping in a one-column key)" "OK" "$(kw SET 'ktext:w\x' '{"v":"bs"}')"
 check "... SQL has the key with its backslash" "bs" "$(sql "SELECT v FROM ktext WHERE k = $(sq 'w\x')")"
 check "HSET of a text key's column" "0" "$(kw HSET 'ktext:w\x' v 'hset')"

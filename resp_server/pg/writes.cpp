@@ -149,7 +149,8 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 }
 
 /* The keys of the target's table among `keys`, one array per key column, for
- * (key columns) IN (SELECT * FROM unnest($1, $2 ...)); false when none names a key. */
+ * (key columns) IN (SELECT * FROM unnest($1, $2 ...)); false when none names a key. Another
+ * spelling of a key is an error, as for every write; an id that spells no key deletes nothing. */
 bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, size_t count, Oid *types,
 				Datum *arrays)
 {
@@ -157,9 +158,12 @@ bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, siz
 	Datum *elements = static_cast<Datum *>(palloc(sizeof(Datum) * (count * pk.ncolumns + 1)));
 	int n = 0;
 	for (size_t i = 0; i < count; i++) {
+		if (relids[i] != target.info->relid)
+			continue;
 		KeyBytes bytes;
-		if (relids[i] == target.info->relid && key_of_id(target.info, keys[i].id, &bytes) &&
-			key_values(pk, bytes, &elements[n * pk.ncolumns]))
+		if (!key_of_id(target.info, keys[i].id, &bytes))
+			refuse_other_spelling(target.info, keys[i]);
+		else if (key_values(pk, bytes, &elements[n * pk.ncolumns]))
 			n++;
 	}
 	for (int c = 0; c < pk.ncolumns; c++) {

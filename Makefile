@@ -107,10 +107,11 @@ $(UNITTEST_BIN): $(call unittest_objects,$(UNITTEST_SRCS))
 # password checks of auth/, and net/'s TLS sessions and io_uring are tested alone, over fakes of the data-source interfaces.
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_SRCS = extension/key_bytes.cpp $(wildcard resp_server/protocol/*.cpp resp_server/commands/*.cpp) \
-	resp_server/auth/password_check.cpp resp_server/net/tls_session.cpp resp_server/net/io_ring.cpp
+	resp_server/auth/password_check.cpp resp_server/net/tls_session.cpp resp_server/net/io_ring.cpp \
+	resp_server/net/port_sharing.cpp
 RESP_HEADERS = extension/key_bytes.h extension/shard.h $(wildcard resp_server/protocol/*.h resp_server/commands/*.h) \
 	resp_server/auth/password_check.h resp_server/net/batching.h resp_server/net/disconnect_log.h \
-	resp_server/net/tls_session.h resp_server/net/io_ring.h
+	resp_server/net/tls_session.h resp_server/net/io_ring.h resp_server/net/port_sharing.h
 RESP_UNITTEST_SRCS = $(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)
 # Replies are read by the C++ tools' reader (tools/lib/resp_reply.*).
 RESP_TEST_SRCS = tools/lib/resp_reply.cpp

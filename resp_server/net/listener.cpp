@@ -13,6 +13,7 @@
  */
 #include "extension/pg.h"
 
+#include "resp_server/net/port_sharing.h"
 #include "resp_server/net/server.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
@@ -93,6 +94,16 @@ void on_listener_readable(uv_poll_t *poll, int status, int)
 	}
 }
 
+/* This process and this server's other RESP workers (a worker says it runs before it listens). */
+std::vector<pid_t> this_servers_workers()
+{
+	std::vector<pid_t> pids{getpid()};
+	for (int i = 0; i < RESP_MAX_WORKERS; i++)
+		if (pid_t pid = worker_pid(i))
+			pids.push_back(pid);
+	return pids;
+}
+
 bool listen_on(Server *server, const char *host)
 {
 	addrinfo hints;
@@ -118,7 +129,19 @@ bool listen_on(Server *server, const char *host)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 		if (a->ai_family == AF_INET6)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+		/* Bound but not listening yet, the socket takes no connections: another server's
+		 * listener makes it step back before it could take that server's clients. */
+		bool bound = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+		if (bound && !only_ours_listen(a->ai_addr, this_servers_workers())) {
+			ereport(LOG,
+					(errmsg("local_cache RESP: could not listen on \"%s\" port %d: Address already in use; retrying in %d s",
+							host, local_cache_resp_port, BIND_RETRY_SECONDS),
+					 errdetail("Another process (another PostgreSQL server's RESP workers?) listens on that port."),
+					 errhint("Give each server its own local_cache.resp_port.")));
+			close(fd);
+			continue;
+		}
+		if (!bound || listen(fd, LISTEN_BACKLOG) != 0) {
 			ereport(LOG,
 					(errmsg("local_cache RESP: could not listen on \"%s\" port %d: %m; retrying in %d s",
 							host, local_cache_resp_port, BIND_RETRY_SECONDS)));

@@ -208,6 +208,7 @@ struct CommandProcessor::Scratch {
 	std::vector<std::string_view> tracked_keys; /* a read's keys, for CLIENT TRACKING */
 	std::vector<std::string_view> told_keys;    /* ... those of tables whose writes are not captured */
 	std::vector<std::string> uncaptured_prefixes;
+	std::vector<CommandCounters> command_totals; /* INFO's command statistics, LATENCY HISTOGRAM */
 };
 
 /* What a handler sees. */
@@ -237,6 +238,8 @@ void run_command(CommandContext &c, bool note_reads = true);
 /* For CLIENT TRACKING: the keys of c.request, a read of c.command that succeeded, at the
  * positions its row gives (as Redis tracks the keys of commands flagged readonly). */
 void note_tracked_reads(CommandContext &c);
+/* The role INFO's command statistics count the session's requests under (command_stats.h). */
+uint64_t stats_role(const Session &session);
 
 /* ---- what the data commands share (string_commands.cpp) ---- */
 
@@ -344,6 +347,7 @@ void command_list_command(CommandContext &c);
 void info_command(CommandContext &c);
 void config_get_command(CommandContext &c);
 void config_set_command(CommandContext &c);
+void config_resetstat_command(CommandContext &c);
 void time_command(CommandContext &c);
 void slowlog_get_command(CommandContext &c);
 void slowlog_len_command(CommandContext &c);

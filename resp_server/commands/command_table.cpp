@@ -106,6 +106,9 @@ constexpr CommandSpec kConfigSubcommands[] = {
 	 nullptr, 0},
 	{"config|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
 	 "Returns helpful text about the different subcommands.", "O(1)", help_command, nullptr, 0},
+	{"config|resetstat", 2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.0.0",
+	 "Resets INFO's command statistics (commandstats, errorstats, latencystats) of every role.", "O(1)",
+	 config_resetstat_command, nullptr, 0},
 	{"config|set", -4, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.0.0",
 	 "Refused: local_cache is configured through PostgreSQL settings.", "O(1)",
 	 config_set_command, nullptr, 0},
@@ -426,10 +429,12 @@ bool arity_matches(const CommandSpec &command, size_t argc)
 }
 
 /* The command the request names, once it passed the checks every request goes through, in
- * Redis's order; nullptr when one failed, with the error replied. */
+ * Redis's order; nullptr when one failed, with the error replied, and *named the command that
+ * was refused (nullptr: the request named none, an unknown command or subcommand). */
 const CommandSpec *checked_command(const Request &request, const Session &session, ReplyWriter &reply,
-								   std::string &message)
+								   std::string &message, const CommandSpec **named)
 {
+	*named = nullptr;
 	const CommandSpec *command = find_command(request[0]);
 	if (command == nullptr) {
 		reply_unknown_command(reply, request, message);
@@ -443,6 +448,7 @@ const CommandSpec *checked_command(const Request &request, const Session &sessio
 		}
 		command = subcommand;
 	}
+	*named = command;
 	if (!arity_matches(*command, request.argc) || command->handler == nullptr) {
 		message.assign("wrong number of arguments for '");
 		message.append(command->full_name);
@@ -607,6 +613,13 @@ void CommandProcessor::execute(const Request &request, Session &session, ReplyBu
 	}
 }
 
+/* The role INFO's command statistics count a request under: the one it was sent as (AUTH counts
+ * under the role before it). */
+uint64_t stats_role(const Session &session)
+{
+	return session.role ? session.role->id : CommandStatsRecorder::kNoRole;
+}
+
 bool runs_as_write(const CommandSpec &command, const Session &session)
 {
 	if (command.flags & CMD_WRITE)
@@ -631,6 +644,7 @@ bool CommandProcessor::offloaded(const CommandSpec &command, const Request &requ
 	end_caching_scope(session, &command);
 	int64_t ended_us = data_.server.now_microseconds();
 	clock_carried_ = false;
+	/* INFO's command statistics count it where it ran: the write worker (its commands too). */
 	try {
 		monitor_.record(command, request, session, ended_us - outcome.duration_us, outcome.duration_us);
 	} catch (const std::bad_alloc &) {
@@ -646,11 +660,14 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 		reply.error("empty command");
 		return;
 	}
-	const CommandSpec *command = checked_command(request, session, reply, scratch_->text);
+	size_t reply_start = out.size();
+	const CommandSpec *named;
+	const CommandSpec *command = checked_command(request, session, reply, scratch_->text, &named);
 	if (command == nullptr) {
 		/* Inside MULTI, a refused request makes EXEC fail too (Redis's flagTransaction). */
 		session.multi.refused = session.multi.active;
 		end_caching_scope(session, nullptr);
+		monitor_.stats().rejected(named, stats_role(session), out.view().substr(reply_start));
 		return;
 	}
 	if (session.multi.active && !(command->flags & CMD_NOT_QUEUED)) {
@@ -663,14 +680,21 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_, tracking_};
 	if (session.tracking.on)
 		data_.rows.forget_uncaptured_reads();
+	uint64_t role = stats_role(session);
+	if (activity_ != nullptr)
+		activity_->command_started(*command, request, session);
 	int64_t started_us = clock_carried_ ? last_end_us_ : data_.server.now_microseconds();
 	run_command(context);
 	end_caching_scope(session, command);
 	last_end_us_ = data_.server.now_microseconds();
 	clock_carried_ = true;
-	/* A request that will run again is timed when it does; EXEC is timed as a whole. Its reply
-	 * stands whatever happens here: an entry the slow log has no memory for is not kept. */
+	if (activity_ != nullptr)
+		activity_->command_ended(session.retry_later);
+	/* A request that will run again is timed when it does; EXEC is timed as a whole (and the
+	 * commands it ran each on their own, transaction_commands.cpp). Its reply stands whatever
+	 * happens here: an entry the slow log has no memory for is not kept. */
 	if (!session.retry_later) {
+		monitor_.stats().executed(*command, role, last_end_us_ - started_us, out.view().substr(reply_start));
 		try {
 			monitor_.record(*command, request, session, started_us, last_end_us_ - started_us);
 		} catch (const std::bad_alloc &) {

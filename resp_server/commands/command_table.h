@@ -6,8 +6,10 @@
  * CommandProcessor::execute checks, in Redis's order: unknown command or subcommand, arity,
  * authentication (NOAUTH unless the row is flagged no_auth), RESP2's subscribed mode, then inside
  * MULTI queues the request (refusing unsupported writes at once, which makes EXEC fail as Redis
- * does), else runs the row's handler, timed for SLOWLOG and LATENCY (monitor.h); a read that
- * succeeded notes its keys for CLIENT TRACKING (client_tracking.h). Each request
+ * does), else runs the row's handler, timed for SLOWLOG, LATENCY and INFO's command statistics
+ * (monitor.h, command_stats.h: refusals count there too) and shown to pg_stat_activity while it
+ * runs (CommandActivity); a read that succeeded notes its keys for CLIENT TRACKING
+ * (client_tracking.h). Each request
  * appends exactly one reply to the output buffer, except one that finds a table locked while
  * it may still wait (Session::retry_later): it appends nothing and is run again later; and
  * (P)SUBSCRIBE / (P)UNSUBSCRIBE, which answer once per channel, as Redis does. A C++
@@ -134,6 +136,23 @@ protected:
  * whose queue holds one. */
 bool runs_as_write(const CommandSpec &command, const Session &session);
 
+/*
+ * What a process shows of the command it runs (pg_stat_activity: resp_server/pg/activity.h). Told
+ * of every command that runs here, so both calls must be cheap: the report itself is the
+ * implementation's business (it waits until the command calls PostgreSQL). The request and the
+ * session stay valid until command_ended.
+ */
+class CommandActivity {
+public:
+	virtual void command_started(const CommandSpec &command, const Request &request, const Session &session) noexcept = 0;
+	/* The command ended; or, with will_run_again, it waits (a locked table) and its connection
+	 * runs it again before anything else. */
+	virtual void command_ended(bool will_run_again) noexcept = 0;
+
+protected:
+	~CommandActivity() = default;
+};
+
 class CommandProcessor {
 public:
 	CommandProcessor(const DataSources &data);
@@ -159,6 +178,16 @@ public:
 	/* SLOWLOG's threshold and length (the worker passes its settings at start and reload). */
 	void configure_slowlog(const SlowlogSettings &settings) { monitor_.configure(settings); }
 
+	/* Where INFO's command statistics are shared (command_stats.h); without it, nowhere. */
+	void set_stats_store(CommandStatsStore *store) { monitor_.set_stats_store(store); }
+	/* Whether requests were counted since the last fold_stats(), which adds them to the store:
+	 * the worker folds at its loop's idle points. */
+	bool stats_pending() const { return monitor_.stats().has_pending(); }
+	void fold_stats() { monitor_.fold_stats(); }
+
+	/* Who is told of the command running (pg_stat_activity); without it, nobody. */
+	void set_activity(CommandActivity *activity) { activity_ = activity; }
+
 	/* The worker's CLIENT TRACKING table: the commands fill it; the event layer feeds it the
 	 * commits, takes its invalidations, and calls session_stopped_tracking when a connection
 	 * closes. */
@@ -174,6 +203,7 @@ private:
 	DataSources data_;
 	ClientDirectory *clients_ = nullptr;
 	WriteOffload *offload_ = nullptr;
+	CommandActivity *activity_ = nullptr;
 	CommandMonitor monitor_;
 	TrackingTable tracking_;
 	std::unique_ptr<Scratch> scratch_;

@@ -1,26 +1,19 @@
 /*
- * monitor.cpp — the slow log, the latency monitor's "command" event and the per-command latency
- * histograms of one worker, for every role and for each of the most recent roles (monitor.h).
+ * monitor.cpp — the slow log and the latency monitor's "command" event of one worker, for every
+ * role and for each of the most recent roles, and the command line pg_stat_activity shows
+ * (monitor.h).
  */
 #include "resp_server/commands/monitor.h"
 
 #include "resp_server/commands/command_table.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string_view>
 
 namespace local_cache::resp {
 
 namespace {
-
-/* The bucket of a duration: the smallest i with duration <= 2^i microseconds. */
-size_t bucket_of(int64_t duration_us)
-{
-	size_t bucket = 0;
-	while (bucket + 1 < CommandMonitor::kBuckets && (int64_t(1) << bucket) < duration_us)
-		bucket++;
-	return bucket;
-}
 
 /* Whose arguments are secrets (passwords): the entry keeps only the command's name. */
 bool redacted(const CommandSpec &command)
@@ -54,31 +47,10 @@ void CommandMonitor::record(const CommandSpec &command, const Request &request, 
 {
 	if (duration_us < 0) /* the clock went back */
 		duration_us = 0;
-	std::optional<uint64_t> role;
-	if (session.role)
-		role = session.role->id;
-	if (&command != last_command_ || role != last_role_) {
-		/* Forgotten first: latency_of may drop the record they point into, and a lookup may
-		 * fail on memory. */
-		last_command_ = nullptr;
-		Histogram *every_role = &every_role_.histograms[&command];
-		LatencyRecord *own = role ? &latency_of(*role) : nullptr;
-		last_role_histogram_ = own != nullptr ? &own->histograms[&command] : nullptr;
-		last_every_role_histogram_ = every_role;
-		last_role_latency_ = own;
-		last_role_ = role;
-		last_command_ = &command;
-	}
-	size_t bucket = bucket_of(duration_us);
-	for (Histogram *histogram : {last_every_role_histogram_, last_role_histogram_}) {
-		if (histogram != nullptr) {
-			histogram->calls++;
-			histogram->counts[bucket]++;
-		}
-	}
 	if (settings_.log_slower_than_us < 0 || duration_us < settings_.log_slower_than_us)
 		return;
-	for (LatencyRecord *latency : {&every_role_, last_role_latency_}) {
+	LatencyRecord *own = session.role ? &latency_of(session.role->id) : nullptr;
+	for (LatencyRecord *latency : {&every_role_, own}) {
 		if (latency == nullptr)
 			continue;
 		LatencyEvent &event = latency->command_event ? *latency->command_event : latency->command_event.emplace();
@@ -116,12 +88,6 @@ void CommandMonitor::log_slow(const CommandSpec &command, const Request &request
 		slowlog_.pop_back();
 }
 
-const CommandHistogram *LatencyRecord::histogram(const CommandSpec &command) const
-{
-	auto found = histograms.find(&command);
-	return found == histograms.end() ? nullptr : &found->second;
-}
-
 const LatencyRecord *CommandMonitor::role_latency(uint64_t role) const
 {
 	for (const RoleLatency &kept : roles_)
@@ -148,6 +114,97 @@ void CommandMonitor::reset_latency()
 	every_role_.command_event.reset();
 	for (RoleLatency &kept : roles_)
 		kept.latency.command_event.reset();
+}
+
+namespace {
+
+/* Writes into a buffer that drops what does not fit (one byte kept for the NUL). */
+struct ActivityText {
+	char *out;
+	size_t size;
+	size_t length = 0;
+
+	void put(char c)
+	{
+		if (length + 1 < size)
+			out[length++] = c;
+	}
+	void put(std::string_view text)
+	{
+		for (char c : text)
+			put(c);
+	}
+};
+
+bool plain(std::string_view argument)
+{
+	if (argument.empty())
+		return false;
+	for (unsigned char c : argument)
+		if (c <= ' ' || c > '~' || c == '"' || c == '\\')
+			return false;
+	return true;
+}
+
+/* Redis's sdscatrepr: "..." with \n \r \t \a \b \" \\ and \xNN for other bytes. */
+void put_quoted(ActivityText &text, std::string_view argument)
+{
+	static const char hex[] = "0123456789abcdef";
+	text.put('"');
+	for (unsigned char c : argument) {
+		switch (c) {
+		case '\\': text.put("\\\\"); break;
+		case '"': text.put("\\\""); break;
+		case '\n': text.put("\\n"); break;
+		case '\r': text.put("\\r"); break;
+		case '\t': text.put("\\t"); break;
+		case '\a': text.put("\\a"); break;
+		case '\b': text.put("\\b"); break;
+		default:
+			if (c >= ' ' && c <= '~') {
+				text.put(char(c));
+			} else {
+				text.put("\\x");
+				text.put(hex[c >> 4]);
+				text.put(hex[c & 15]);
+			}
+		}
+	}
+	text.put('"');
+}
+
+} // namespace
+
+size_t format_activity(const CommandSpec &command, const Request &request, char *out, size_t size)
+{
+	if (size == 0)
+		return 0;
+	ActivityText text{out, size};
+	size_t kept = redacted(command) ? 1 : std::min(request.argc, CommandMonitor::kMaxArguments);
+	for (size_t i = 0; i < kept; i++) {
+		if (i > 0)
+			text.put(' ');
+		if (i == CommandMonitor::kMaxArguments - 1 && request.argc > CommandMonitor::kMaxArguments) {
+			char more[48];
+			snprintf(more, sizeof(more), "... (%zu more arguments)", request.argc - CommandMonitor::kMaxArguments + 1);
+			text.put(more);
+			break;
+		}
+		std::string_view argument = request[i];
+		size_t cut = argument.size() > CommandMonitor::kMaxArgumentBytes ? argument.size() - CommandMonitor::kMaxArgumentBytes : 0;
+		argument = argument.substr(0, CommandMonitor::kMaxArgumentBytes);
+		if (plain(argument))
+			text.put(argument);
+		else
+			put_quoted(text, argument);
+		if (cut > 0) {
+			char more[48];
+			snprintf(more, sizeof(more), "... (%zu more bytes)", cut);
+			text.put(more);
+		}
+	}
+	out[text.length] = '\0';
+	return text.length;
 }
 
 } // namespace local_cache::resp

@@ -1,32 +1,32 @@
 /*
- * monitor.h — what SLOWLOG and LATENCY report about the requests one worker ran: the slow log
- * (the newest local_cache.resp_slowlog_max_len requests that took at least
- * local_cache.resp_slowlog_log_slower_than microseconds, arguments cut as Redis cuts them), the
- * latency monitor's "command" event (the latest and the longest of those requests) and a latency
- * histogram per command. CommandProcessor::execute feeds it; the SLOWLOG and LATENCY handlers
- * (server_commands.cpp) read it. Each worker keeps its own, as each keeps its own connections. No
- * PostgreSQL header.
+ * monitor.h — what SLOWLOG, LATENCY and INFO's command statistics report about the requests one
+ * worker ran: the slow log (the newest local_cache.resp_slowlog_max_len requests that took at
+ * least local_cache.resp_slowlog_log_slower_than microseconds, arguments cut as Redis cuts them),
+ * the latency monitor's "command" event (the latest and the longest of those requests), and the
+ * per-(role, command) counters and latency histograms on their way to the shared statistics
+ * (command_stats.h: INFO commandstats, errorstats, latencystats and LATENCY HISTOGRAM read those,
+ * summed over every worker). CommandProcessor::execute feeds it; the SLOWLOG, LATENCY and INFO
+ * handlers (server_commands.cpp) read it. The slow log and the events are each worker's own, as
+ * its connections are. No PostgreSQL header.
  *
- * Like the slow log's entries, the latency data says what a role does (which commands, how
- * often, when): a role sees its own, members of pg_read_all_stats every role's. So it is kept
+ * Like the slow log's entries, the latency events say what a role does (which commands, how
+ * often, when): a role sees its own, members of pg_read_all_stats every role's. So they are kept
  * twice: for every role together, and for each role apart (requests before a login only in the
- * first). Memory stays bounded: the roles kept apart are the kLatencyRoles that ran requests
- * most recently; a role that falls out loses its own data (every role's keeps its requests), and
- * a record holds at most one histogram per command of the table.
+ * first). Memory stays bounded: the roles kept apart are the kLatencyRoles that ran slow
+ * requests most recently; a role that falls out loses its own events (every role's keeps its requests).
  */
 #pragma once
 
+#include "resp_server/commands/command_stats.h"
 #include "resp_server/commands/data_source.h"
 #include "resp_server/protocol/request_parser.h"
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <list>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace local_cache::resp {
@@ -51,14 +51,6 @@ struct SlowlogEntry {
 	std::optional<uint64_t> role_id;
 };
 
-/* Histogram bucket i counts requests of at most 2^i microseconds (the last: all longer). */
-constexpr size_t kLatencyBuckets = 36;
-
-struct CommandHistogram {
-	uint64_t calls = 0;
-	std::array<uint64_t, kLatencyBuckets> counts{};
-};
-
 /* LATENCY LATEST's row for the event "command". */
 struct LatencyEvent {
 	int64_t latest_seconds = 0;
@@ -66,13 +58,9 @@ struct LatencyEvent {
 	int64_t max_ms = 0;
 };
 
-/* The latency data of one role's requests, or of every role's. */
+/* The latency events of one role's requests, or of every role's. */
 struct LatencyRecord {
-	std::unordered_map<const CommandSpec *, CommandHistogram> histograms;
 	std::optional<LatencyEvent> command_event;
-
-	/* nullptr: the command never ran here. */
-	const CommandHistogram *histogram(const CommandSpec &command) const;
 };
 
 class CommandMonitor {
@@ -82,10 +70,8 @@ public:
 	 * with how many more bytes it had. */
 	static constexpr size_t kMaxArguments = 32;
 	static constexpr size_t kMaxArgumentBytes = 128;
-	static constexpr size_t kBuckets = kLatencyBuckets;
-	/* The roles whose latency data is kept apart (see the top of the file). */
+	/* The roles whose latency events are kept apart (see the top of the file). */
 	static constexpr size_t kLatencyRoles = 64;
-	using Histogram = CommandHistogram;
 
 	void configure(const SlowlogSettings &settings);
 	const SlowlogSettings &settings() const { return settings_; } /* CONFIG GET slowlog-* */
@@ -104,6 +90,19 @@ public:
 	/* LATENCY RESET: every role's "command" event (the histograms stay, as in Redis). */
 	void reset_latency();
 
+	/* This process's counts of INFO's command statistics, and the store they are folded into
+	 * (nullptr: none, INFO and LATENCY HISTOGRAM show no command statistics). */
+	CommandStatsRecorder &stats() { return stats_; }
+	const CommandStatsRecorder &stats() const { return stats_; }
+	void set_stats_store(CommandStatsStore *store) { stats_store_ = store; }
+	CommandStatsStore *stats_store() const { return stats_store_; }
+	/* What this process counted, folded into the store now (INFO folds before it reads). */
+	void fold_stats()
+	{
+		if (stats_store_ != nullptr && stats_.has_pending())
+			stats_store_->fold(stats_);
+	}
+
 private:
 	struct RoleLatency {
 		uint64_t role;
@@ -121,13 +120,17 @@ private:
 	uint64_t next_id_ = 0;
 	LatencyRecord every_role_;
 	std::list<RoleLatency> roles_; /* most recent first; list nodes never move */
-	/* The last request's command, role and histograms: a pipeline repeats one command of one
-	 * role (map and list nodes never move). Null last_command_: nothing cached. */
-	const CommandSpec *last_command_ = nullptr;
-	std::optional<uint64_t> last_role_;
-	Histogram *last_every_role_histogram_ = nullptr;
-	LatencyRecord *last_role_latency_ = nullptr; /* null: no role */
-	Histogram *last_role_histogram_ = nullptr;
+	CommandStatsRecorder stats_;
+	CommandStatsStore *stats_store_ = nullptr;
 };
+
+/*
+ * The command line pg_stat_activity shows for a request (resp_server/pg/activity.h): its
+ * arguments separated by spaces, cut as the slow log cuts them, an argument with a space, a
+ * quote or a byte outside printable ASCII quoted with Redis's escapes ("a b", "\xff"); AUTH and
+ * HELLO only by their name. Writes at most `size` - 1 bytes and a NUL into `out`; returns the
+ * length. Allocates nothing.
+ */
+size_t format_activity(const CommandSpec &command, const Request &request, char *out, size_t size);
 
 } // namespace local_cache::resp

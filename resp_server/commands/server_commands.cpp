@@ -1,9 +1,11 @@
 /*
  * server_commands.cpp — the server commands, as Redis's server group: COMMAND and its subcommands
- * (COUNT, DOCS, INFO, LIST), read from the command table; INFO, from ServerInfo's
- * statistics; CONFIG GET over the few parameters clients ask for, and CONFIG SET, refused;
- * SLOWLOG and LATENCY over the worker's CommandMonitor, each role's own requests but for members
- * of pg_read_all_stats; and the HELP of every container.
+ * (COUNT, DOCS, INFO, LIST), read from the command table; INFO, from ServerInfo's statistics
+ * and the command statistics every process shares (command_stats.h); CONFIG GET over the few
+ * parameters clients ask for, CONFIG SET, refused, and CONFIG RESETSTAT; SLOWLOG and LATENCY
+ * over the worker's CommandMonitor and the shared statistics; INFO's command statistics,
+ * SLOWLOG and LATENCY show each role its own requests, members of pg_read_all_stats every
+ * role's; and the HELP of every container.
  */
 #include "resp_server/commands/command_context.h"
 
@@ -254,7 +256,12 @@ enum InfoSection : uint32_t {
 	INFO_REPLICATION = 1u << 5,
 	INFO_CLUSTER = 1u << 6,
 	INFO_KEYSPACE = 1u << 7,
-	INFO_ALL = (1u << 8) - 1,
+	INFO_COMMANDSTATS = 1u << 8,
+	INFO_ERRORSTATS = 1u << 9,
+	INFO_LATENCYSTATS = 1u << 10,
+	/* As Redis: INFO, INFO default; INFO all and everything add commandstats and latencystats. */
+	INFO_DEFAULT = (1u << 8) - 1 + INFO_ERRORSTATS,
+	INFO_ALL = (1u << 11) - 1,
 };
 
 constexpr struct {
@@ -265,7 +272,9 @@ constexpr struct {
 	{"memory", INFO_MEMORY},         {"persistence", INFO_PERSISTENCE},
 	{"stats", INFO_STATS},           {"replication", INFO_REPLICATION},
 	{"cluster", INFO_CLUSTER},       {"keyspace", INFO_KEYSPACE},
-	{"default", INFO_ALL},           {"all", INFO_ALL},
+	{"commandstats", INFO_COMMANDSTATS}, {"errorstats", INFO_ERRORSTATS},
+	{"latencystats", INFO_LATENCYSTATS},
+	{"default", INFO_DEFAULT},       {"all", INFO_ALL},
 	{"everything", INFO_ALL},
 };
 
@@ -290,13 +299,34 @@ void info_bytes(std::string &out, std::string_view name, uint64_t bytes)
 	out.append("\r\n");
 }
 
+/*
+ * The command statistics the caller may see (command_stats.h), summed over every process, in
+ * scratch.command_totals by command number: every role's to roles with the privileges of
+ * pg_read_all_stats, as SLOWLOG's entries, else its own role's (none before a login). This
+ * worker's latest requests are folded first, so a connection sees its own requests at once.
+ */
+const std::vector<CommandCounters> &visible_command_totals(CommandContext &c)
+{
+	std::vector<CommandCounters> &totals = c.scratch.command_totals;
+	totals.assign(command_count() + 1, CommandCounters{});
+	CommandStatsStore *store = c.monitor.stats_store();
+	if (store == nullptr)
+		return totals;
+	c.monitor.fold_stats();
+	if (c.data.server.sees_activity_of(c.session, ServerInfo::kEveryRole))
+		store->read(std::nullopt, totals);
+	else if (c.session.role)
+		store->read(c.session.role->id, totals);
+	return totals;
+}
+
 } // namespace
 
 void info_command(CommandContext &c)
 {
 	uint32_t sections = 0;
 	if (c.argc() == 1)
-		sections = INFO_ALL;
+		sections = INFO_DEFAULT;
 	for (size_t i = 1; i < c.argc(); i++) {
 		for (const auto &section : kInfoSectionNames) {
 			if (equals_ignore_case(c.arg(i), section.name))
@@ -386,6 +416,21 @@ void info_command(CommandContext &c)
 		}
 		info_number(out, "connected_slaves", 0);
 	}
+	if (sections & (INFO_COMMANDSTATS | INFO_ERRORSTATS | INFO_LATENCYSTATS)) {
+		const std::vector<CommandCounters> &totals = visible_command_totals(c);
+		if (sections & INFO_COMMANDSTATS) {
+			begin_section("Commandstats");
+			append_commandstats(out, totals);
+		}
+		if (sections & INFO_ERRORSTATS) {
+			begin_section("Errorstats");
+			append_errorstats(out, totals);
+		}
+		if (sections & INFO_LATENCYSTATS) {
+			begin_section("Latencystats");
+			append_latencystats(out, totals);
+		}
+	}
 	if (sections & INFO_CLUSTER) {
 		begin_section("Cluster");
 		info_number(out, "cluster_enabled", 0);
@@ -462,6 +507,23 @@ void config_get_command(CommandContext &c)
 	}
 }
 
+/* CONFIG RESETSTAT: INFO's command statistics of every role start again from zero, as Redis's
+ * (its other counters are the server's: local_cache.reset_stats() resets the cache's). */
+void config_resetstat_command(CommandContext &c)
+{
+	if (CommandStatsStore *store = c.monitor.stats_store()) {
+		if (!store->may_reset(c.session)) {
+			c.reply.error_with_code("NOPERM", "this user has no permissions to run the 'config|resetstat' command: it "
+											  "forgets every role's statistics; roles that may execute "
+											  "local_cache.resp_reset_stats() may");
+			return;
+		}
+		c.monitor.fold_stats();
+		store->reset();
+	}
+	c.reply.ok();
+}
+
 void config_set_command(CommandContext &c)
 {
 	c.reply.error("CONFIG SET is not supported: local_cache is configured through PostgreSQL "
@@ -514,8 +576,8 @@ bool may_reset(CommandContext &c)
 	return false;
 }
 
-/* LATENCY's data as SLOWLOG GET's entries: every role's for roles that may read every role's
- * statistics, else the caller's own role's; none before a login. */
+/* LATENCY LATEST's events as SLOWLOG GET's entries: every role's for roles that may read every
+ * role's statistics, else the caller's own role's; none before a login. */
 const LatencyRecord *visible_latency(CommandContext &c)
 {
 	if (c.data.server.sees_activity_of(c.session, ServerInfo::kEveryRole))
@@ -523,23 +585,24 @@ const LatencyRecord *visible_latency(CommandContext &c)
 	return c.session.role ? c.monitor.role_latency(c.session.role->id) : nullptr;
 }
 
-void reply_histogram(CommandContext &c, const CommandSpec &command, const CommandMonitor::Histogram &histogram)
+/* Redis's reply: calls, then power-of-two buckets up to the one that holds the longest call,
+ * each with the count of calls up to it. */
+void reply_histogram(CommandContext &c, const CommandSpec &command, const CommandCounters &counters)
 {
+	uint64_t cumulative[LatencyHistogram::kPowers];
+	counters.latency.cumulative_powers_of_two(cumulative);
 	size_t last = 0;
-	for (size_t i = 0; i < CommandMonitor::kBuckets; i++)
-		if (histogram.counts[i] != 0)
-			last = i;
+	while (last + 1 < LatencyHistogram::kPowers && cumulative[last] < cumulative[LatencyHistogram::kPowers - 1])
+		last++;
 	c.reply.bulk(command.full_name);
 	c.reply.map(2);
 	c.reply.bulk("calls");
-	c.reply.integer(int64_t(histogram.calls));
+	c.reply.integer(int64_t(counters.calls));
 	c.reply.bulk("histogram_usec");
 	c.reply.map(last + 1);
-	uint64_t cumulative = 0;
 	for (size_t i = 0; i <= last; i++) {
-		cumulative += histogram.counts[i];
 		c.reply.integer(int64_t(1) << i);
-		c.reply.integer(int64_t(cumulative));
+		c.reply.integer(int64_t(cumulative[i]));
 	}
 }
 
@@ -623,14 +686,15 @@ void latency_latest_command(CommandContext &c)
 	c.reply.integer(event->max_ms);
 }
 
-/* Every command that ran here, or those named (unknown names are left out, as Redis does). */
+/* Every command that ran, on any worker, or those named (unknown names are left out, as Redis
+ * does): INFO's command statistics, as the caller may see them. */
 void latency_histogram_command(CommandContext &c)
 {
-	const LatencyRecord *latency = visible_latency(c);
+	const std::vector<CommandCounters> &totals = visible_command_totals(c);
 	std::vector<const CommandSpec *> &chosen = c.scratch.commands;
 	chosen.clear();
 	auto choose = [&](const CommandSpec &command) {
-		if (latency != nullptr && latency->histogram(command) != nullptr &&
+		if (totals[command_number(command)].calls != 0 &&
 			std::find(chosen.begin(), chosen.end(), &command) == chosen.end())
 			chosen.push_back(&command);
 	};
@@ -649,7 +713,7 @@ void latency_histogram_command(CommandContext &c)
 	}
 	c.reply.map(chosen.size());
 	for (const CommandSpec *command : chosen)
-		reply_histogram(c, *command, *latency->histogram(*command));
+		reply_histogram(c, *command, totals[command_number(*command)]);
 }
 
 void latency_reset_command(CommandContext &c)

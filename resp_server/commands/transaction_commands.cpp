@@ -91,6 +91,17 @@ struct TrackedRead {
 };
 void note_reads(CommandContext &c, const std::vector<std::string_view> &argv, const std::vector<TrackedRead> &reads);
 
+/* A queued request EXEC ran, for INFO's command statistics: counted once EXEC will not run again
+ * (a run that found a table locked counts nothing), each as a call of its own command, as Redis
+ * counts them. */
+struct QueuedRun {
+	const CommandSpec *command;
+	int64_t usec;
+	bool failed;
+	size_t error_code;
+};
+void count_queued_runs(CommandContext &c, const std::vector<QueuedRun> &ran);
+
 } // namespace
 
 void end_transaction(Session &session)
@@ -194,8 +205,11 @@ void run_batch(CommandContext &c)
 	}
 	c.reply.array(multi.count());
 	std::vector<TrackedRead> reads;
+	std::vector<QueuedRun> ran;
+	ran.reserve(multi.count());
 	std::string failed;
 	size_t first_arg = 0;
+	int64_t clock_us = c.data.server.now_microseconds();
 	for (size_t argc : multi.argcs) {
 		Request request{&argv[first_arg], argc};
 		first_arg += argc;
@@ -206,7 +220,11 @@ void run_batch(CommandContext &c)
 		run_command(queued, false);
 		if (c.session.retry_later)
 			break;
+		int64_t ended_us = c.data.server.now_microseconds();
 		std::string_view reply = out.view().substr(reply_start);
+		ran.push_back(QueuedRun{&queued.command, ended_us - clock_us, !reply.empty() && reply[0] == '-',
+								error_code_of(reply)});
+		clock_us = ended_us;
 		if (c.session.tracking.on && (queued.command.flags & CMD_READONLY) && !reply.empty() && reply[0] != '-')
 			reads.push_back(TrackedRead{first_arg - argc, argc, c.session.tracking.caching_yes,
 										c.session.tracking.caching_no});
@@ -236,6 +254,7 @@ void run_batch(CommandContext &c)
 		batch.end(false);
 		if (c.session.retry_later)
 			return;
+		count_queued_runs(c, ran);
 		out.truncate(exec_start);
 		c.reply.error_with_code("EXECABORT", "Transaction rolled back: " + failed);
 		end_transaction(c.session);
@@ -245,12 +264,21 @@ void run_batch(CommandContext &c)
 	 * client caches nothing; a commit that fails after it leaves keys tracked, which costs at
 	 * most an invalidation nobody needed. */
 	note_reads(c, argv, reads);
+	count_queued_runs(c, ran);
 	LookupResult committed = batch.end(true);
 	if (committed.status != LookupResult::Status::Ok) {
 		out.truncate(exec_start);
 		c.reply.error_with_code("EXECABORT", "Transaction rolled back: " + committed.message);
 	}
 	end_transaction(c.session);
+}
+
+void count_queued_runs(CommandContext &c, const std::vector<QueuedRun> &ran)
+{
+	uint64_t role = stats_role(c.session);
+	for (const QueuedRun &run : ran) {
+		c.monitor.stats().executed(*run.command, role, run.usec, run.failed, run.error_code);
+	}
 }
 
 /* CLIENT TRACKING: the reads of an EXEC about to commit, each with CLIENT CACHING's flags as

@@ -40,6 +40,7 @@ struct Connection {
 		session.fd = 9;
 		session.connected_at_ms = 1000;
 		session.last_request_at_ms = 4500;
+		processor.set_stats_store(&data.stats);
 	}
 
 	/* Runs one request; the reply must be exactly one well-formed RESP value, or nothing when

@@ -6,6 +6,7 @@
 
 #include "resp_server/tests/fake_reads.h"
 #include "resp_server/tests/fake_server.h"
+#include "resp_server/tests/fake_stats.h"
 #include "resp_server/tests/fake_tables.h"
 #include "resp_server/tests/fake_writes.h"
 
@@ -19,6 +20,7 @@ struct FakeData {
 	FakeBatches batches{db};
 	FakeLogins logins;
 	FakeServerInfo server{db};
+	FakeCommandStats stats; /* not among the DataSources: CommandProcessor::set_stats_store */
 
 	DataSources sources() { return DataSources(rows, hits, writes, batches, logins, server); }
 };

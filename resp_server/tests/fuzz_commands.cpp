@@ -292,6 +292,7 @@ public:
 		session_.fd = 9;
 		session_.connected_at_ms = 1000;
 		session_.last_request_at_ms = 4500;
+		processor_.set_stats_store(&data_.stats);
 	}
 
 	/* Bytes arrive from one read. */
@@ -359,7 +360,9 @@ private:
 		ReplyBuffer out;
 		if (fresh_processor_per_request_) {
 			CommandProcessor fresh(data_.sources());
+			fresh.set_stats_store(&data_.stats);
 			fresh.execute(request, session_, out);
+			fresh.fold_stats();
 		} else {
 			processor_.execute(request, session_, out);
 		}

@@ -1,8 +1,8 @@
 /*
- * monitor_test.cpp — Boost.Test cases of the slow log and the latency histograms
+ * monitor_test.cpp — Boost.Test cases of the slow log and the latency events
  * (resp_server/commands/monitor.cpp): which requests enter the slow log, how their arguments are cut
- * (as Redis cuts them), that passwords never do, its length, the histogram's buckets, and the
- * latency data kept for each role apart, within kLatencyRoles roles.
+ * (as Redis cuts them), that passwords never do, its length, the latency events kept for each
+ * role apart, within kLatencyRoles roles; and the command line pg_stat_activity shows.
  */
 #include <boost/test/unit_test.hpp>
 
@@ -134,22 +134,6 @@ BOOST_AUTO_TEST_CASE(passwords_never_enter_the_slow_log)
 	BOOST_TEST((r.monitor.slowlog().front().arguments == std::vector<std::string>{"HELLO"}));
 }
 
-BOOST_AUTO_TEST_CASE(histogram_buckets_are_powers_of_two_microseconds)
-{
-	Recorder r(-1, 128);
-	for (int64_t duration : {0, 1, 2, 3, 4, 5, 1000, -7})
-		r.run({"GET", "items:1"}, duration);
-	const CommandMonitor::Histogram *h = r.monitor.every_role_latency().histogram(spec("get"));
-	BOOST_REQUIRE(h != nullptr);
-	BOOST_TEST(h->calls == 8u);
-	BOOST_TEST(h->counts[0] == 3u); /* 0, 1 and a clock that went back: at most 1 µs */
-	BOOST_TEST(h->counts[1] == 1u); /* 2 */
-	BOOST_TEST(h->counts[2] == 2u); /* 3, 4 */
-	BOOST_TEST(h->counts[3] == 1u); /* 5 */
-	BOOST_TEST(h->counts[10] == 1u); /* 1000 <= 1024 */
-	BOOST_TEST(r.monitor.every_role_latency().histogram(spec("mget")) == nullptr);
-}
-
 BOOST_AUTO_TEST_CASE(latency_is_kept_for_every_role_and_for_each_role_apart)
 {
 	Recorder r(1000, 128);
@@ -164,17 +148,10 @@ BOOST_AUTO_TEST_CASE(latency_is_kept_for_every_role_and_for_each_role_apart)
 	const LatencyRecord *alice = r.monitor.role_latency(20);
 	BOOST_REQUIRE(reader != nullptr);
 	BOOST_REQUIRE(alice != nullptr);
-	BOOST_TEST(reader->histogram(spec("get"))->calls == 2u);
-	BOOST_TEST(reader->histogram(spec("hlen")) == nullptr);
-	BOOST_TEST(reader->histogram(spec("ping")) == nullptr);
 	BOOST_TEST(reader->command_event->latest_ms == 5);
-	BOOST_TEST(alice->histogram(spec("hlen"))->calls == 1u);
-	BOOST_TEST(alice->histogram(spec("get")) == nullptr);
+	BOOST_TEST(reader->command_event->max_ms == 5);
 	BOOST_TEST(alice->command_event->max_ms == 7);
 	const LatencyRecord &all = r.monitor.every_role_latency();
-	BOOST_TEST(all.histogram(spec("get"))->calls == 2u);
-	BOOST_TEST(all.histogram(spec("hlen"))->calls == 1u);
-	BOOST_TEST(all.histogram(spec("ping"))->calls == 1u);
 	BOOST_TEST(all.command_event->latest_ms == 3);
 	BOOST_TEST(all.command_event->max_ms == 7);
 
@@ -182,31 +159,64 @@ BOOST_AUTO_TEST_CASE(latency_is_kept_for_every_role_and_for_each_role_apart)
 	BOOST_TEST(!all.command_event.has_value());
 	BOOST_TEST(!reader->command_event.has_value());
 	BOOST_TEST(!alice->command_event.has_value());
-	BOOST_TEST(alice->histogram(spec("hlen"))->calls == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(the_roles_kept_apart_are_the_most_recent_ones)
 {
-	Recorder r(-1, 128);
+	Recorder r(0, 1);
 	/* Role 10 (the recorder's) first, then kLatencyRoles others: 10 falls out, the others stay. */
-	r.run({"GET", "items:1"}, 10);
+	r.run({"GET", "items:1"}, 1000);
 	for (uint64_t role = 100; role < 100 + CommandMonitor::kLatencyRoles; role++) {
 		r.session.role = AuthenticatedRole{role, "r" + std::to_string(role)};
-		r.run({"GET", "items:1"}, 10);
+		r.run({"GET", "items:1"}, 1000);
 		/* 100 comes back each time: it stays the most recent but one. */
 		r.session.role = AuthenticatedRole{100, "r100"};
-		r.run({"GET", "items:1"}, 10);
+		r.run({"GET", "items:1"}, 2000);
 	}
 	BOOST_TEST(r.monitor.role_latency(10) == nullptr);
 	BOOST_REQUIRE(r.monitor.role_latency(100) != nullptr);
-	BOOST_TEST(r.monitor.role_latency(100)->histogram(spec("get"))->calls == 1u + CommandMonitor::kLatencyRoles);
+	BOOST_TEST(r.monitor.role_latency(100)->command_event->max_ms == 2);
 	for (uint64_t role = 101; role < 100 + CommandMonitor::kLatencyRoles; role++)
 		BOOST_TEST(r.monitor.role_latency(role) != nullptr);
-	/* A role that fell out starts again from nothing; every role's data keeps every request. */
+	/* A role that fell out starts again from nothing; every role's events keep every request. */
 	r.session.role = AuthenticatedRole{10, "cache_reader"};
-	r.run({"GET", "items:1"}, 10);
-	BOOST_TEST(r.monitor.role_latency(10)->histogram(spec("get"))->calls == 1u);
-	BOOST_TEST(r.monitor.every_role_latency().histogram(spec("get"))->calls == 2u + 2u * CommandMonitor::kLatencyRoles);
+	r.run({"GET", "items:1"}, 1000);
+	BOOST_TEST(r.monitor.role_latency(10)->command_event->max_ms == 1);
+	BOOST_TEST(r.monitor.every_role_latency().command_event->max_ms == 2);
+}
+
+namespace {
+
+std::string activity(const std::vector<std::string> &args, size_t size = 4096)
+{
+	std::vector<std::string_view> views(args.begin(), args.end());
+	std::vector<char> out(size, 'Z');
+	size_t length = format_activity(spec(args[0]), Request{views.data(), views.size()}, out.data(), out.size());
+	BOOST_TEST(out[length] == '\0');
+	return std::string(out.data(), length);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_command_line_pg_stat_activity_shows)
+{
+	BOOST_TEST(activity({"GET", "items:1"}) == "GET items:1");
+	BOOST_TEST(activity({"SET", "items:7", R"({"value": "a b"})"}) == R"(SET items:7 "{\"value\": \"a b\"}")");
+	BOOST_TEST(activity({"GET", std::string("k\xff\n\\", 4), ""}) == R"(GET "k\xff\n\\" "")");
+	/* Passwords never. */
+	BOOST_TEST(activity({"AUTH", "alice", "secret"}) == "AUTH");
+	BOOST_TEST(activity({"HELLO", "3", "AUTH", "alice", "secret"}) == "HELLO");
+	/* Cut as the slow log cuts arguments, and to the buffer, NUL included. */
+	std::vector<std::string> many{"MGET"};
+	for (int i = 1; i < 40; i++)
+		many.push_back("k" + std::to_string(i));
+	std::string cut = activity(many);
+	BOOST_TEST(cut.rfind("MGET k1 k2 ", 0) == 0u);
+	std::string_view tail = " k30 ... (9 more arguments)";
+	BOOST_TEST(cut.substr(cut.size() - tail.size()) == tail);
+	BOOST_TEST(activity({"GET", std::string(200, 'x')}) == "GET " + std::string(128, 'x') + "... (72 more bytes)");
+	BOOST_TEST(activity({"GET", "items:1"}, 6) == "GET i");
+	BOOST_TEST(activity({"GET", "items:1"}, 1).empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -175,7 +175,7 @@ BOOST_AUTO_TEST_CASE(info)
 	BOOST_TEST(two.text.rfind("# Stats\r\n", 0) == 0);
 	BOOST_TEST(two.text.find("# Keyspace\r\ndb0:keys=6") != std::string::npos);
 	BOOST_TEST(c.value({"INFO", "nosuchsection"}).text.empty());
-	BOOST_TEST(c.value({"INFO", "everything"}).text == reply.text);
+	BOOST_TEST(c.value({"INFO", "default"}).text == reply.text);
 
 	/* On a standby, where the primary is only to members of pg_read_all_stats. */
 	c.data.server.info.replica = true;

@@ -10,6 +10,7 @@
 #include "extension/pg.h"
 
 #include "extension/boundary.h"
+#include "resp_server/command_stats_table.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
 
@@ -85,6 +86,7 @@ void worker_ended(int, Datum number)
 void resp_shmem_request(void)
 {
 	RequestAddinShmemSpace(sizeof(RespSharedState) + PG_CACHE_LINE_SIZE);
+	command_stats_shmem_request();
 }
 
 void resp_shmem_startup(void)
@@ -118,6 +120,7 @@ void resp_shmem_startup(void)
 			ereport(FATAL, (errmsg("local_cache: could not generate the RESP SCAN cursor secret")));
 	}
 	LWLockRelease(AddinShmemInitLock);
+	command_stats_shmem_startup();
 }
 
 namespace resp {

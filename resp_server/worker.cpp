@@ -17,7 +17,9 @@
  *     TABLESPACE wait for every backend to absorb them), memory-context logging. A cancel
  *     (pg_cancel_backend) that arrives between commands has nothing to cancel: dropped.
  * After every turn (a check handle, or run_ring_loop) the loop may pause briefly under the load
- * of many clients (pause_for_batch, local_cache.resp_batch_delay).
+ * of many clients (pause_for_batch, local_cache.resp_batch_delay). Before it blocks, the requests
+ * counted for INFO's command statistics are folded into shared memory, at most once a
+ * millisecond (fold_stats).
  * Inside a command (in_transaction(), pg_data_source.cpp) PostgreSQL's own waits (a lock
  * wait, a long scan) check interrupts themselves: SIGTERM ends the worker there with the
  * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
@@ -27,6 +29,7 @@
 
 #include "extension/boundary.h"
 
+#include "resp_server/command_stats_table.h"
 #include "resp_server/net/server.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
@@ -60,6 +63,12 @@ constexpr uint64_t TIMER_INTERVAL_MS = 1000;
 /* The wakeup handle may be used: set after uv_async_init, cleared before it is closed. */
 volatile sig_atomic_t wakeup_usable = false;
 uv_async_t wakeup;
+
+/* INFO's command statistics, shared by every process. */
+SharedCommandStats stats_store;
+/* Requests counted since the last fold wait at most this long: a fold takes the table's lock. */
+uv_timer_t stats_timer;
+uint64_t last_fold_ms = 0;
 
 void wake_loop()
 {
@@ -113,6 +122,8 @@ void shut_down(Server *server)
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->interrupts), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->batch_pause), nullptr);
 	uv_close(reinterpret_cast<uv_handle_t *>(&server->postmaster_watch), nullptr);
+	server->processor->fold_stats();
+	uv_close(reinterpret_cast<uv_handle_t *>(&stats_timer), nullptr);
 	stop_tracking_delivery(server);
 	wakeup_usable = false;
 	uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
@@ -201,6 +212,32 @@ void on_timer(uv_timer_t *timer)
 	pgstat_report_stat(false);
 }
 
+void on_stats_timer(uv_timer_t *timer);
+
+/*
+ * The requests counted since the last fold go to the shared statistics: now, unless a fold
+ * happened this millisecond (a busy worker folds a thousand times a second at most, not per loop
+ * turn); then the timer folds them a millisecond later, so a worker that goes quiet is never
+ * left holding counts.
+ */
+void fold_stats(Server *server)
+{
+	if (!server->processor->stats_pending())
+		return;
+	uint64_t now = uv_now(&server->loop);
+	if (now != last_fold_ms) {
+		last_fold_ms = now;
+		server->processor->fold_stats();
+	} else if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&stats_timer))) {
+		uv_timer_start(&stats_timer, uv_callback<on_stats_timer>, 1, 0);
+	}
+}
+
+void on_stats_timer(uv_timer_t *timer)
+{
+	fold_stats(static_cast<Server *>(timer->data));
+}
+
 void on_wakeup(uv_async_t *handle)
 {
 	process_interrupts(static_cast<Server *>(handle->data));
@@ -209,8 +246,10 @@ void on_wakeup(uv_async_t *handle)
 void before_blocking(Server *server)
 {
 	process_interrupts(server);
-	if (!server->shutting_down)
+	if (!server->shutting_down) {
 		tracking_before_blocking(server);
+		fold_stats(server);
+	}
 }
 
 void after_turn(Server *server)
@@ -310,6 +349,7 @@ void run_server(int worker_number, WorkerCounters *counters)
 	TrackingFeed tracking_feed(worker_number);
 	server.tracking_feed = &tracking_feed;
 	configure_commands(&processor);
+	processor.set_stats_store(&stats_store);
 	WritePool write_pool(&server, local_cache_resp_write_workers);
 	if (local_cache_resp_write_workers > 0)
 		processor.set_write_offload(&write_pool);
@@ -339,6 +379,8 @@ void run_server(int worker_number, WorkerCounters *counters)
 	uv_timer_start(&server.timer, uv_callback<on_timer>, TIMER_INTERVAL_MS, TIMER_INTERVAL_MS);
 	uv_timer_init(&server.loop, &server.retry_timer);
 	server.retry_timer.data = &server;
+	uv_timer_init(&server.loop, &stats_timer);
+	stats_timer.data = &server;
 	start_tracking_delivery(&server);
 	uv_poll_init(&server.loop, &server.postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH]);
 	uv_poll_start(&server.postmaster_watch, UV_READABLE, uv_callback<on_postmaster_death>);

@@ -12,13 +12,16 @@
  * uses — as the role, with its settings and statement_timeout (pg/write_runner.h). A write that
  * finds a table locked runs again here until local_cache.resp_lock_timeout, as a RESP worker
  * would retry it. Its commit is marked as the connection's (tracking_log_set_writer), so CLIENT
- * TRACKING's NOLOOP still knows it. Between jobs it waits on its latch and its sockets:
+ * TRACKING's NOLOOP still knows it. INFO's command statistics count it here, folded after each
+ * write.
+ * Between jobs it waits on its latch and its sockets:
  * SIGTERM ends it, SIGHUP reloads the settings, the postmaster's death ends it.
  */
 #include "extension/pg.h"
 
 #include "extension/boundary.h"
 #include "extension/tracking_log.h"
+#include "resp_server/command_stats_table.h"
 #include "resp_server/commands/write_job.h"
 #include "resp_server/net/write_pool.h"
 #include "resp_server/pg/pg_data_source.h"
@@ -138,6 +141,8 @@ void serve(int number)
 {
 	PgDataSource data(-1);
 	CommandProcessor processor(data);
+	SharedCommandStats stats;
+	processor.set_stats_store(&stats);
 	int listener = listen_socket(number);
 	std::vector<Peer> peers;
 	ereport(LOG, (errmsg("local_cache RESP write worker %d ready", number)));
@@ -176,6 +181,7 @@ void serve(int number)
 			size_t i = reinterpret_cast<size_t>(ready[e].user_data) - 1;
 			if (!serve_peer(processor, peers[i]))
 				gone.push_back(i);
+			processor.fold_stats();
 		}
 		if (!gone.empty() && events != nullptr) {
 			FreeWaitEventSet(events);

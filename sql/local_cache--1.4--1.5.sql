@@ -138,3 +138,36 @@ SELECT t.relid AS relation,
     ON c.relid = t.relid::oid
    AND c.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
  WHERE local_cache._require_preloaded();
+
+/* The RESP server's command statistics (INFO commandstats, errorstats and latencystats), per
+   role and command, summed over its workers and write workers: calls, their microseconds, the
+   requests refused before they ran (rejected_calls), those that answered an error
+   (failed_calls), latency percentiles, and the error replies by code. Like pg_stat_statements,
+   each role sees its own rows, members of pg_read_all_stats every role's and those without one
+   (usesysid NULL: requests before a login, or of pairs that found the table full): the functions
+   leave the others out, so they are for every role to call. Empty when local_cache.resp_port is
+   0. */
+CREATE FUNCTION local_cache.resp_command_counters(
+    OUT usesysid oid, OUT command text, OUT calls bigint, OUT usec bigint,
+    OUT usec_per_call double precision, OUT rejected_calls bigint, OUT failed_calls bigint,
+    OUT p50_usec double precision, OUT p99_usec double precision, OUT p999_usec double precision)
+RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'local_cache_resp_command_counters' LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION local_cache.resp_error_counters(OUT usesysid oid, OUT error text, OUT count bigint)
+RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'local_cache_resp_error_counters' LANGUAGE C STRICT VOLATILE;
+-- Forgets every role's: superuser, or whom it is granted to (CONFIG RESETSTAT asks the same).
+CREATE FUNCTION local_cache.resp_reset_stats() RETURNS void
+    AS 'MODULE_PATHNAME', 'local_cache_resp_reset_stats' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION local_cache.resp_reset_stats() FROM PUBLIC;
+
+CREATE VIEW local_cache.resp_commands AS
+SELECT c.usesysid, r.rolname AS usename, c.command, c.calls, c.usec, c.usec_per_call,
+       c.rejected_calls, c.failed_calls, c.p50_usec, c.p99_usec, c.p999_usec
+  FROM local_cache.resp_command_counters() c
+  LEFT JOIN pg_catalog.pg_roles r ON r.oid = c.usesysid;
+CREATE VIEW local_cache.resp_errors AS
+SELECT e.usesysid, r.rolname AS usename, e.error, e.count
+  FROM local_cache.resp_error_counters() e
+  LEFT JOIN pg_catalog.pg_roles r ON r.oid = e.usesysid;
+GRANT SELECT ON local_cache.resp_commands, local_cache.resp_errors TO PUBLIC;

@@ -31,6 +31,7 @@ int local_cache_resp_batch_delay = 50;
 int local_cache_resp_slowlog_log_slower_than = 10000;
 int local_cache_resp_slowlog_max_len = 128;
 int local_cache_resp_tracking_max_keys = 1000000;
+int local_cache_resp_stats_max = 1000;
 bool local_cache_resp_tls = false;
 bool local_cache_resp_io_uring = true;
 char *local_cache_resp_tls_cert_file = nullptr;
@@ -131,6 +132,12 @@ void resp_define_settings(void)
 							"Past it, keys are evicted by sending their invalidation. 0: no limit.",
 							&local_cache_resp_tracking_max_keys, 1000000, 0, INT_MAX, PGC_SIGHUP, 0, NULL, NULL,
 							NULL);
+	/* pg_stat_statements.max for INFO commandstats and local_cache.resp_commands */
+	DefineCustomIntVariable("local_cache.resp_stats_max",
+							"How many (role, command) pairs the RESP command statistics keep apart.",
+							"Requests of further pairs are counted without their role; each pair takes about 2 kB "
+							"of shared memory.",
+							&local_cache_resp_stats_max, 1000, 100, 100000, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	/* TLS as PostgreSQL serves it: its certificate files unless these name others (read again at
 	 * reload, like ssl_cert_file), its ssl_min_protocol_version and ssl_ciphers. */
 	DefineCustomBoolVariable("local_cache.resp_tls", "Serve the RESP port over TLS only.",

@@ -20,6 +20,7 @@ extern int local_cache_resp_batch_delay;
 extern int local_cache_resp_slowlog_log_slower_than;
 extern int local_cache_resp_slowlog_max_len;
 extern int local_cache_resp_tracking_max_keys;
+extern int local_cache_resp_stats_max;
 extern bool local_cache_resp_tls;
 extern bool local_cache_resp_io_uring;
 extern char *local_cache_resp_tls_cert_file;

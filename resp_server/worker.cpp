@@ -19,7 +19,7 @@
  * After every turn (a check handle, or run_ring_loop) the loop may pause briefly under the load
  * of many clients (pause_for_batch, local_cache.resp_batch_delay). Before it blocks, the requests
  * counted for INFO's command statistics are folded into shared memory, at most once a
- * millisecond (fold_stats).
+ * millisecond (fold_stats), and the pg_stat_activity row shows the command running (PgActivity).
  * Inside a command (in_transaction(), pg_data_source.cpp) PostgreSQL's own waits (a lock
  * wait, a long scan) check interrupts themselves: SIGTERM ends the worker there with the
  * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
@@ -31,6 +31,7 @@
 
 #include "resp_server/command_stats_table.h"
 #include "resp_server/net/server.h"
+#include "resp_server/pg/activity.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
 
@@ -64,8 +65,9 @@ constexpr uint64_t TIMER_INTERVAL_MS = 1000;
 volatile sig_atomic_t wakeup_usable = false;
 uv_async_t wakeup;
 
-/* INFO's command statistics, shared by every process. */
+/* INFO's command statistics, shared by every process, and this worker's pg_stat_activity row. */
 SharedCommandStats stats_store;
+PgActivity activity;
 /* Requests counted since the last fold wait at most this long: a fold takes the table's lock. */
 uv_timer_t stats_timer;
 uint64_t last_fold_ms = 0;
@@ -208,6 +210,7 @@ void on_timer(uv_timer_t *timer)
 	close_unauthenticated(server);
 	log_left_out_handshake_failures(server);
 	log_left_out_disconnects(server);
+	activity.check_waiting(!server->blocked.empty());
 	/* Table and I/O statistics of the commands, as a backend reports them when idle. */
 	pgstat_report_stat(false);
 }
@@ -350,6 +353,7 @@ void run_server(int worker_number, WorkerCounters *counters)
 	server.tracking_feed = &tracking_feed;
 	configure_commands(&processor);
 	processor.set_stats_store(&stats_store);
+	processor.set_activity(&activity);
 	WritePool write_pool(&server, local_cache_resp_write_workers);
 	if (local_cache_resp_write_workers > 0)
 		processor.set_write_offload(&write_pool);
@@ -417,7 +421,9 @@ void worker_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(local_cache_resp_database, NULL, 0);
 	WorkerCounters *counters = worker_started(number);
-	pgstat_report_appname("local_cache RESP");
+	char name[NAMEDATALEN];
+	snprintf(name, sizeof(name), "local_cache RESP worker %d", number);
+	pgstat_report_appname(name);
 	throw_point("resp_worker_main");
 	run_server(number, counters);
 	/* The launcher starts the worker again unless the server is shutting down. */

@@ -12,8 +12,8 @@
  * uses — as the role, with its settings and statement_timeout (pg/write_runner.h). A write that
  * finds a table locked runs again here until local_cache.resp_lock_timeout, as a RESP worker
  * would retry it. Its commit is marked as the connection's (tracking_log_set_writer), so CLIENT
- * TRACKING's NOLOOP still knows it. INFO's command statistics count it here, folded after each
- * write.
+ * TRACKING's NOLOOP still knows it. Its pg_stat_activity row shows the write it runs, as the
+ * role (pg/activity.h), and INFO's command statistics count it here, folded after each write.
  * Between jobs it waits on its latch and its sockets:
  * SIGTERM ends it, SIGHUP reloads the settings, the postmaster's death ends it.
  */
@@ -24,6 +24,7 @@
 #include "resp_server/command_stats_table.h"
 #include "resp_server/commands/write_job.h"
 #include "resp_server/net/write_pool.h"
+#include "resp_server/pg/activity.h"
 #include "resp_server/pg/pg_data_source.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/shared_state.h"
@@ -142,7 +143,9 @@ void serve(int number)
 	PgDataSource data(-1);
 	CommandProcessor processor(data);
 	SharedCommandStats stats;
+	PgActivity activity;
 	processor.set_stats_store(&stats);
+	processor.set_activity(&activity);
 	int listener = listen_socket(number);
 	std::vector<Peer> peers;
 	ereport(LOG, (errmsg("local_cache RESP write worker %d ready", number)));
@@ -210,7 +213,9 @@ void write_worker_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(local_cache_resp_database, NULL, 0);
 	write_worker_started(number);
-	pgstat_report_appname("local_cache RESP write worker");
+	char name[NAMEDATALEN];
+	snprintf(name, sizeof(name), "local_cache RESP write worker %d", number);
+	pgstat_report_appname(name);
 	serve(number);
 }
 

@@ -6,13 +6,15 @@
  * (the hit path, the results' memory) go through outside_transaction, the same boundary
  * without one. The body is noexcept and holds only trivially destructible objects (an error
  * unwinds it with longjmp); it hands its results out through plain data, and no C++ code that
- * may throw (std::bad_alloc) runs inside it: that runs between two bodies.
+ * may throw (std::bad_alloc) runs inside it: that runs between two bodies. The first call of a
+ * command shows the command in pg_stat_activity (activity.h).
  */
 #pragma once
 
 #include "extension/pg.h"
 
 #include "extension/boundary.h"
+#include "resp_server/pg/activity.h"
 
 extern "C" {
 #include "access/xact.h"
@@ -37,6 +39,8 @@ extern Batch batch;
 template <typename Body> bool in_transaction(Body &&body, PgError *error)
 {
 	static_assert(noexcept(body()), "the body of in_transaction must be noexcept");
+	if (activity_report_pending)
+		report_activity();
 	if (!batch.active)
 		return run_or_abort_transaction([&]() noexcept {
 			SetCurrentStatementStartTimestamp();

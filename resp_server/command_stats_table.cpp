@@ -335,12 +335,14 @@ Datum resp_error_counters(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	Oid me = GetUserId();
 	bool all = has_privs_of_role(me, ROLE_PG_READ_ALL_STATS);
-	/* Summed per role: the entries of a role are its commands. */
-	uint64 *counts = static_cast<uint64 *>(palloc0(sizeof(uint64) * resp::kErrorCodeCount * (table->used + 1)));
-	Oid *roles = static_cast<Oid *>(palloc0(sizeof(Oid) * (table->used + 1)));
-	uint32 role_count = 1; /* roles[0]: no role */
+	/* Summed per role: the entries of a role are its commands. At most one role per entry, and
+	 * no entry is claimed while the lock is held. */
 	LWLockAcquire(table_lock, LW_SHARED);
-	for (uint32 i = 0; i < table->commands + table->used; i++) {
+	uint32 used = table->used;
+	uint64 *counts = static_cast<uint64 *>(palloc0(sizeof(uint64) * resp::kErrorCodeCount * (used + 1)));
+	Oid *roles = static_cast<Oid *>(palloc0(sizeof(Oid) * (used + 1)));
+	uint32 role_count = 1; /* roles[0]: no role */
+	for (uint32 i = 0; i < table->commands + used; i++) {
 		const StatsEntry &entry = i < table->commands ? no_role[i] : entries[i - table->commands];
 		if (!row_visible(entry.role, me, all))
 			continue;

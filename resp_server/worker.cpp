@@ -19,7 +19,8 @@
  * After every turn (a check handle, or run_ring_loop) the loop may pause briefly under the load
  * of many clients (pause_for_batch, local_cache.resp_batch_delay). Before it blocks, the requests
  * counted for INFO's command statistics are folded into shared memory, at most once a
- * millisecond (fold_stats), and the pg_stat_activity row shows the command running (PgActivity).
+ * millisecond and within 10 ms (fold_stats); the pg_stat_activity row shows the command running
+ * (PgActivity).
  * Inside a command (in_transaction(), pg_data_source.cpp) PostgreSQL's own waits (a lock
  * wait, a long scan) check interrupts themselves: SIGTERM ends the worker there with the
  * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
@@ -68,7 +69,12 @@ uv_async_t wakeup;
 /* INFO's command statistics, shared by every process, and this worker's pg_stat_activity row. */
 SharedCommandStats stats_store;
 PgActivity activity;
-/* Requests counted since the last fold wait at most this long: a fold takes the table's lock. */
+/* A worker folds its counts into the shared statistics at most once a millisecond (a fold takes
+ * the table's lock), and what a worker that went quiet still holds within kStatsFoldDelayMs: a
+ * timer, armed at most that often, since under load its wakeups cost the requests CPU (armed
+ * every millisecond, it measured about 4% more worker CPU per unpipelined GET in one A/B
+ * sitting; docs/TECHNICAL.md, "Performance notes"). */
+constexpr uint64_t kStatsFoldDelayMs = 10;
 uv_timer_t stats_timer;
 uint64_t last_fold_ms = 0;
 
@@ -220,8 +226,8 @@ void on_stats_timer(uv_timer_t *timer);
 /*
  * The requests counted since the last fold go to the shared statistics: now, unless a fold
  * happened this millisecond (a busy worker folds a thousand times a second at most, not per loop
- * turn); then the timer folds them a millisecond later, so a worker that goes quiet is never
- * left holding counts.
+ * turn); then the timer folds them at most kStatsFoldDelayMs later, so a worker that goes quiet
+ * is never left holding counts.
  */
 void fold_stats(Server *server)
 {
@@ -232,7 +238,7 @@ void fold_stats(Server *server)
 		last_fold_ms = now;
 		server->processor->fold_stats();
 	} else if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&stats_timer))) {
-		uv_timer_start(&stats_timer, uv_callback<on_stats_timer>, 1, 0);
+		uv_timer_start(&stats_timer, uv_callback<on_stats_timer>, kStatsFoldDelayMs, 0);
 	}
 }
 

@@ -173,8 +173,8 @@ CommandStatsRecorder::Entry *CommandStatsRecorder::entry_of(const CommandSpec *c
 	return &entries_[at];
 }
 
-void CommandStatsRecorder::executed(const CommandSpec &command, uint64_t role, int64_t usec, bool failed,
-									size_t error_code) noexcept
+void CommandStatsRecorder::executed_by_lookup(const CommandSpec &command, uint64_t role, int64_t usec, bool failed,
+											  size_t error_code) noexcept
 {
 	Entry *entry;
 	try {
@@ -182,16 +182,7 @@ void CommandStatsRecorder::executed(const CommandSpec &command, uint64_t role, i
 	} catch (const std::bad_alloc &) {
 		return;
 	}
-	if (usec < 0) /* the clock went back */
-		usec = 0;
-	CommandCounters &c = entry->counters;
-	c.calls++;
-	c.usec += uint64_t(usec);
-	c.latency.add(usec);
-	if (failed) {
-		c.failed_calls++;
-		c.errors[error_code < kErrorCodeCount ? error_code : 1]++;
-	}
+	count_call(entry->counters, usec, failed, error_code);
 }
 
 void CommandStatsRecorder::rejected(const CommandSpec *command, uint64_t role, std::string_view reply) noexcept

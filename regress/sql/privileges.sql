@@ -188,14 +188,19 @@ DROP TABLE priv_owned;
 SELECT has_function_privilege('regress_lc_reader', 'local_cache.reset_stats()', 'EXECUTE') AS reset_stats,
        has_function_privilege('regress_lc_reader', 'local_cache.flush()', 'EXECUTE') AS flush_all,
        has_function_privilege('public', 'local_cache.reset_stats()', 'EXECUTE') AS reset_stats_public,
-       has_function_privilege('public', 'local_cache.flush()', 'EXECUTE') AS flush_all_public;
+       has_function_privilege('public', 'local_cache.flush()', 'EXECUTE') AS flush_all_public,
+       has_function_privilege('public', 'local_cache.resp_reset_stats()', 'EXECUTE') AS resp_reset_stats_public;
 SET ROLE regress_lc_reader;
 SELECT local_cache.reset_stats();
 SELECT local_cache.flush();
+SELECT local_cache.resp_reset_stats();
 -- Statistics and the registry can be read.
 SELECT count(*) > 0 AS has_rows FROM local_cache.tables;
 SELECT memory_budget > 0 AS has_budget FROM local_cache.stats_global;
 SELECT count(*) > 0 AS has_rows FROM local_cache.stats;
+-- The RESP command statistics too: a role's own rows (it sent no RESP request).
+SELECT count(*) AS resp_commands FROM local_cache.resp_commands;
+SELECT count(*) AS resp_errors FROM local_cache.resp_errors;
 -- local_cache.max_row_size is for superusers; local_cache.enabled for everyone.
 SET local_cache.max_row_size = 100;
 SET local_cache.enabled = off;

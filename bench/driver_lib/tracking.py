@@ -86,14 +86,17 @@ def push_delay_cell(server, ddl):
         args += ["--ddl", ",".join(TRACKING_DDL), "--ddl-interval-ms", str(TRACKING_DDL_INTERVAL_MS),
                  "--lock-readers", str(TRACKING_LOCK_READERS)]
     log(f"tracking: push delay on the {server}, {'with DDL (' + ','.join(TRACKING_DDL) + ')' if ddl else 'no DDL'}, "
-        f"{TRACKING_CONNECTIONS} tracking connections, {TRACKING_ROUNDS} SQL UPDATEs")
+        f"{TRACKING_CONNECTIONS} tracking connections, {TRACKING_ROUNDS} commits of a SQL UPDATE")
     standby_cpu = {} if STANDBY_PID else None
+    load = os.getloadavg()[0]
     res, cpu = run_node(args, standby_cpu)
+    # the machine's 1-minute load average before and after: on a shared machine, what else ran
+    res["loadavg_1min"] = [load, os.getloadavg()[0]]
     res["server_cpu_s"] = cpu
     if standby_cpu is not None:
         res["standby_cpu_s"] = standby_cpu["s"]
     d = res["from_return_us"]
-    log(f"tracking: {server}{' + DDL' if ddl else ''}: push delay from the UPDATE's return p50 {d['p50']} us, "
+    log(f"tracking: {server}{' + DDL' if ddl else ''}: push delay from the COMMIT's return p50 {d['p50']} us, "
         f"p99 {d['p99']} us, max {d['max']} us ({res['pushes']} key pushes, {res['missing']} missing, "
         f"{res['covered_by_flush']} covered by a flush, {res['flush_pushes']} flush pushes)"
         + (f"; replay p50 {res['replay']['from_return_us']['p50']} us, p99 {res['replay']['from_return_us']['p99']} us; "

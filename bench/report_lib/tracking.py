@@ -14,6 +14,9 @@ AFTER_REPLAY_TARGET_US = 2000  # on a standby: p99 of the push's arrival after t
 SLOWDOWN_TARGET = 0.05    # pgbench UPDATE tps with the tracking connections, at most this much lower
 PERCENTILES = [("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")]
 VARIANTS = [("csc", "client-side cache"), ("plain", "plain GET")]
+# the with-DDL cells' statements (bench/node/tracking.js DDL), as the DDL table names them
+DDL_NAMES = {"vacuum_full": "VACUUM FULL", "cluster": "CLUSTER", "truncate_side": "TRUNCATE items_side",
+             "alter": "ALTER TABLE"}
 
 
 def us(xs):
@@ -261,6 +264,13 @@ def push_delay_lines(tr):
           "neither as a key push nor as missing. *Worker waits*: the RESP workers' `wait_event_type` in "
           "`pg_stat_activity` sampled every 10 ms during the counted commits, the share in a Lock or LWLock wait.")
     w("")
+    loads = [c["loadavg_1min"] for c in cells if c.get("loadavg_1min")]
+    if loads:
+        w("The machine's 1-minute load average around each cell (before → after; 2 cores: more than 2 means "
+          "processes waited for a core, other work on the machine included): "
+          + "; ".join(f"{cell_name(c)} {c['loadavg_1min'][0]:.1f} → {c['loadavg_1min'][1]:.1f}"
+                      for c in cells if c.get("loadavg_1min")) + ".")
+        w("")
     w("| server | concurrent DDL | p50 µs | p99 µs | max µs | key pushes | covered by a flush | flush pushes "
       "| missing | replay p50 µs | replay p99 µs | after replay p99 µs | workers in Lock/LWLock waits |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -277,10 +287,10 @@ def push_delay_lines(tr):
     ddl_cells = [c for c in cells if c.get("ddl_stats")]
     if ddl_cells:
         kinds = list((ddl_cells[0]["ddl_stats"].get("by_kind") or {}).keys())
-        w("The DDL of the with-DDL cells: statements run (errors), and their median duration, the time their "
-          "locks were held at most; the lock readers' GETs (median, p99 and max µs):")
+        w("The DDL of the with-DDL cells: statements run (failed ones) and their median duration in ms, the time "
+          "their locks were held at most; the lock readers' GETs and their latency:")
         w("")
-        w("| server | " + " | ".join(f"{k}: run | {k}: median ms" for k in kinds) + " | lock readers' GETs | p50 µs "
+        w("| server | " + " | ".join(f"{DDL_NAMES.get(k, k)} | ms" for k in kinds) + " | lock readers' GETs | p50 µs "
           "| p99 µs | max µs |")
         w("| --- | " + " | ".join("--- | ---" for _ in kinds) + " | --- | --- | --- | --- |")
         for c in ddl_cells:

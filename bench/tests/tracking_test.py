@@ -28,7 +28,7 @@ def cell(server, ddl, p99, after_p99=None, covered=0, flushes=0):
          "pushes": 5000 - covered, "missing": 0, "before_return": 7, "covered_by_flush": covered, "flush_pushes": flushes,
          "get_retries": 0, "from_return_us": pct(300, p99, p99 + 500), "from_send_us": pct(900, p99 + 700, p99 + 900),
          "flush_from_return_us": pct(100, 200, 300), "replay": None, "after_replay_us": None, "ddl_stats": None,
-         "lock_readers": None, "worker_waits": {"every_ms": 10, "samples": 200, "by_event": {"running": 190,
+         "lock_readers": None, "loadavg_1min": [1.5, 2.25], "worker_waits": {"every_ms": 10, "samples": 200, "by_event": {"running": 190,
                                                                                              "Lock:relation": 10}}}
     if server == "standby":
         c["replay"] = {"from_return_us": pct(400, 1500, 2500), "before_return": 3, "missing": 0,
@@ -60,12 +60,17 @@ def rows(text, start):
     return [line.split(" | ") for line in text.splitlines() if line.startswith(start)]
 
 
+def cell_rows(text):
+    """The push-delay table's rows (server, concurrent DDL no/yes, ...)."""
+    return [r for r in rows(text, "| primary | ") + rows(text, "| standby | ") if len(r) == 13 and r[1] in ("no", "yes")]
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/tracking_test"
     os.makedirs(out, exist_ok=True)
     doc = made_up()
     text = "\n".join(tracking_section(doc, "made-up.json"))
-    table = [r for r in rows(text, "| primary | ") + rows(text, "| standby | ") if len(r) == 13]
+    table = cell_rows(text)
     check("push-delay table: a row per cell, primary and standby, without and with DDL",
           [(r[0], r[1]) for r in table] == [("| primary", "no"), ("| primary", "yes"), ("| standby", "no"),
                                             ("| standby", "yes")], repr(table))
@@ -82,6 +87,8 @@ def main():
     check("issue 43's targets: the standby's line shows the push and replay p99 beside the judged figure",
           "1,900 µs (push p99 3,000 µs from the COMMIT's return, replay p99 1,500 µs)" in targets[2], targets[2])
     missed = next((line for line in text.splitlines() if line.startswith("Targets missed: ")), "")
+    check("the machine's load average around each cell",
+          "primary, no DDL 1.5 → 2.2; primary, with DDL 1.5 → 2.2;" in text, text)
     check("the missed targets are listed", "primary, with DDL" in missed and "standby, with DDL" in missed
           and "standby, no DDL" not in missed, missed)
     ddl = rows(text, "| primary | 12 | ")
@@ -106,7 +113,7 @@ def main():
                             os.path.join(BENCH, "results", "tracking-2core.json"), "--charts", os.path.join(out, "charts")],
                            stdout=f, stderr=subprocess.PIPE, text=True)
     text = open(report).read()
-    cells = [r for r in rows(text, "| primary | ") + rows(text, "| standby | ") if len(r) == 13]
+    cells = cell_rows(text)
     check("bench/report --tracking on the committed result: the section, its four cells and their targets",
           p.returncode == 0 and "## Client-side caching (CLIENT TRACKING)" in text and len(cells) == 4
           and "Targets (issue 43, per push-delay cell; ✓/✗):" in text, f"exit {p.returncode}, {len(cells)} cells, "

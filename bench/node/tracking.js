@@ -34,6 +34,9 @@
 //     that no row has (a miss each, so each read needs the table's lock) every
 //     `lock-reader-pause-ms`: they wait whenever a DDL holds the table. `worker_waits` samples the
 //     RESP workers' wait events in pg_stat_activity every 10 ms during the counted rounds.
+//     `slowest_rounds`: the 10 rounds whose last push came latest: that push's worker, and each
+//     worker's first and last push of the round (one worker's pushes all late while the other's
+//     came early: that worker was late; one push late among early ones: the client).
 //
 //   node tracking.js reads --pg CONNINFO --resp-port P --variant csc|plain [--conns 4]
 //                          [--seconds 5] [--hot 128] [--write-rate 20]
@@ -216,6 +219,7 @@ async function delay(o) {
   for (const k of kinds) if (!DDL[k]) die(`unknown DDL ${k} (${Object.keys(DDL).join(', ')})`);
   const trackers = [];
   const workers = {};
+  const workerOf = []; // each tracking connection's worker
   let round = null; // { key, got[], keyAt[], flushAt[], closed[], settled, done }
   let counting = false;
   let flushPushes = 0;
@@ -224,6 +228,7 @@ async function delay(o) {
     const id = Number(await c.sendCommand(['CLIENT', 'ID']));
     const w = Math.floor(id / 2 ** 40);
     workers[w] = (workers[w] || 0) + 1;
+    workerOf.push(w);
     c.on('invalidate', (k) => {
       const t = nowUs();
       if (k === null && counting) flushPushes++;
@@ -268,6 +273,10 @@ async function delay(o) {
   let getRetries = 0;
   let replayMissing = 0;
   const warmup = 10;
+  // The rounds of the slowest pushes, for telling a late worker from a late client: a worker
+  // writes all its connections' pushes of a commit in one loop turn, so its pushes all late while
+  // the other worker's came early point at that worker; one late among early ones at the client.
+  let slowest = [];
   const track = async (c, i, k, e) => {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -332,6 +341,19 @@ async function delay(o) {
       fromSend.push(t - sent);
       if (standby && visibleAt !== null) afterReplay.push(t - visibleAt);
     }
+    const late = e.keyAt.reduce((m, t, i) => (t !== undefined && (m < 0 || t > e.keyAt[m]) ? i : m), -1);
+    if (late >= 0) {
+      const span = {}; // worker -> [first, last] push of the round, from the COMMIT's return
+      e.keyAt.forEach((t, i) => {
+        if (t === undefined) return;
+        const w = workerOf[i];
+        const d = Math.round(t - returned);
+        span[w] = span[w] ? [Math.min(span[w][0], d), Math.max(span[w][1], d)] : [d, d];
+      });
+      slowest.push({ round: r - warmup, worker: workerOf[late], from_return_us: Math.round(e.keyAt[late] - returned),
+        first_last_by_worker_us: span, replay_us: visibleAt !== null && standby ? Math.round(visibleAt - returned) : null });
+      slowest = slowest.sort((a, b) => b.from_return_us - a.from_return_us).slice(0, 10);
+    }
   }
   counting = false;
   stop.done = true;
@@ -351,7 +373,7 @@ async function delay(o) {
     replay: standby ? { from_return_us: percentiles(replay), before_return: replayBeforeReturn, missing: replayMissing,
       probe_rtt_us: percentiles(probeRtt), probe_polls: percentiles(probePolls) } : null,
     after_replay_us: standby ? percentiles(afterReplay) : null,
-    ddl_stats: ddl, lock_readers: lock, worker_waits: waits };
+    ddl_stats: ddl, lock_readers: lock, worker_waits: waits, slowest_rounds: slowest };
 }
 
 async function reads(o) {

@@ -24,7 +24,7 @@ TRACKING_ROUNDS = int(ENV.get("TRACKING_ROUNDS") or 300)
 # the RESP connections that read keys no row has meanwhile (each read needs the table's lock)
 TRACKING_DDL = [x for x in ENV.get("TRACKING_DDL", "vacuum_full,cluster,truncate_side,alter").replace(" ", "").split(",") if x]
 TRACKING_DDL_INTERVAL_MS = int(ENV.get("TRACKING_DDL_INTERVAL_MS") or 250)
-TRACKING_LOCK_READERS = int(ENV.get("TRACKING_LOCK_READERS", "4"))
+TRACKING_LOCK_READERS = int(ENV.get("TRACKING_LOCK_READERS") or 4)
 # the push-delay cells' writer commits with synchronous_commit = on (the cluster's is off): its
 # WAL goes to the standby when COMMIT returns, not at the walwriter's next round
 TRACKING_SYNC_COMMIT = "on"

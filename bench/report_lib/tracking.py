@@ -263,7 +263,8 @@ def push_delay_lines(tr):
           "tracks the key, so no key push follows: that connection's commit counts under *covered by a flush*, "
           "neither as a key push nor as missing. *Worker waits*: the RESP workers' `wait_event_type` in "
           "`pg_stat_activity` sampled every 10 ms during the counted commits, the share in a Lock or LWLock wait.")
-    w("")
+    if standby_cell or ddl_cell:
+        w("")
     loads = [c["loadavg_1min"] for c in cells if c.get("loadavg_1min")]
     if loads:
         w("The machine's 1-minute load average around each cell (before → after; 2 cores: more than 2 means "

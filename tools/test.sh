@@ -18,6 +18,9 @@
 #              result; each check counts as one
 #   bench-tail bench/tests/tail_test.py: the tail mode's matrix and batching switch, and
 #              bench/report --tail on made-up results; each check counts as one
+#   bench-tracking  bench/tests/tracking_test.py: the tracking section's push-delay cells and their
+#              targets on made-up results, and bench/report --tracking on the committed result;
+#              each check counts as one
 #   unittest   `make -j2 unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one

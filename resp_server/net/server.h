@@ -165,6 +165,8 @@ struct Server {
 	int tracking_tick_fd = -1;
 	uv_poll_t tracking_tick;
 	TrackingWake tracking_wake = TrackingWake::Signal;
+	/* The last collect read records and left some waiting for their transaction's end. */
+	bool tracking_new_waits = false;
 	/* Connections subscribed to __redis__:invalidate (REDIRECT targets over RESP2). */
 	size_t invalidation_subscribers = 0;
 	int64_t next_bind_attempt_ms = 0;

@@ -10,6 +10,9 @@ Rules (docs/TECHNICAL.md, "Layers"):
   layers     what each folder may include (LAYERS below): resp_server/protocol/ and commands/ and
              the unit tests are free of PostgreSQL and libuv; only net/ and the worker's main
              use libuv; the core includes nothing from its front ends
+  pg-free    what those PostgreSQL-free (libuv-free) folders reach is too: every project file
+             they include and the .cpp beside each such header, followed to the end (the
+             PostgreSQL-free set, which no list names; the Makefile builds the unit tests from it)
   readmes    every folder's README.md lists each of its files and sub-folders in its
              `| file | ... |` table, and lists nothing that is not there
   size       no tracked source file has more than 800 lines
@@ -40,32 +43,22 @@ PG_HEADERS = ('postgres.h', 'postgres_fe.h', 'extension/pg.h', 'fmgr.h')
 UV_HEADERS = ('uv.h',)
 
 # folder -> (may include PostgreSQL, may include libuv, project folders or files it may include;
-# None: any). A file is ruled by the longest folder that contains it.
-PG_FREE_CORE = ('extension/key_bytes.h', 'extension/shard.h')
+# None: any). A file is ruled by the longest folder that contains it. A folder that may not
+# include PostgreSQL (or libuv) holds what it reaches to the same rule: the pg-free check below.
 LAYERS = {
     'extension': (True, False, ('extension/',)),
-    'extension/tests': (False, False, ('extension/tests/',) + PG_FREE_CORE),
+    'extension/tests': (False, False, ('extension/',)),
     'fdw': (True, False, ('extension/', 'fdw/')),
     'resp_server': (True, True, None),
-    'resp_server/protocol': (False, False, ('resp_server/protocol/', 'extension/key_bytes.h')),
-    'resp_server/commands': (False, False, ('resp_server/protocol/', 'resp_server/commands/') + PG_FREE_CORE),
+    'resp_server/protocol': (False, False, ('resp_server/protocol/', 'extension/')),
+    'resp_server/commands': (False, False, ('resp_server/protocol/', 'resp_server/commands/', 'extension/')),
     'resp_server/net': (True, True, ('resp_server/',) + ('extension/',)),
     'resp_server/pg': (True, False, ('extension/', 'resp_server/protocol/', 'resp_server/commands/',
                                      'resp_server/pg/', 'resp_server/auth/', 'resp_server/shared_state.h')),
     'resp_server/auth': (True, False, ('extension/', 'resp_server/commands/', 'resp_server/auth/',
                                        'resp_server/pg/', 'resp_server/shared_state.h')),
-    'resp_server/tests': (False, False, ('resp_server/protocol/', 'resp_server/commands/', 'resp_server/tests/',
-                                         'resp_server/auth/password_check.h', 'resp_server/net/batching.h',
-                                         'resp_server/net/disconnect_log.h', 'resp_server/net/tls_session.h',
-                                         'resp_server/net/io_ring.h', 'tools/lib/resp_reply.h')
-                          + PG_FREE_CORE),
+    'resp_server/tests': (False, False, ('resp_server/', 'extension/', 'tools/lib/')),
 }
-# Files PostgreSQL-free code includes from folders that may use PostgreSQL: held to the same rule.
-PG_FREE_FILES = PG_FREE_CORE + ('resp_server/auth/password_check.h', 'resp_server/auth/password_check.cpp',
-                                'resp_server/net/batching.h', 'resp_server/net/disconnect_log.h',
-                                'resp_server/net/tls_session.h', 'resp_server/net/tls_session.cpp',
-                                'resp_server/net/io_ring.h', 'resp_server/net/io_ring.cpp',
-                                'tools/lib/resp_reply.h', 'tools/lib/resp_reply.cpp')
 
 # Folders that must have a README.md with a file table (and any other folder that has one).
 README_FOLDERS = ('extension', 'fdw', 'resp_server', 'resp_server/protocol', 'resp_server/commands',
@@ -131,16 +124,12 @@ def check_layers(root, files):
         if not f.endswith(('.cpp', '.h')):
             continue
         layer = layer_of(f)
-        if layer is None and f not in PG_FREE_FILES:
+        if layer is None:
             continue
-        pg_ok, uv_ok, allowed = LAYERS[layer] if layer else (True, True, None)
-        if f in PG_FREE_FILES:
-            pg_ok, uv_ok = False, False
-            allowed = tuple(a for a in (allowed or ()) if not a.endswith('/')) + PG_FREE_FILES + (
-                'resp_server/protocol/',)
+        pg_ok, uv_ok, allowed = LAYERS[layer]
         text = open(os.path.join(root, f), errors='replace').read()
         for kind, name in INCLUDE.findall(text):
-            where = f'{f} ({layer or "PostgreSQL-free file"}/)'
+            where = f'{f} ({layer}/)'
             if not pg_ok and (name in PG_HEADERS or name.endswith('/pg.h')):
                 problems.append(f'{where} includes {name}: this layer is PostgreSQL-free')
             elif not uv_ok and name in UV_HEADERS:
@@ -212,6 +201,70 @@ def check_size(root, files):
             lines = fh.read().count(b'\n')
         if lines > MAX_LINES:
             problems.append(f'{f}: {lines} lines (at most {MAX_LINES}: split it by what it does)')
+    return problems
+
+
+# ----------------------------------------------------------------- pg-free
+
+def project_includes(root, f, fileset):
+    """The tree's files that f names in a quoted #include."""
+    text = open(os.path.join(root, f), errors='replace').read()
+    return [name for kind, name in INCLUDE.findall(text) if kind == '"' and name in fileset]
+
+
+def reached(root, files, seeds):
+    """seeds, every tree file they include, and the .cpp beside each header among them (it is
+    compiled with them), followed to the end: what a build from the seeds compiles. Returns each
+    reached file -> the file that brought it in (None for a seed). The Makefile's `reach` is the
+    same walk."""
+    fileset = set(files)
+    parent = {f: None for f in seeds}
+    todo = list(seeds)
+    while todo:
+        f = todo.pop()
+        nexts = project_includes(root, f, fileset)
+        if f.endswith('.h') and f[:-2] + '.cpp' in fileset:
+            nexts.append(f[:-2] + '.cpp')
+        for name in nexts:
+            if name not in parent:
+                parent[name] = f
+                todo.append(name)
+    return parent
+
+
+def chain(parent, f):
+    names = [f]
+    while parent[names[-1]] is not None:
+        names.append(parent[names[-1]])
+    return ' <- '.join(names)
+
+
+def check_pg_free(root, files):
+    """The PostgreSQL-free set is a folder rule, not a list (docs/TECHNICAL.md, "Layers"): a
+    folder of LAYERS that may not include PostgreSQL (or libuv) holds every file it reaches to the
+    same rule. The folders' own files are the layers check's."""
+    problems = []
+    fileset = set(files)
+    sources = [f for f in files if f.endswith(('.cpp', '.h'))]
+    for index, what in ((0, 'PostgreSQL'), (1, 'libuv')):
+        seeds = [f for f in sources if layer_of(f) is not None and not LAYERS[layer_of(f)][index]]
+        parent = reached(root, files, seeds)
+        offending = {}  # reached file -> what it includes that it may not
+        for f in set(parent) - set(seeds):
+            text = open(os.path.join(root, f), errors='replace').read()
+            names = [name for kind, name in INCLUDE.findall(text)
+                     if (name in UV_HEADERS if index else
+                         name in PG_HEADERS or (kind == '"' and '/' in name and name not in fileset))]
+            if names:
+                offending[f] = names
+        for f in sorted(offending):
+            # Only the first such file on its path: what it brings in says nothing more.
+            up = parent[f]
+            while up is not None and up not in offending:
+                up = parent[up]
+            if up is None:
+                problems.append(f'{f} includes {", ".join(offending[f])}, but {what}-free code reaches it '
+                                f'({chain(parent, f)})')
     return problems
 
 
@@ -374,7 +427,8 @@ def check_definer(root, files):
 
 
 CHECKS = (('includes', check_includes), ('layers', check_layers), ('readmes', check_readmes),
-          ('size', check_size), ('boundary', check_boundary), ('definer', check_definer))
+          ('size', check_size), ('boundary', check_boundary), ('definer', check_definer),
+          ('pg-free', check_pg_free))
 
 
 def run_checks(root, quiet=False):
@@ -426,8 +480,14 @@ BREAKAGES = (
      lambda r: append(f'{r}/resp_server/pg/writes.cpp', '#include <uv.h>\n')),
     ('the core including a front end', 'layers',
      lambda r: append(f'{r}/extension/fetch.cpp', '#include "resp_server/shared_state.h"\n')),
-    ('pg.h in a PostgreSQL-free file of auth/', 'layers',
+    ('pg.h in a file of auth/ that the unit tests reach', 'pg-free',
      lambda r: append(f'{r}/resp_server/auth/password_check.cpp', '#include "extension/pg.h"\n')),
+    ('a PostgreSQL header in a core header that protocol/ reaches', 'pg-free',
+     lambda r: append(f'{r}/extension/shard.h', '#include "utils/elog.h"\n')),
+    ('uv.h in a header of net/ that the unit tests include', 'pg-free',
+     lambda r: append(f'{r}/resp_server/net/batching.h', '#include <uv.h>\n')),
+    ('commands/ including a PostgreSQL-facing header of the core', 'pg-free',
+     lambda r: append(f'{r}/resp_server/commands/glob.cpp', '#include "extension/fetch.h"\n')),
     ('a file missing from its README', 'readmes',
      lambda r: append(f'{r}/resp_server/net/unlisted.cpp', '/* unlisted.cpp */\n')),
     ('a README listing a file that is gone', 'readmes',

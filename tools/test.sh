@@ -10,9 +10,8 @@
 #              files, loaded, created and served by a throwaway cluster; as root from a real
 #              install (dpkg -i, then dpkg -P) before `make install`, so that make install's
 #              files are the ones tested after it; each check counts as one
-#   tree-check, tree-self-test  tools/check_tree.py: include root, layers, folder READMEs, file
-#              sizes, entry-point wrappers; its self-test breaks each rule in a copy and must see
-#              it fail; each counts as one
+#   tree-check, tree-self-test  tools/check_tree.py: the tree's rules (its opening comment);
+#              its self-test breaks each rule in a copy and must see it fail; each counts as one
 #   bench-profile  bench/tests/profile_test.py: the profile mode's folding, budget categories and
 #              flame graphs on canned perf output, and bench/report --profile on the committed
 #              result; each check counts as one

@@ -1,6 +1,6 @@
 /*
  * command_context.h — what the command handlers share, internal to the command layer
- * (command_table.cpp, the cmd_*.cpp files and glob.cpp include it; nothing outside them does): the
+ * (command_table.cpp, the *_commands.cpp files and glob.cpp include it; nothing outside them does): the
  * CommandContext a handler runs with, the per-worker scratch buffers and the collectors that
  * copy what the data sources hand over, the lookup answers the data commands share, small text
  * helpers, and the handlers the command table names. No PostgreSQL header.

@@ -1,5 +1,5 @@
 /*
- * command_table.cpp — the command table (one row per command; the handlers are in the cmd_*.cpp
+ * command_table.cpp — the command table (one row per command; the handlers are in the *_commands.cpp
  * files, by command group), its lookup, and the dispatcher that checks a request against its
  * row, in Redis's order, before running the row's handler (and, after a read, notes its keys
  * for CLIENT TRACKING).

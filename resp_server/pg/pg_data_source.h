@@ -2,7 +2,7 @@
  * pg_data_source.h — the RESP commands' data-source interfaces (commands/data_source.h), all
  * implemented on PostgreSQL by one object per worker: rows through the shared lookup/fill path,
  * privileges, counters (pg_data_source.cpp), hits without a transaction (hit_path.cpp), logins
- * (auth/logins.h), and writes and batches through SQL (write_commands.cpp). Every PostgreSQL
+ * (auth/logins.h), and writes and batches through SQL (writes.cpp, session_runtime.h). Every PostgreSQL
  * call inside runs within the error boundary (transaction.h). Used by the RESP workers.
  */
 #pragma once

@@ -133,9 +133,9 @@ unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
 # libFuzzer targets (clang; Debian: clang, libclang-rt-14-dev): the RESP request parser, the
 # command layer (requests from the parser run against the unit tests' fake data sources),
 # and the key bytes and key text every RESP key goes through; each built from what its file
-# reaches (above). `make fuzz` runs the three, each
-# for a third of FUZZ_SECONDS (`make fuzz-parser`, `fuzz-commands`, `fuzz-keys`: one of them,
-# for the same third); crash inputs are written under FUZZ_ARTIFACTS, named after the target.
+# reaches (above). FUZZ_SECONDS is the time of the whole run: `make fuzz` gives each target a
+# third of it, `make fuzz-parser` (`fuzz-commands`, `fuzz-keys`) all of it to the one. Crash
+# inputs are written under FUZZ_ARTIFACTS, named after the target.
 FUZZ_CXX ?= clang++
 FUZZ_CXXFLAGS = -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
 FUZZ_BIN = resp_server/tests/fuzz_parser
@@ -156,7 +156,7 @@ $(FUZZ_COMMANDS_BIN): $(call reach,resp_server/tests/fuzz_commands.cpp $(RESP_LA
 # fuzz_run BINARY DICTIONARY SEEDS: runs one target, new inputs in a throwaway directory so the
 # checked-in seeds stay as they are. The "fuzz target:" line tells tools/test.sh whose output
 # follows.
-FUZZ_SHARE = $(shell s=$$(( $(FUZZ_SECONDS) / 3 )); echo $$(( s > 0 ? s : 1 )))
+FUZZ_SHARE = $(if $(filter fuzz,$(MAKECMDGOALS)),$(shell s=$$(( $(FUZZ_SECONDS) / 3 )); echo $$(( s > 0 ? s : 1 ))),$(FUZZ_SECONDS))
 define fuzz_run
 	@echo "fuzz target: $(notdir $(1))"
 	mkdir -p $(FUZZ_ARTIFACTS)

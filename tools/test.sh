@@ -27,9 +27,9 @@
 #              throwaway cluster with other settings than `make check`'s (PostgreSQL's default
 #              max_prepared_transactions = 0, another local_cache.memory), run as the invoking
 #              user (root too); each test counts as one
-#   fuzz       the libFuzzer targets of the RESP parser, the command layer and the key text,
-#              FUZZ_SECONDS in all
-#              (default 30, half each); each target counts as one
+#   fuzz       `make fuzz`: the libFuzzer targets of the RESP parser, the command layer and the
+#              key text, FUZZ_SECONDS (default 30) shared as the Makefile says; each target counts
+#              as one
 #   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
 #   resp-cli   regress/resp/redis_cli.sh: redis-cli and raw-socket cases against the RESP server
 #              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one

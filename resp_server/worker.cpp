@@ -153,13 +153,12 @@ void process_interrupts(Server *server)
 /*
  * After each loop turn: a pause of local_cache.resp_batch_delay microseconds before the loop
  * blocks, when the load calls for it (batching.h says when and why). It does not first look
- * for requests already waiting: under that load they mostly are (4 turns in 5 measured), so
- * the look cost a system call per turn and saved a pause in few. The pause is bounded (at
- * most 1 ms) and a signal ends it at once.
+ * for requests already waiting: under that load they mostly are, so the look would cost a
+ * system call per turn and spare few pauses. The pause is bounded (at most 1 ms) and a signal
+ * ends it at once.
  * A worker with an io_uring pauses inside io_uring_enter, the turn's replies submitted in the
- * same call, not in nanosleep: as long a pause, but under the native client's 64 connections
- * the nanosleep pause held the worker at 105,000 MGETs of one key per second and this one at
- * 130,000-160,000 (docs/TECHNICAL.md, "Wakeups and local_cache.resp_batch_delay").
+ * same call, not in nanosleep: as long a pause, but under many clients it serves more requests.
+ * The measurements of both: docs/TECHNICAL.md, "Wakeups and local_cache.resp_batch_delay".
  */
 void pause_for_batch(Server *server)
 {

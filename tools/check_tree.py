@@ -634,8 +634,10 @@ BREAKAGES = (
                        'extern "C" Datum local_cache_flush_all(PG_FUNCTION_ARGS)\n{\n\treturn flush_all(fcinfo);\n}')),
     ('a SECURITY DEFINER function without search_path = pg_catalog, pg_temp', 'definer',
      lambda r: replace(f'{r}/sql/local_cache--1.4--1.5.sql',
-                       'SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$\nBEGIN\n    PERFORM local_cache._flush_at_commit',
-                       'SECURITY DEFINER SET search_path = pg_catalog AS $$\nBEGIN\n    PERFORM local_cache._flush_at_commit')),
+                       'SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$\nBEGIN\n'
+                       '    PERFORM local_cache._flush_at_commit',
+                       'SECURITY DEFINER SET search_path = pg_catalog SET jit = off AS $$\nBEGIN\n'
+                       '    PERFORM local_cache._flush_at_commit')),
     ('a SECURITY DEFINER function renamed without being replaced', 'definer',
      lambda r: replace(f'{r}/sql/local_cache--1.4--1.5.sql',
                        'CREATE OR REPLACE FUNCTION local_cache._unregister_as_owner',

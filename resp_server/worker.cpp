@@ -18,7 +18,7 @@
  *     (pg_cancel_backend) that arrives between commands has nothing to cancel: dropped.
  * After every turn (a check handle, or run_ring_loop) the loop may pause briefly under the load
  * of many clients (pause_for_batch, local_cache.resp_batch_delay).
- * Inside a command (in_transaction(), pg_data_source.cpp) PostgreSQL's own waits (a lock
+ * Inside a command (in_transaction(), pg/transaction.h) PostgreSQL's own waits (a lock
  * wait, a long scan) check interrupts themselves: SIGTERM ends the worker there with the
  * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
  * usable until it is closed; a late signal never reaches a closed handle.
@@ -27,8 +27,15 @@
 
 #include "extension/boundary.h"
 
+#include "resp_server/auth/logins.h"
 #include "resp_server/net/server.h"
+#include "resp_server/pg/batches.h"
+#include "resp_server/pg/hit_path.h"
+#include "resp_server/pg/row_reader.h"
+#include "resp_server/pg/server_info.h"
+#include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/settings.h"
+#include "resp_server/pg/writes.h"
 #include "resp_server/shared_state.h"
 
 extern "C" {
@@ -60,6 +67,9 @@ constexpr uint64_t TIMER_INTERVAL_MS = 1000;
 /* The wakeup handle may be used: set after uv_async_init, cleared before it is closed. */
 volatile sig_atomic_t wakeup_usable = false;
 uv_async_t wakeup;
+
+/* run_server's logins, whose pg_hba.conf rules a reload reads again. */
+Authenticator *worker_logins = nullptr;
 
 void wake_loop()
 {
@@ -139,7 +149,8 @@ void process_interrupts(Server *server)
 		ConfigReloadPending = false;
 		ProcessConfigFile(PGC_SIGHUP);
 		load_tls_context(server);
-		server->data->settings_changed();
+		worker_logins->load_rules();
+		forget_prefixes();
 		configure_commands(server->processor);
 	}
 	if (InterruptPending) {
@@ -302,8 +313,15 @@ void run_server(int worker_number, WorkerCounters *counters)
 	server.worker_number = worker_number;
 	server.counters = counters;
 	size_for_open_files(&server);
-	PgDataSource data(worker_number);
-	CommandProcessor processor(data);
+	/* The commands' data sources on PostgreSQL, one object per interface (commands/data_source.h). */
+	PgRowReader rows;
+	PgCacheHits hits;
+	PgRowWriter writes;
+	PgBatches batches;
+	Authenticator logins;
+	PgServerInfo server_info;
+	worker_logins = &logins;
+	CommandProcessor processor(DataSources(rows, hits, writes, batches, logins, server_info));
 	WorkerClients clients(&server);
 	processor.set_client_directory(&clients);
 	TrackingFeed tracking_feed(worker_number);
@@ -312,7 +330,7 @@ void run_server(int worker_number, WorkerCounters *counters)
 	WritePool write_pool(&server, local_cache_resp_write_workers);
 	if (local_cache_resp_write_workers > 0)
 		processor.set_write_offload(&write_pool);
-	server.data = &data;
+	server.logins = &logins;
 	server.processor = &processor;
 	server.write_pool = &write_pool;
 

@@ -377,6 +377,30 @@ AuthResult Authenticator::finish(const Session &session, Pending &pending, bool 
 	return grant(session, pending);
 }
 
+AuthResult Authenticator::authenticate(const Session &session, std::optional<std::string_view> user,
+									  std::string_view password)
+{
+	/* "default" is what Redis clients send for a password-only configuration. */
+	if (!user || *user == "default")
+		return login(session, local_cache_resp_role, password);
+	return login(session, *user, password);
+}
+
+std::optional<AuthenticatedRole> Authenticator::default_role(const Session &session)
+{
+	if (session.tls_certificate_verified) {
+		AuthResult result = certificate_login(session);
+		if (result.status == AuthResult::Status::Ok)
+			return result.role;
+	}
+	if (local_cache_resp_role == nullptr || local_cache_resp_role[0] == '\0')
+		return std::nullopt;
+	AuthResult result = default_login(session, local_cache_resp_role);
+	if (result.status != AuthResult::Status::Ok)
+		return std::nullopt;
+	return result.role;
+}
+
 AuthResult Authenticator::login(const Session &session, std::string_view user, std::string_view password)
 {
 	/* C strings from here on: a NUL inside would cut the name or the password short. */

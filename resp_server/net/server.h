@@ -30,7 +30,6 @@
 #include "resp_server/net/io_ring.h"
 #include "resp_server/net/tls_session.h"
 #include "resp_server/net/write_pool.h"
-#include "resp_server/pg/pg_data_source.h"
 #include "resp_server/pg/tracking_feed.h"
 #include "resp_server/protocol/request_parser.h"
 #include "resp_server/protocol/reply.h"
@@ -156,7 +155,7 @@ struct Server {
 	std::vector<char> tls_read_buffer;
 	/* Rate-limits the lines of failed TLS handshakes, per client address (tls_server.cpp). */
 	HandshakeFailureLog handshake_failures;
-	PgDataSource *data = nullptr;
+	Logins *logins = nullptr; /* the default role at accept, and the end of a session */
 	CommandProcessor *processor = nullptr;
 	WritePool *write_pool = nullptr; /* where the writes run (write_pool.h) */
 	TrackingFeed *tracking_feed = nullptr;

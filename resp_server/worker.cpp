@@ -35,8 +35,8 @@
 #include "resp_server/pg/server_info.h"
 #include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/settings.h"
+#include "resp_server/pg/shared_state.h"
 #include "resp_server/pg/writes.h"
-#include "resp_server/shared_state.h"
 
 extern "C" {
 #include "pgstat.h"

@@ -19,16 +19,16 @@
 
 #include "extension/boundary.h"
 #include "extension/tracking_log.h"
-#include "resp_server/commands/write_job.h"
 #include "resp_server/auth/logins.h"
+#include "resp_server/commands/write_job.h"
 #include "resp_server/net/write_pool.h"
 #include "resp_server/pg/batches.h"
 #include "resp_server/pg/hit_path.h"
 #include "resp_server/pg/row_reader.h"
 #include "resp_server/pg/server_info.h"
 #include "resp_server/pg/settings.h"
+#include "resp_server/pg/shared_state.h"
 #include "resp_server/pg/writes.h"
-#include "resp_server/shared_state.h"
 
 extern "C" {
 #include "miscadmin.h"

@@ -11,7 +11,7 @@
 #include "resp_server/auth/logins.h"
 #include "resp_server/auth/session_limits.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 #include "resp_server/pg/transaction.h"
 
 extern "C" {

@@ -22,7 +22,7 @@
 #include "resp_server/protocol/buffers.h"
 #include "resp_server/net/server.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -33,7 +33,7 @@
 #include "resp_server/pg/tracking_feed.h"
 #include "resp_server/protocol/request_parser.h"
 #include "resp_server/protocol/reply.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 #include <uv.h>
 
@@ -136,7 +136,7 @@ struct Server {
 	/* The same connections by CLIENT ID, for invalidations addressed to one. */
 	std::unordered_map<uint64_t, Connection *> connections_by_id;
 	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */
-	WorkerCounters *counters = nullptr; /* this worker's, in shared memory (shared_state.h) */
+	WorkerCounters *counters = nullptr; /* this worker's, in shared memory (pg/shared_state.h) */
 	size_t connections_here = 0;
 	/* The connections not logged in yet, oldest first (admission.cpp). */
 	Connection *waiting_oldest = nullptr;

@@ -29,7 +29,7 @@
 #include "resp_server/pg/row_reader.h"
 #include "resp_server/pg/hit_path.h"
 #include "resp_server/pg/session_runtime.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 #include "resp_server/pg/transaction.h"
 
 extern "C" {

@@ -9,8 +9,8 @@
 #include "resp_server/pg/server_info.h"
 #include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/settings.h"
+#include "resp_server/pg/shared_state.h"
 #include "resp_server/pg/transaction.h"
-#include "resp_server/shared_state.h"
 
 extern "C" {
 #include "access/xlog.h"

@@ -10,6 +10,8 @@ Rules (docs/TECHNICAL.md, "Layers"):
   layers     what each folder may include (LAYERS below): resp_server/protocol/ and commands/ and
              the unit tests are free of PostgreSQL and libuv; only net/ and the worker's main
              use libuv; the core includes nothing from its front ends
+  cycles     the folders include one another one way: no cycle in the graph the #include lines
+             make of them (resp_server/: its top -> net/, auth/ -> pg/ -> commands/ -> protocol/)
   pg-free    what those PostgreSQL-free (libuv-free) folders reach is too: every project file
              they include and the .cpp beside each such header, followed to the end (the
              PostgreSQL-free set, which no list names; the Makefile builds the unit tests from it)
@@ -58,7 +60,7 @@ LAYERS = {
     'resp_server/commands': (False, False, ('resp_server/protocol/', 'resp_server/commands/', 'extension/')),
     'resp_server/net': (True, True, ('resp_server/',) + ('extension/',)),
     'resp_server/pg': (True, False, ('extension/', 'resp_server/protocol/', 'resp_server/commands/',
-                                     'resp_server/pg/', 'resp_server/auth/')),
+                                     'resp_server/pg/')),
     'resp_server/auth': (True, False, ('extension/', 'resp_server/commands/', 'resp_server/auth/',
                                        'resp_server/pg/')),
     'resp_server/tests': (False, False, ('resp_server/', 'extension/', 'tools/lib/')),
@@ -234,6 +236,36 @@ def reached(root, files, seeds):
                 parent[name] = f
                 todo.append(name)
     return parent
+
+
+def check_cycles(root, files):
+    fileset, edges = set(files), {}  # folder -> {folder it includes: the first include that does}
+    for f in (f for f in files if f.endswith(('.cpp', '.h'))):
+        for name in project_includes(root, f, fileset):
+            if os.path.dirname(name) != os.path.dirname(f):
+                edges.setdefault(os.path.dirname(f), {}).setdefault(os.path.dirname(name), f'{f} includes "{name}"')
+
+    def way(start, goal):  # the folders of a shortest path from start to goal, or None
+        ways, todo = {start: [start]}, [start]
+        while todo:
+            node = todo.pop(0)
+            for nxt in sorted(edges.get(node, ())):
+                if nxt == goal:
+                    return ways[node] + [goal]
+                if nxt not in ways:
+                    ways[nxt], todo = ways[node] + [nxt], todo + [nxt]
+        return None
+
+    problems, seen = [], set()
+    for folder in sorted(edges):
+        cycle = None if folder in seen else way(folder, folder)
+        if cycle:  # folder and every folder on a way there and back: one knot, reported once
+            knot = [f for f in sorted(edges) if way(folder, f) and way(f, folder)]
+            seen.update(knot)
+            problems.append(', '.join(k + '/' for k in knot) + ' include one another; one cycle: ' +
+                            ' -> '.join(c + '/' for c in cycle) + ' (' +
+                            '; '.join(edges[a][b] for a, b in zip(cycle, cycle[1:])) + ')')
+    return problems
 
 
 def chain(parent, f):
@@ -549,7 +581,7 @@ def check_definer(root, files):
             for name, where in sorted(definers.items())]
 
 
-CHECKS = (('includes', check_includes), ('layers', check_layers), ('readmes', check_readmes),
+CHECKS = (('includes', check_includes), ('layers', check_layers), ('cycles', check_cycles), ('readmes', check_readmes),
           ('size', check_size), ('boundary', check_boundary), ('definer', check_definer),
           ('pg-free', check_pg_free), ('paths', check_paths))
 
@@ -612,6 +644,10 @@ BREAKAGES = (
      lambda r: append(f'{r}/resp_server/pg/writes.cpp', '#include <uv.h>\n')),
     ('the core including a front end', 'layers',
      lambda r: append(f'{r}/extension/fetch.cpp', '#include "resp_server/pg/shared_state.h"\n')),
+    ('a net/ file including the top of resp_server/, whose worker.cpp includes net/', 'cycles',
+     lambda r: append(f'{r}/resp_server/net/listener.cpp', '#include "resp_server/entry.h"\n')),
+    ('pg/ including auth/, which includes pg/', 'layers',
+     lambda r: append(f'{r}/resp_server/pg/writes.cpp', '#include "resp_server/auth/logins.h"\n')),
     ('pg.h in a file of auth/ that the unit tests reach', 'pg-free',
      lambda r: append(f'{r}/resp_server/auth/password_check.cpp', '#include "extension/pg.h"\n')),
     ('a PostgreSQL header in a core header that protocol/ reaches', 'pg-free',

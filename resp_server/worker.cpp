@@ -29,6 +29,7 @@
 
 #include "resp_server/net/server.h"
 #include "resp_server/pg/settings.h"
+#include "resp_server/pg/topology.h"
 #include "resp_server/shared_state.h"
 
 extern "C" {
@@ -306,6 +307,8 @@ void run_server(int worker_number, WorkerCounters *counters)
 	CommandProcessor processor(data);
 	WorkerClients clients(&server);
 	processor.set_client_directory(&clients);
+	PgClusterTopology topology;
+	processor.set_cluster(&topology);
 	TrackingFeed tracking_feed(worker_number);
 	server.tracking_feed = &tracking_feed;
 	configure_commands(&processor);

@@ -25,6 +25,7 @@
 
 extern "C" {
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "access/xlogrecovery.h"
 #include "executor/spi.h"
 #include "postmaster/postmaster.h"
@@ -254,13 +255,25 @@ void PgClusterTopology::describe(ClusterState &state)
 
 uint64_t PgClusterTopology::wait_position(const Session &)
 {
-	/* Every write this connection was answered for committed before WAIT runs, and a commit
-	 * answers after its record is flushed (synchronous_commit on): the flushed WAL covers them. */
+	/*
+	 * Every write this connection was answered for committed before WAIT runs, so its commit
+	 * record ends at or before the WAL inserted so far: the end of the last record inserted
+	 * (the insert position, less the page header it points past when a record ended exactly at
+	 * a page's end, as a replayed record's end never includes it). That WAL is flushed here, so
+	 * that with synchronous_commit = off the walsenders need not wait for the walwriter.
+	 */
 	uint64 position = 0;
 	PgError error;
 	outside_transaction([&]() noexcept {
-		if (!RecoveryInProgress())
-			position = GetFlushRecPtr(nullptr);
+		if (RecoveryInProgress())
+			return;
+		XLogRecPtr end = GetXLogInsertRecPtr();
+		if (XLogSegmentOffset(end, wal_segment_size) == SizeOfXLogLongPHD)
+			end -= SizeOfXLogLongPHD;
+		else if (end % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+			end -= SizeOfXLogShortPHD;
+		XLogFlush(end);
+		position = end;
 	}, &error);
 	return position;
 }

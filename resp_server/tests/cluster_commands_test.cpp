@@ -144,6 +144,15 @@ BOOST_AUTO_TEST_CASE(role_and_info_replication)
 	BOOST_TEST(info.find("slave1:ip=10.0.0.3,port=6379,state=online,offset=4000,lag=0\r\n") != std::string::npos);
 	BOOST_TEST(info.find("master_repl_offset:5000\r\n") != std::string::npos);
 
+	/* Inside MULTI too; WAIT there answers at once, as Redis's does. */
+	c.run({"MULTI"});
+	c.run({"ROLE"});
+	c.run({"WAIT", "2", "0"});
+	Value exec = c.value({"EXEC"});
+	BOOST_REQUIRE(exec.elements.size() == 2);
+	BOOST_TEST(exec.elements[0].elements[0].text == "master");
+	BOOST_TEST(exec.elements[1].integer == 1);
+
 	c.cluster.standby = true;
 	role = c.value({"ROLE"});
 	BOOST_REQUIRE(role.elements.size() == 5);

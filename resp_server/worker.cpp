@@ -36,6 +36,7 @@
 #include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/pg/shared_state.h"
+#include "resp_server/pg/topology.h"
 #include "resp_server/pg/writes.h"
 
 extern "C" {
@@ -324,6 +325,8 @@ void run_server(int worker_number, WorkerCounters *counters)
 	CommandProcessor processor(DataSources(rows, hits, writes, batches, logins, server_info));
 	WorkerClients clients(&server);
 	processor.set_client_directory(&clients);
+	PgClusterTopology topology;
+	processor.set_cluster(&topology);
 	TrackingFeed tracking_feed(worker_number);
 	server.tracking_feed = &tracking_feed;
 	configure_commands(&processor);

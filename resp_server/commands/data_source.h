@@ -82,6 +82,14 @@ struct Session {
 	 * RESP2 connection with any subscription runs only the Pub/Sub commands, PING, QUIT, RESET. */
 	std::vector<std::string> channels;
 	std::vector<std::string> patterns;
+	/* READONLY (cluster mode): reads with keys are served on a standby instead of -MOVED;
+	 * READWRITE and RESET clear it. */
+	bool cluster_readonly = false;
+	/* WAIT, while it waits (Session::retry_later): the WAL position it waits for standbys to
+	 * replay, and when it gives up (0: never). */
+	bool waiting = false;
+	uint64_t wait_position = 0;
+	int64_t wait_deadline_us = 0;
 	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
 	bool close_after_reply = false;
 	/* Set by the server before each request: the request has waited for a locked table as

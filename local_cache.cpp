@@ -16,7 +16,7 @@
 #include "extension/boundary.h"
 #include "extension/core.h"
 #include "extension/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/entry.h"
 
 extern "C" {
 #include "miscadmin.h"

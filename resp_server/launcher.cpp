@@ -15,8 +15,9 @@
 
 #include "extension/boundary.h"
 #include "resp_server/auth/session_limits.h"
+#include "resp_server/entry.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 #include <netdb.h>
 #include <netinet/in.h>

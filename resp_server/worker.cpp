@@ -21,7 +21,7 @@
  * counted for INFO's command statistics are folded into shared memory, at most once a
  * millisecond and within 10 ms (fold_stats); the pg_stat_activity row shows the command running
  * (PgActivity).
- * Inside a command (in_transaction(), pg_data_source.cpp) PostgreSQL's own waits (a lock
+ * Inside a command (in_transaction(), pg/transaction.h) PostgreSQL's own waits (a lock
  * wait, a long scan) check interrupts themselves: SIGTERM ends the worker there with the
  * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
  * usable until it is closed; a late signal never reaches a closed handle.
@@ -30,11 +30,19 @@
 
 #include "extension/boundary.h"
 
-#include "resp_server/command_stats_table.h"
+#include "resp_server/auth/logins.h"
 #include "resp_server/net/server.h"
 #include "resp_server/pg/activity.h"
+#include "resp_server/pg/batches.h"
+#include "resp_server/pg/command_stats_table.h"
+#include "resp_server/pg/hit_path.h"
+#include "resp_server/pg/row_reader.h"
+#include "resp_server/pg/server_info.h"
+#include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
+#include "resp_server/pg/topology.h"
+#include "resp_server/pg/writes.h"
 
 extern "C" {
 #include "pgstat.h"
@@ -65,6 +73,9 @@ constexpr uint64_t TIMER_INTERVAL_MS = 1000;
 /* The wakeup handle may be used: set after uv_async_init, cleared before it is closed. */
 volatile sig_atomic_t wakeup_usable = false;
 uv_async_t wakeup;
+
+/* run_server's logins, whose pg_hba.conf rules a reload reads again. */
+Authenticator *worker_logins = nullptr;
 
 /* INFO's command statistics, shared by every process, and this worker's pg_stat_activity row. */
 SharedCommandStats stats_store;
@@ -158,7 +169,8 @@ void process_interrupts(Server *server)
 		ConfigReloadPending = false;
 		ProcessConfigFile(PGC_SIGHUP);
 		load_tls_context(server);
-		server->data->settings_changed();
+		worker_logins->load_rules();
+		forget_prefixes();
 		configure_commands(server->processor);
 	}
 	if (InterruptPending) {
@@ -172,13 +184,12 @@ void process_interrupts(Server *server)
 /*
  * After each loop turn: a pause of local_cache.resp_batch_delay microseconds before the loop
  * blocks, when the load calls for it (batching.h says when and why). It does not first look
- * for requests already waiting: under that load they mostly are (4 turns in 5 measured), so
- * the look cost a system call per turn and saved a pause in few. The pause is bounded (at
- * most 1 ms) and a signal ends it at once.
+ * for requests already waiting: under that load they mostly are, so the look would cost a
+ * system call per turn and spare few pauses. The pause is bounded (at most 1 ms) and a signal
+ * ends it at once.
  * A worker with an io_uring pauses inside io_uring_enter, the turn's replies submitted in the
- * same call, not in nanosleep: as long a pause, but under the native client's 64 connections
- * the nanosleep pause held the worker at 105,000 MGETs of one key per second and this one at
- * 130,000-160,000 (docs/TECHNICAL.md, "Wakeups and local_cache.resp_batch_delay").
+ * same call, not in nanosleep: as long a pause, but under many clients it serves more requests.
+ * The measurements of both: docs/TECHNICAL.md, "Wakeups and local_cache.resp_batch_delay".
  */
 void pause_for_batch(Server *server)
 {
@@ -351,10 +362,19 @@ void run_server(int worker_number, WorkerCounters *counters)
 	server.worker_number = worker_number;
 	server.counters = counters;
 	size_for_open_files(&server);
-	PgDataSource data(worker_number);
-	CommandProcessor processor(data);
+	/* The commands' data sources on PostgreSQL, one object per interface (commands/data_source.h). */
+	PgRowReader rows;
+	PgCacheHits hits;
+	PgRowWriter writes;
+	PgBatches batches;
+	Authenticator logins;
+	PgServerInfo server_info;
+	worker_logins = &logins;
+	CommandProcessor processor(DataSources(rows, hits, writes, batches, logins, server_info));
 	WorkerClients clients(&server);
 	processor.set_client_directory(&clients);
+	PgClusterTopology topology;
+	processor.set_cluster(&topology);
 	TrackingFeed tracking_feed(worker_number);
 	server.tracking_feed = &tracking_feed;
 	configure_commands(&processor);
@@ -363,7 +383,7 @@ void run_server(int worker_number, WorkerCounters *counters)
 	WritePool write_pool(&server, local_cache_resp_write_workers);
 	if (local_cache_resp_write_workers > 0)
 		processor.set_write_offload(&write_pool);
-	server.data = &data;
+	server.logins = &logins;
 	server.processor = &processor;
 	server.write_pool = &write_pool;
 

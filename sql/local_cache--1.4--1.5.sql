@@ -97,8 +97,11 @@ WITH RECURSIVE used(typid) AS (
 SELECT typid FROM used
 $$;
 
+-- jit = off: the planner's guesses for the query below (a never-analyzed registry, the set
+-- functions' default row counts) put its cost past jit_above_cost, and compiling it took 100-250
+-- ms of every ALTER TABLE, ALTER TYPE and ALTER DOMAIN, under their locks.
 CREATE OR REPLACE FUNCTION local_cache._table_altered() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 BEGIN
     PERFORM local_cache._flush_at_commit(t.relid::oid)
        FROM local_cache.tables t

@@ -87,7 +87,7 @@ void CommandCounters::add(const CommandCounters &other)
 
 size_t error_code_of(std::string_view reply)
 {
-	size_t err = 1; /* kErrorCodes[1] */
+	size_t err = kErrCode;
 	if (reply.empty() || reply[0] != '-')
 		return err;
 	std::string_view word = reply.substr(1, 32);

@@ -9,7 +9,7 @@
  * CommandStatsRecorder: no lock, no shared-memory write, and no allocation once it has seen the
  * (role, command) pair. At its loop's idle points, at most once a millisecond (worker.cpp), it
  * folds what it counted into the CommandStatsStore every process shares
- * (resp_server/command_stats_table.h on PostgreSQL; the tests fake it), which INFO and the SQL
+ * (resp_server/pg/command_stats_table.h on PostgreSQL; the tests fake it), which INFO and the SQL
  * views read: a worker's requests show there within 10 ms, and at once in its
  * own INFO, which folds first.
  *
@@ -18,7 +18,8 @@
  * as one call and each command it ran as one call of its own; a request queued by MULTI counts
  * when EXEC runs it, one that waits for a lock or a write worker when it is answered. A request
  * refused before it ran (wrong number of arguments, NOAUTH, not allowed in RESP2's subscribed
- * mode or inside MULTI) counts a rejected call of the command it named; one naming no command
+ * mode or inside MULTI, a cluster-mode redirection -MOVED) counts a rejected call of the command
+ * it named; one naming no command
  * (unknown command or subcommand) counts only in errorstats. Every error reply counts in
  * errorstats under its code, the reply's first word (ERR for a reply without one of the codes
  * this server answers).
@@ -72,9 +73,12 @@ struct LatencyHistogram {
 
 /* The error codes errorstats counts, in the order Redis lists them (sorted). Every error this
  * server answers starts with one of them. */
-constexpr std::string_view kErrorCodes[] = {"BUSY",   "ERR",     "EXECABORT", "NOAUTH",
-											"NOPERM", "NOPROTO", "READONLY",  "WRONGPASS"};
+constexpr std::string_view kErrorCodes[] = {"BUSY",   "CLUSTERDOWN", "ERR",     "EXECABORT", "MOVED",
+											"NOAUTH", "NOPERM",      "NOPROTO", "READONLY",  "WRONGPASS"};
 constexpr size_t kErrorCodeCount = sizeof(kErrorCodes) / sizeof(kErrorCodes[0]);
+/* ERR's index: what a reply without one of the codes counts as. */
+constexpr size_t kErrCode = 2;
+static_assert(kErrorCodes[kErrCode] == "ERR");
 /* The code of an error reply ("-NOAUTH Authentication required.\r\n": NOAUTH): its first word,
  * at most 32 bytes, as Redis takes it; ERR when that is none of kErrorCodes. */
 size_t error_code_of(std::string_view reply);
@@ -156,7 +160,7 @@ private:
 		c.latency.add(usec);
 		if (failed) {
 			c.failed_calls++;
-			c.errors[error_code < kErrorCodeCount ? error_code : 1]++;
+			c.errors[error_code < kErrorCodeCount ? error_code : kErrCode]++;
 		}
 	}
 
@@ -182,7 +186,7 @@ private:
 };
 
 /*
- * The statistics every process shares (resp_server/command_stats_table.h). Calls come from the
+ * The statistics every process shares (resp_server/pg/command_stats_table.h). Calls come from the
  * process's loop thread; failures are not reported (statistics are lost, requests never fail).
  */
 class CommandStatsStore {

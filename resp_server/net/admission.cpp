@@ -18,14 +18,14 @@
  * A worker keeps its connections waiting for login in one list, oldest first (Connection::
  * waiting_prev/next): the one to close for room is its head, and the timer stops at the first
  * one whose time is not up. Everything runs on the worker's thread; the counters are atomics in
- * shared memory (shared_state.h), read without a lock, so resp_max_clients may be passed by the
+ * shared memory (pg/shared_state.h), read without a lock, so resp_max_clients may be passed by the
  * logins of other workers at the same instant (as before, when it counted every connection).
  */
 #include "extension/pg.h"
 
 #include "resp_server/net/server.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 extern "C" {
 #include "postmaster/postmaster.h"

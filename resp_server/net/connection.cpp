@@ -22,7 +22,7 @@
 #include "resp_server/protocol/buffers.h"
 #include "resp_server/net/server.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -398,7 +398,7 @@ void tls_established(Connection *c)
 	c->session.tls_certificate_verified = c->tls->peer_verified();
 	if (c->session.tls_certificate_verified)
 		c->session.tls_common_name = c->tls->peer_common_name();
-	c->session.role = c->server->data->default_role(c->session);
+	c->session.role = c->server->logins->default_role(c->session);
 	note_login(c, c->pending.size());
 }
 
@@ -556,7 +556,7 @@ void describe_session(Connection *c)
 	/* After the address: pg_hba.conf decides by it. A TLS connection's, after its handshake:
 	 * its certificate may name the role, and no request can come before. */
 	if (c->tls == nullptr)
-		c->session.role = server->data->default_role(c->session);
+		c->session.role = server->logins->default_role(c->session);
 }
 
 } // namespace
@@ -696,7 +696,7 @@ void close_connection(Connection *c)
 	forget_tracking(c);
 	forget_login(c);
 	count(&server->counters->connected_clients, -1);
-	server->data->session_ended(c->session);
+	server->logins->session_ended(c->session);
 	server->client_memory -= c->accounted_memory;
 	c->accounted_memory = 0;
 	if (c->on_ring) {

@@ -16,7 +16,7 @@
 #include "resp_server/net/port_sharing.h"
 #include "resp_server/net/server.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 #include <netdb.h>
 #include <sys/socket.h>

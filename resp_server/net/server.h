@@ -30,11 +30,10 @@
 #include "resp_server/net/io_ring.h"
 #include "resp_server/net/tls_session.h"
 #include "resp_server/net/write_pool.h"
-#include "resp_server/pg/pg_data_source.h"
 #include "resp_server/pg/tracking_feed.h"
 #include "resp_server/protocol/request_parser.h"
 #include "resp_server/protocol/reply.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 #include <uv.h>
 
@@ -137,7 +136,7 @@ struct Server {
 	/* The same connections by CLIENT ID, for invalidations addressed to one. */
 	std::unordered_map<uint64_t, Connection *> connections_by_id;
 	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */
-	WorkerCounters *counters = nullptr; /* this worker's, in shared memory (shared_state.h) */
+	WorkerCounters *counters = nullptr; /* this worker's, in shared memory (pg/shared_state.h) */
 	size_t connections_here = 0;
 	/* The connections not logged in yet, oldest first (admission.cpp). */
 	Connection *waiting_oldest = nullptr;
@@ -156,7 +155,7 @@ struct Server {
 	std::vector<char> tls_read_buffer;
 	/* Rate-limits the lines of failed TLS handshakes, per client address (tls_server.cpp). */
 	HandshakeFailureLog handshake_failures;
-	PgDataSource *data = nullptr;
+	Logins *logins = nullptr; /* the default role at accept, and the end of a session */
 	CommandProcessor *processor = nullptr;
 	WritePool *write_pool = nullptr; /* where the writes run (write_pool.h) */
 	TrackingFeed *tracking_feed = nullptr;
@@ -165,6 +164,8 @@ struct Server {
 	int tracking_tick_fd = -1;
 	uv_poll_t tracking_tick;
 	TrackingWake tracking_wake = TrackingWake::Signal;
+	/* The last collect read records and left some waiting for their transaction's end. */
+	bool tracking_new_waits = false;
 	/* Connections subscribed to __redis__:invalidate (REDIRECT targets over RESP2). */
 	size_t invalidation_subscribers = 0;
 	int64_t next_bind_attempt_ms = 0;

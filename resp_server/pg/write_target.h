@@ -1,6 +1,6 @@
 /*
  * write_target.h — the table a RESP write names, as the write statements (writes.cpp,
- * row_versions.cpp) need it: locked, its quoted name, its key columns and the key's values with
+ * batches.cpp) need it: locked, its quoted name, its key columns and the key's values with
  * the SQL fragments that name them, its other writable columns, and the checks of client text.
  * All of it runs in a transaction, inside the error boundary (write_runner.h): errors are
  * ereport(ERROR)s.

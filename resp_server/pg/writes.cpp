@@ -1,6 +1,6 @@
 /*
  * writes.cpp — the SQL of the RESP write commands: SET, MSET, DEL, HSET, HDEL, HINCRBY
- * (RowWriter), built on the table their key names (write_target.h) and run through SPI as the
+ * (PgRowWriter, writes.h), built on the table their key names (write_target.h) and run through SPI as the
  * connection's role (write_runner.h, whose run_write is every command's prologue).
  *
  * A write is an ordinary statement on the table: the role's INSERT/UPDATE/DELETE privileges,
@@ -16,7 +16,9 @@
  * after lock_timeout (1 ms in the workers): the command answers Busy, and the server runs it
  * again until local_cache.resp_lock_timeout.
  */
-#include "resp_server/pg/pg_data_source.h"
+#include "extension/pg.h"
+
+#include "resp_server/pg/writes.h"
 #include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/write_runner.h"
 #include "resp_server/pg/write_target.h"
@@ -182,7 +184,12 @@ bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, siz
 
 } // namespace
 
-LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, const std::string_view *values,
+PgRowWriter::PgRowWriter()
+{
+	start_session_runtime();
+}
+
+LookupResult PgRowWriter::set_rows(const Session &session, const RowKey *keys, const std::string_view *values,
 									size_t count, const SetOptions &options, SetOutcome &outcome)
 {
 	outcome = SetOutcome();
@@ -208,7 +215,7 @@ LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, 
 	return LookupResult::ok();
 }
 
-LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted)
+LookupResult PgRowWriter::delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted)
 {
 	uint64 total = 0;
 	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
@@ -261,7 +268,7 @@ LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *key
 	return result;
 }
 
-LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key, const std::string_view *names,
+LookupResult PgRowWriter::set_columns(const Session &session, const RowKey &key, const std::string_view *names,
 									   const std::string_view *texts, size_t count, int64_t *added)
 {
 	bool inserted = false;
@@ -334,7 +341,7 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 	return LookupResult::ok();
 }
 
-LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &key, const std::string_view *names,
+LookupResult PgRowWriter::clear_columns(const Session &session, const RowKey &key, const std::string_view *names,
 										 size_t count, int64_t *removed)
 {
 	uint64 cleared = 0;
@@ -380,7 +387,7 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 	return LookupResult::ok();
 }
 
-LookupResult PgDataSource::increment_column(const Session &session, const RowKey &key, std::string_view name,
+LookupResult PgRowWriter::increment_column(const Session &session, const RowKey &key, std::string_view name,
 											std::string_view increment, std::string *result)
 {
 	char *text = nullptr;

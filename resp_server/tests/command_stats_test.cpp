@@ -11,6 +11,7 @@
 #include "resp_server/commands/command_stats.h"
 #include "resp_server/commands/command_table.h"
 #include "resp_server/tests/command_harness.h"
+#include "resp_server/tests/fake_cluster.h"
 
 #include <cstring>
 #include <map>
@@ -150,6 +151,7 @@ BOOST_AUTO_TEST_CASE(error_codes_are_the_replys_first_word)
 	BOOST_TEST(code("-BUSY table \"items\" is locked\r\n") == "BUSY");
 	BOOST_TEST(code("-ERR unknown command 'x'\r\n") == "ERR");
 	BOOST_TEST(code("-EXECABORT Transaction discarded\r\n") == "EXECABORT");
+	BOOST_TEST(code("-CLUSTERDOWN Hash slot not served\r\n") == "CLUSTERDOWN");
 	/* A code this server never answers, or none at all: ERR, as Redis falls back to it. */
 	BOOST_TEST(code("-NOSUCHCODE x\r\n") == "ERR");
 	BOOST_TEST(code("-READONLY\r\n") == "READONLY");
@@ -287,6 +289,22 @@ BOOST_AUTO_TEST_CASE(requests_count_as_calls_failures_and_rejections)
 	BOOST_TEST(before_login.calls == 0u);
 	BOOST_TEST(before_login.rejected_calls == 1u);
 	BOOST_TEST(before_login.errors[error_code_of("-NOAUTH x")] == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_cluster_redirection_is_a_rejected_call)
+{
+	/* Redis Cluster counts -MOVED as a rejected call of the command, and the error as MOVED. */
+	Connection c;
+	resp_test::FakeCluster cluster;
+	cluster.standby = true;
+	c.processor.set_cluster(&cluster);
+	BOOST_TEST(c.run({"GET", "users:1"}).rfind("-MOVED ", 0) == 0u);
+	c.processor.fold_stats();
+	CommandCounters get = c.data.stats.of(10, number("get"));
+	BOOST_TEST(get.calls == 0u);
+	BOOST_TEST(get.rejected_calls == 1u);
+	BOOST_TEST(get.errors[error_code_of("-MOVED 1 h:1")] == 1u);
+	BOOST_TEST(std::string(kErrorCodes[error_code_of("-MOVED 1 h:1")]) == "MOVED");
 }
 
 BOOST_AUTO_TEST_CASE(exec_counts_itself_and_each_command_it_ran)

@@ -29,7 +29,6 @@ const TYPED = 'trk_typed'; // prefix trktyped: rows made of an enum array and a 
 const PARENT = 'trk_parent'; // prefix trkparent
 const CHILD = 'trk_child'; // prefix trkchild
 const ECHO = 'trk_echo'; // prefix trkecho
-const CHK = 'trk_chk'; // prefix chk: a character(4) key, whose equality ignores trailing blanks
 const key = (id) => `trk:${id}`;
 const rowJson = (id, v) => JSON.stringify({ id, v });
 
@@ -140,16 +139,13 @@ before(() => {
           BEGIN UPDATE public.${ECHO} SET v = 'echo of ' || NEW.v WHERE id = NEW.id + 1000; RETURN NULL; END $$;
         CREATE TRIGGER trk_echo AFTER INSERT OR UPDATE ON ${ECHO} FOR EACH ROW WHEN (NEW.id < 1000) EXECUTE FUNCTION trk_echo_write();
         SELECT local_cache.enable('${ECHO}', resp_prefix => 'trkecho');
-        CREATE TABLE ${CHK} (code character(4) PRIMARY KEY, v text);
-        INSERT INTO ${CHK} VALUES ('ab', 'two'), ('cd', 'two more');
-        SELECT local_cache.enable('${CHK}', resp_prefix => 'chk');
-        GRANT SELECT ON ${T}, ${OTHER}, ${FLUSH}, ${TYPED}, ${PARENT}, ${CHILD}, ${ECHO}, ${CHK} TO ${READER};
-        GRANT SELECT, INSERT, UPDATE, DELETE ON ${T}, ${OTHER}, ${PARENT}, ${CHILD}, ${ECHO}, ${CHK} TO ${WRITER}`);
+        GRANT SELECT ON ${T}, ${OTHER}, ${FLUSH}, ${TYPED}, ${PARENT}, ${CHILD}, ${ECHO} TO ${READER};
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ${T}, ${OTHER}, ${PARENT}, ${CHILD}, ${ECHO} TO ${WRITER}`);
 });
 after(async () => {
   for (const c of conns) c.close();
   await closeAll();
-  psql(`DROP TABLE ${T}, ${OTHER}, ${FLUSH}, ${TYPED}, ${CHILD}, ${PARENT}, ${ECHO}, ${CHK}; DROP FUNCTION trk_echo_write();
+  psql(`DROP TABLE ${T}, ${OTHER}, ${FLUSH}, ${TYPED}, ${CHILD}, ${PARENT}, ${ECHO}; DROP FUNCTION trk_echo_write();
         DROP TYPE trk_mood, trk_point; DROP ROLE ${WRITER}`);
 });
 
@@ -678,50 +674,6 @@ test('INFO tracking_total_keys, _items and _prefixes count the worker\'s trackin
   assert.equal((await trackingStats(c)).prefixes - s0.prefixes, 2);
   await b.ok('CLIENT', 'TRACKING', 'OFF');
   assert.equal((await trackingStats(c)).prefixes - s0.prefixes, 0);
-});
-
-// ---- the name you read is the name you are told about: only a key's canonical spelling names
-// its row (issue 43). A character(n) key's equality ignores trailing blanks, but the
-// invalidation names the key as the server renders it ("chk:ab"); a client cache keyed by the
-// name it asked for must never hold a value under "chk:ab " that no push would reach.
-
-const chkJson = (code, v) => JSON.stringify({ code: code.padEnd(4, ' '), v });
-
-test('a character(n) key spelled with trailing blanks names no row: nil, and after an UPDATE still nil; the canonical spelling is pushed', async () => {
-  const c = await tracker();
-  assert.equal(await c.call('GET', 'chk:ab '), null, 'GET "chk:ab " (not the canonical spelling)');
-  assert.deepEqual(await c.must('MGET', 'chk:ab  ', 'chk:ab'), [null, chkJson('ab', 'two')]);
-  assert.equal(await c.must('EXISTS', 'chk:ab ', 'chk:ab   '), 0);
-  psql(`UPDATE ${CHK} SET v = 'changed' WHERE code = 'ab'`);
-  await expectInvalidation(c, ['chk:ab']);
-  // nothing the blank spelling answered can be stale: it answers nil before and after
-  assert.equal(await c.call('GET', 'chk:ab '), null);
-  assert.equal(await c.call('GET', 'chk:ab'), chkJson('ab', 'changed'));
-});
-
-test('node-redis clientSideCache: a cache keyed by the name asked for never keeps a stale row under a blank-padded spelling', async () => {
-  const client = await redis6({ RESP: 3, clientSideCache: { ttl: 0, maxEntries: 0 } });
-  assert.equal(await client.get('chk:cd '), null);
-  assert.equal(await client.get('chk:cd'), chkJson('cd', 'two more'));
-  psql(`UPDATE ${CHK} SET v = 'changed cd' WHERE code = 'cd'`);
-  let last;
-  await waitFor('the invalidation of chk:cd to reach node-redis', 5000, async () => {
-    last = await client.get('chk:cd');
-    return last === chkJson('cd', 'changed cd');
-  }, () => `get answered ${last}`);
-  assert.equal(await client.get('chk:cd '), null, 'the blank-padded spelling still names no row');
-});
-
-test('a write to a blank-padded character(n) key is refused with the canonical spelling; nothing is written or pushed', async () => {
-  const c = await tracker();
-  const w = await writer();
-  assert.equal(await c.call('GET', 'chk:cd'), psql(`SELECT row_to_json(t)::text FROM ${CHK} t WHERE code = 'cd'`));
-  const refused = await w.call('SET', 'chk:cd ', '{"v":"through blanks"}');
-  assert.ok(refused instanceof RespError, `SET "chk:cd " answered ${show(refused)}`);
-  assert.match(String(refused), /key "chk:cd " is not in canonical form; the row's key is "chk:cd"/);
-  assert.notEqual(psql(`SELECT v FROM ${CHK} WHERE code = 'cd'`), 'through blanks');
-  await w.ok('SET', 'chk:cd', '{"v":"canonical"}');
-  await expectInvalidation(c, ['chk:cd']);
 });
 
 // ---- (p) node-redis's client-side cache

@@ -25,7 +25,7 @@
 
 #include "extension/boundary.h"
 #include "extension/store.h"
-#include "resp_server/command_stats_table.h"
+#include "resp_server/pg/command_stats_table.h"
 #include "resp_server/commands/command_table.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/pg/transaction.h"

@@ -10,9 +10,9 @@
 #include "extension/pg.h"
 
 #include "extension/boundary.h"
-#include "resp_server/command_stats_table.h"
+#include "resp_server/pg/command_stats_table.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 extern "C" {
 #include "miscadmin.h"

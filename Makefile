@@ -42,7 +42,7 @@ PG_CXXFLAGS = -std=c++17 -O2 -fno-semantic-interposition -Wall -Wno-register -Wn
 LOCAL_CACHE_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(project_root)/local_cache.control)
 # One include root: every project header is named from the top of the tree ("extension/fetch.h").
 PG_CPPFLAGS = -I$(project_root) -DLOCAL_CACHE_VERSION='"$(LOCAL_CACHE_VERSION)"'
-SHLIB_LINK = -luv -lssl -lcrypto -lstdc++ -Wl,-Bsymbolic-functions
+SHLIB_LINK = -luv -luring -lssl -lcrypto -lstdc++ -Wl,-Bsymbolic-functions
 
 # The server-dev package turns on LLVM bitcode, which would compile our C++ with clang
 # without PG_CXXFLAGS; JIT inlining of this code buys nothing, so skip it.
@@ -116,7 +116,7 @@ RESP_UNITTEST_SRCS = $(wildcard resp_server/tests/test_main.cpp resp_server/test
 RESP_TEST_SRCS = tools/lib/resp_reply.cpp
 
 $(RESP_UNITTEST_BIN): $(call unittest_objects,$(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS))
-	$(CXX) -o $@ $^ -lboost_unit_test_framework -lssl -lcrypto -pthread
+	$(CXX) -o $@ $^ -lboost_unit_test_framework -luring -lssl -lcrypto -pthread
 
 -include $(patsubst %.o,%.d,$(call unittest_objects,$(UNITTEST_SRCS) $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS)))
 
@@ -147,7 +147,7 @@ $(FUZZ_KEYS_BIN): extension/tests/fuzz_keys.cpp extension/key_bytes.cpp extensio
 
 $(FUZZ_COMMANDS_BIN): resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) $(RESP_HEADERS) \
 		$(wildcard resp_server/tests/fake_*.h)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) -lssl -lcrypto -pthread
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) -luring -lssl -lcrypto -pthread
 
 # fuzz_run BINARY DICTIONARY SEEDS: runs one target, new inputs in a throwaway directory so the
 # checked-in seeds stay as they are. The "fuzz target:" line tells tools/test.sh whose output

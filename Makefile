@@ -15,7 +15,7 @@ MODULE_big = local_cache
 # (resp_server/README.md); tools/check_tree.py keeps their include rules.
 project_root := $(patsubst %/,%,$(dir $(firstword $(MAKEFILE_LIST))))
 SOURCE_DIRS = extension fdw resp_server resp_server/protocol resp_server/commands resp_server/net \
-	resp_server/pg resp_server/auth
+	resp_server/clients resp_server/pg resp_server/auth
 OBJS = local_cache.o $(sort $(patsubst $(project_root)/%.cpp,%.o,$(foreach d,$(SOURCE_DIRS),$(wildcard $(project_root)/$(d)/*.cpp))))
 
 EXTENSION = local_cache
@@ -103,22 +103,24 @@ $(UNITTEST_OBJDIR)/%.o: %.cpp
 $(UNITTEST_BIN): $(call unittest_objects,$(UNITTEST_SRCS))
 	$(CXX) -o $@ $^ -lboost_unit_test_framework -pthread
 
-# The RESP server's PostgreSQL-free and libuv-free layers (protocol/, commands/), the
-# password checks of auth/, and net/'s TLS sessions and io_uring are tested alone, over fakes of the data-source interfaces.
+# The RESP server's PostgreSQL-free layers are tested alone: protocol/ and commands/ over fakes of
+# the data-source interfaces, the password checks of auth/, the transport (net/: io_uring and
+# libuv, TLS over either) over socket pairs, and the clients (clients/) over both with fakes of
+# what they ask of PostgreSQL.
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_SRCS = extension/key_bytes.cpp $(wildcard resp_server/protocol/*.cpp resp_server/commands/*.cpp) \
-	resp_server/auth/password_check.cpp resp_server/net/tls_session.cpp resp_server/net/io_ring.cpp
+	resp_server/auth/password_check.cpp
 RESP_HEADERS = extension/key_bytes.h extension/shard.h $(wildcard resp_server/protocol/*.h resp_server/commands/*.h) \
-	resp_server/auth/password_check.h resp_server/net/batching.h resp_server/net/disconnect_log.h \
-	resp_server/net/tls_session.h resp_server/net/io_ring.h
+	resp_server/auth/password_check.h
+RESP_LAYER_SRCS = $(wildcard resp_server/net/*.cpp resp_server/clients/*.cpp)
 RESP_UNITTEST_SRCS = $(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)
 # Replies are read by the C++ tools' reader (tools/lib/resp_reply.*).
 RESP_TEST_SRCS = tools/lib/resp_reply.cpp
 
-$(RESP_UNITTEST_BIN): $(call unittest_objects,$(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS))
-	$(CXX) -o $@ $^ -lboost_unit_test_framework -luring -lssl -lcrypto -pthread
+$(RESP_UNITTEST_BIN): $(call unittest_objects,$(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_LAYER_SRCS) $(RESP_TEST_SRCS))
+	$(CXX) -o $@ $^ -lboost_unit_test_framework -luv -luring -lssl -lcrypto -pthread
 
--include $(patsubst %.o,%.d,$(call unittest_objects,$(UNITTEST_SRCS) $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_TEST_SRCS)))
+-include $(patsubst %.o,%.d,$(call unittest_objects,$(UNITTEST_SRCS) $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_LAYER_SRCS) $(RESP_TEST_SRCS)))
 
 .PHONY: unittest
 unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
@@ -147,7 +149,7 @@ $(FUZZ_KEYS_BIN): extension/tests/fuzz_keys.cpp extension/key_bytes.cpp extensio
 
 $(FUZZ_COMMANDS_BIN): resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) $(RESP_HEADERS) \
 		$(wildcard resp_server/tests/fake_*.h)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) -luring -lssl -lcrypto -pthread
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) -lssl -lcrypto -pthread
 
 # fuzz_run BINARY DICTIONARY SEEDS: runs one target, new inputs in a throwaway directory so the
 # checked-in seeds stay as they are. The "fuzz target:" line tells tools/test.sh whose output

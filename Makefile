@@ -83,13 +83,22 @@ installcheck-preloaded:
 override CPPFLAGS += -MMD -MP
 -include $(OBJS:.o=.d)
 
-# Boost.Test unit tests: the parts written without PostgreSQL headers. Each component's tests
-# are the .cpp files of its tests/ folder (test_main.cpp and *_test.cpp; fuzz_*.cpp are the
-# libFuzzer targets below), built with the PostgreSQL-free sources they test.
+# Boost.Test unit tests and the libFuzzer targets are built from the PostgreSQL-free set
+# (docs/TECHNICAL.md, "Layers"), which no list names: `reach` follows a build's own files to
+# every project header they include and the .cpp beside each such header, as the pg-free rule of
+# tools/check_tree.py does. They compile without PostgreSQL's include path, so a PostgreSQL
+# header in what they reach fails the build too. Each component's tests are the .cpp files of its
+# tests/ folder (test_main.cpp and *_test.cpp; fuzz_*.cpp are the libFuzzer targets below).
+# (`.include` in the sed expression: a literal # would start a comment in older makes.)
+project_includes = $(wildcard $(shell sed -n 's/^[[:space:]]*.[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' $(1) /dev/null))
+with_cpp = $(sort $(1) $(wildcard $(patsubst %.h,%.cpp,$(filter %.h,$(1)))))
+# reach_from KNOWN,NEW: only the files found last are read again.
+reach_from = $(if $(2),$(call reach_from,$(sort $(1) $(2)),$(filter-out $(1) $(2),$(call with_cpp,$(call project_includes,$(2))))),$(1))
+reach = $(call reach_from,,$(call with_cpp,$(1)))
+
 UNITTEST_CXXFLAGS = -std=c++17 -O1 -g -Wall -DBOOST_TEST_DYN_LINK -I.
 UNITTEST_BIN = extension/tests/unit_tests
-UNITTEST_SRCS = $(wildcard extension/tests/test_main.cpp extension/tests/*_test.cpp) \
-	extension/shard.cpp extension/key_bytes.cpp
+UNITTEST_SRCS := $(filter %.cpp,$(call reach,$(wildcard extension/tests/test_main.cpp extension/tests/*_test.cpp)))
 
 # Each source is compiled on its own into .unittest/ (make -j compiles them in parallel; a
 # change rebuilds only what it touches).
@@ -103,24 +112,20 @@ $(UNITTEST_OBJDIR)/%.o: %.cpp
 $(UNITTEST_BIN): $(call unittest_objects,$(UNITTEST_SRCS))
 	$(CXX) -o $@ $^ -lboost_unit_test_framework -pthread
 
-# The RESP server's PostgreSQL-free layers are tested alone: protocol/ and commands/ over fakes of
-# the data-source interfaces, the password checks of auth/, the transport (net/: io_uring and
-# libuv, TLS over either) over socket pairs, and the clients (clients/) over both with fakes of
-# what they ask of PostgreSQL.
+# The RESP server's PostgreSQL-free layers (protocol/, commands/; the transport net/ and the
+# clients clients/, whose files, like the handlers, mostly have no header of their own) and what
+# they and the tests reach: the command layer over fakes of the data-source interfaces, the
+# transport and the clients over socket pairs through both backends (io_uring, libuv).
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
-RESP_SRCS = extension/key_bytes.cpp $(wildcard resp_server/protocol/*.cpp resp_server/commands/*.cpp) \
-	resp_server/auth/password_check.cpp
-RESP_HEADERS = extension/key_bytes.h extension/shard.h $(wildcard resp_server/protocol/*.h resp_server/commands/*.h) \
-	resp_server/auth/password_check.h
-RESP_LAYER_SRCS = $(wildcard resp_server/net/*.cpp resp_server/clients/*.cpp)
-RESP_UNITTEST_SRCS = $(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)
-# Replies are read by the C++ tools' reader (tools/lib/resp_reply.*).
-RESP_TEST_SRCS = tools/lib/resp_reply.cpp
+RESP_LAYER_SRCS = $(wildcard resp_server/protocol/*.cpp resp_server/commands/*.cpp)
+RESP_TRANSPORT_SRCS = $(wildcard resp_server/net/*.cpp resp_server/clients/*.cpp)
+RESP_UNITTEST_SRCS := $(filter %.cpp,$(call reach,$(RESP_LAYER_SRCS) $(RESP_TRANSPORT_SRCS) \
+	$(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)))
 
-$(RESP_UNITTEST_BIN): $(call unittest_objects,$(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_LAYER_SRCS) $(RESP_TEST_SRCS))
+$(RESP_UNITTEST_BIN): $(call unittest_objects,$(RESP_UNITTEST_SRCS))
 	$(CXX) -o $@ $^ -lboost_unit_test_framework -luv -luring -lssl -lcrypto -pthread
 
--include $(patsubst %.o,%.d,$(call unittest_objects,$(UNITTEST_SRCS) $(RESP_UNITTEST_SRCS) $(RESP_SRCS) $(RESP_LAYER_SRCS) $(RESP_TEST_SRCS)))
+-include $(patsubst %.o,%.d,$(call unittest_objects,$(UNITTEST_SRCS) $(RESP_UNITTEST_SRCS)))
 
 .PHONY: unittest
 unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
@@ -129,9 +134,10 @@ unittest: $(UNITTEST_BIN) $(RESP_UNITTEST_BIN)
 
 # libFuzzer targets (clang; Debian: clang, libclang-rt-14-dev): the RESP request parser, the
 # command layer (requests from the parser run against the unit tests' fake data sources),
-# and the key bytes and key text every RESP key goes through. `make fuzz` runs the three, each
-# for a third of FUZZ_SECONDS (`make fuzz-parser`, `fuzz-commands`, `fuzz-keys`: one of them,
-# for the same third); crash inputs are written under FUZZ_ARTIFACTS, named after the target.
+# and the key bytes and key text every RESP key goes through; each built from what its file
+# reaches (above). FUZZ_SECONDS is the time of the whole run: `make fuzz` gives each target a
+# third of it, `make fuzz-parser` (`fuzz-commands`, `fuzz-keys`) all of it to the one. Crash
+# inputs are written under FUZZ_ARTIFACTS, named after the target.
 FUZZ_CXX ?= clang++
 FUZZ_CXXFLAGS = -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
 FUZZ_BIN = resp_server/tests/fuzz_parser
@@ -140,21 +146,19 @@ FUZZ_KEYS_BIN = extension/tests/fuzz_keys
 FUZZ_SECONDS ?= 30
 FUZZ_ARTIFACTS ?= /tmp/local_cache_fuzz
 
-$(FUZZ_BIN): resp_server/tests/fuzz_parser.cpp resp_server/protocol/request_parser.cpp resp_server/protocol/request_parser.h resp_server/protocol/buffers.h \
-		resp_server/tests/parse_harness.h extension/key_bytes.cpp extension/key_bytes.h
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_parser.cpp resp_server/protocol/request_parser.cpp extension/key_bytes.cpp
+$(FUZZ_BIN): $(call reach,resp_server/tests/fuzz_parser.cpp)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ $(filter %.cpp,$^)
 
-$(FUZZ_KEYS_BIN): extension/tests/fuzz_keys.cpp extension/key_bytes.cpp extension/key_bytes.h extension/shard.h
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ extension/tests/fuzz_keys.cpp extension/key_bytes.cpp
+$(FUZZ_KEYS_BIN): $(call reach,extension/tests/fuzz_keys.cpp)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ $(filter %.cpp,$^)
 
-$(FUZZ_COMMANDS_BIN): resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) $(RESP_HEADERS) \
-		$(wildcard resp_server/tests/fake_*.h)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ resp_server/tests/fuzz_commands.cpp $(RESP_SRCS) -lssl -lcrypto -pthread
+$(FUZZ_COMMANDS_BIN): $(call reach,resp_server/tests/fuzz_commands.cpp $(RESP_LAYER_SRCS))
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -o $@ $(filter %.cpp,$^) -lssl -lcrypto -pthread
 
 # fuzz_run BINARY DICTIONARY SEEDS: runs one target, new inputs in a throwaway directory so the
 # checked-in seeds stay as they are. The "fuzz target:" line tells tools/test.sh whose output
 # follows.
-FUZZ_SHARE = $(shell s=$$(( $(FUZZ_SECONDS) / 3 )); echo $$(( s > 0 ? s : 1 )))
+FUZZ_SHARE = $(if $(filter fuzz,$(MAKECMDGOALS)),$(shell s=$$(( $(FUZZ_SECONDS) / 3 )); echo $$(( s > 0 ? s : 1 ))),$(FUZZ_SECONDS))
 define fuzz_run
 	@echo "fuzz target: $(notdir $(1))"
 	mkdir -p $(FUZZ_ARTIFACTS)

@@ -15,7 +15,8 @@
 
 #include "extension/boundary.h"
 #include "extension/core.h"
-#include "resp_server/shared_state.h"
+#include "extension/settings.h"
+#include "resp_server/entry.h"
 
 extern "C" {
 #include "miscadmin.h"
@@ -53,9 +54,11 @@ void init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
+	local_cache::remember_configured_settings();
 	local_cache::core_init();
 	local_cache::resp_init();
 	MarkGUCPrefixReserved("local_cache");
+	local_cache::refuse_invalid_settings();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = local_cache::pg_entry<request_shmem>;

@@ -3,6 +3,7 @@
  */
 #include "extension/key_bytes.h"
 
+#include <charconv>
 #include <cstring>
 #include <limits>
 
@@ -33,8 +34,8 @@ uint32_t fixed_column_from_text(KeyKind kind, std::string_view text, char *out)
 {
 	if (is_integer(kind)) {
 		int64_t value;
-		if (!parse_canonical_int64(text, &value))
-			return 0;
+		if (!parse_canonical_int64(text, &value) || !integer_fits(value, kind))
+			return 0; /* no value of the column: no key of this shape, as canonical_spelling says */
 		std::memcpy(out, &value, INT_KEY_BYTES);
 		return INT_KEY_BYTES;
 	}
@@ -63,6 +64,118 @@ bool find_column_end(std::string_view text, size_t at, size_t *end)
 	return true;
 }
 
+/* isspace() in the C locale: what PostgreSQL's integer input skips around the digits. */
+bool sql_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* An integer as PostgreSQL 15's int2in, int4in and int8in read it (pg_strtoint16/32/64):
+ * blanks around, one '-' or '+', at least one digit, leading zeros, within the kind's range. */
+bool integer_as_sql_reads(KeyKind kind, std::string_view text, int64_t *value)
+{
+	size_t at = 0, end = text.size();
+	while (at < end && sql_blank(text[at]))
+		at++;
+	while (end > at && sql_blank(text[end - 1]))
+		end--;
+	bool negative = false;
+	if (at < end && (text[at] == '-' || text[at] == '+'))
+		negative = text[at++] == '-';
+	if (at == end)
+		return false;
+	constexpr uint64_t max_magnitude = uint64_t(std::numeric_limits<int64_t>::max()) + 1;
+	uint64_t magnitude = 0;
+	for (; at < end; at++) {
+		if (text[at] < '0' || text[at] > '9')
+			return false;
+		unsigned digit = unsigned(text[at] - '0');
+		if (magnitude > (max_magnitude - digit) / 10)
+			return false; /* past any int64; leading zeros keep it 0 */
+		magnitude = magnitude * 10 + digit;
+	}
+	if (!negative && magnitude == max_magnitude)
+		return false;
+	*value = !negative ? int64_t(magnitude)
+			 : magnitude == max_magnitude ? std::numeric_limits<int64_t>::min() : -int64_t(magnitude);
+	return integer_fits(*value, kind);
+}
+
+/* A byte with A-Z folded to a-z; never the locale's tolower(), which a backend sets from the
+ * database. */
+unsigned char ascii_lower(char c)
+{
+	unsigned char u = static_cast<unsigned char>(c);
+	return u >= 'A' && u <= 'Z' ? u + ('a' - 'A') : u;
+}
+
+/* A uuid as PostgreSQL 15's uuid_in reads it: 32 hex digits in either case, optionally in
+ * braces, with a '-' allowed after any group of four digits but the last. */
+bool uuid_as_sql_reads(std::string_view text, char *out)
+{
+	size_t at = 0;
+	bool braces = !text.empty() && text[0] == '{';
+	at += braces;
+	for (uint32_t b = 0; b < UUID_KEY_BYTES; b++) {
+		if (text.size() - at < 2)
+			return false;
+		unsigned high = HEX_DIGITS.value[ascii_lower(text[at])];
+		unsigned low = HEX_DIGITS.value[ascii_lower(text[at + 1])];
+		if ((high | low) & 0x10)
+			return false;
+		out[b] = char(high << 4 | low);
+		at += 2;
+		if (b % 2 == 1 && b + 1 < UUID_KEY_BYTES && at < text.size() && text[at] == '-')
+			at++;
+	}
+	if (braces && (at == text.size() || text[at++] != '}'))
+		return false;
+	return at == text.size();
+}
+
+/* A uuid's 16 bytes as its 36 characters of canonical text (lower case, dashes at 8, 13, 18
+ * and 23). */
+void write_uuid_text(const char *bytes, char *out)
+{
+	for (uint32_t i = 0; i < UUID_KEY_BYTES; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*out++ = '-';
+		unsigned char byte = static_cast<unsigned char>(bytes[i]);
+		*out++ = HEX[byte >> 4];
+		*out++ = HEX[byte & 15];
+	}
+}
+
+/*
+ * The canonical text of one column spelled as SQL would read it, written to `out`; its length,
+ * or npos when the spelling is no value of the column. Never longer than the spelling, but for
+ * a uuid (4 more, its dashes). A composite key's text column comes escaped as find_column_end
+ * checked it — every ':' and '\\' in it escaped, as the canonical text escapes them — so
+ * its spelling is already its text.
+ */
+size_t column_spelling(KeyKind kind, std::string_view spelled, char *out)
+{
+	constexpr size_t npos = std::string_view::npos;
+	if (is_integer(kind)) {
+		int64_t value;
+		if (!integer_as_sql_reads(kind, spelled, &value))
+			return npos;
+		return size_t(std::to_chars(out, out + 20, value).ptr - out); /* at most 20 characters */
+	}
+	if (kind == KeyKind::Uuid) {
+		char bytes[UUID_KEY_BYTES];
+		if (!uuid_as_sql_reads(spelled, bytes))
+			return npos;
+		write_uuid_text(bytes, out);
+		return 36;
+	}
+	size_t len = spelled.size();
+	if (kind == KeyKind::Bpchar) /* no escape makes a blank: these are the value's own */
+		len = without_trailing_blanks(spelled.data(), uint32_t(len));
+	std::memcpy(out, spelled.data(), len);
+	return len;
+}
+
 bool append_column_text(KeyKind kind, KeyBytes column, bool escape, std::string &out)
 {
 	if (is_integer(kind)) {
@@ -76,13 +189,9 @@ bool append_column_text(KeyKind kind, KeyBytes column, bool escape, std::string 
 	if (kind == KeyKind::Uuid) {
 		if (column.len != UUID_KEY_BYTES)
 			return false;
-		for (uint32_t i = 0; i < UUID_KEY_BYTES; i++) {
-			if (i == 4 || i == 6 || i == 8 || i == 10)
-				out.push_back('-');
-			unsigned char byte = static_cast<unsigned char>(column.data[i]);
-			out.push_back(HEX[byte >> 4]);
-			out.push_back(HEX[byte & 15]);
-		}
+		char text[36];
+		write_uuid_text(column.data, text);
+		out.append(text, sizeof(text));
 		return true;
 	}
 	for (uint32_t i = 0; i < column.len; i++) {
@@ -201,9 +310,11 @@ bool key_from_text(const KeyShape &shape, std::string_view text, char *buffer, K
 	if (!shape.composite()) {
 		KeyKind kind = shape.kinds[0];
 		if (kind == KeyKind::Text || kind == KeyKind::Bpchar) {
-			/* The text itself: no copy. */
-			uint32_t len = uint32_t(text.size());
-			*out = KeyBytes{text.data(), kind == KeyKind::Bpchar ? without_trailing_blanks(text.data(), len) : len};
+			/* The text itself: no copy. A character key's bytes never end in a blank, so a
+			 * spelling with trailing blanks is not its text (though its equality ignores them). */
+			if (kind == KeyKind::Bpchar && !text.empty() && text.back() == ' ')
+				return false;
+			*out = KeyBytes{text.data(), uint32_t(text.size())};
 			return true;
 		}
 		*out = KeyBytes{buffer, fixed_column_from_text(kind, text, buffer)};
@@ -221,7 +332,10 @@ bool key_from_text(const KeyShape &shape, std::string_view text, char *buffer, K
 		std::string_view column = text.substr(at, end - at);
 		KeyKind kind = shape.kinds[c];
 		if (kind == KeyKind::Text || kind == KeyKind::Bpchar) {
-			/* Unescape into place after the length prefix; blanks ending a character column go. */
+			/* Unescape into place after the length prefix. A character column ending in a
+			 * blank is not canonical (no escape makes a blank, so the text ends in it too). */
+			if (kind == KeyKind::Bpchar && !column.empty() && column.back() == ' ')
+				return false;
 			char *bytes = buffer + written + 5;
 			uint32_t n = 0;
 			for (size_t i = 0; i < column.size(); i++) {
@@ -229,8 +343,6 @@ bool key_from_text(const KeyShape &shape, std::string_view text, char *buffer, K
 					i++;
 				bytes[n++] = column[i];
 			}
-			if (kind == KeyKind::Bpchar)
-				n = without_trailing_blanks(bytes, n);
 			int prefix = put_component_length(n, buffer + written);
 			std::memmove(buffer + written + prefix, bytes, n);
 			written += uint32_t(prefix) + n;
@@ -263,6 +375,28 @@ bool append_key_text(const KeyShape &shape, KeyBytes key, std::string &out)
 			return false;
 		}
 	}
+	return true;
+}
+
+bool canonical_spelling(const KeyShape &shape, std::string_view text, char *buffer, std::string_view *out)
+{
+	if (shape.ncolumns < 1 || text.size() > UINT32_MAX / 2)
+		return false;
+	size_t at = 0, written = 0;
+	for (int c = 0; c < shape.ncolumns; c++) {
+		size_t end = text.size();
+		/* The columns are where key_from_text finds them: an unescaped ':' ends one. */
+		if (shape.composite() && (!find_column_end(text, at, &end) || (c + 1 < shape.ncolumns) != (end < text.size())))
+			return false;
+		if (c > 0)
+			buffer[written++] = ':';
+		size_t n = column_spelling(shape.kinds[c], text.substr(at, end - at), buffer + written);
+		if (n == std::string_view::npos)
+			return false;
+		written += n;
+		at = end + 1;
+	}
+	*out = std::string_view(buffer, written);
 	return true;
 }
 

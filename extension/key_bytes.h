@@ -12,10 +12,14 @@
  *   composite (2 to 8 columns) per column in key order: its bytes' length as a varint, then
  *                              its bytes
  *
- * Text form (RESP): integers in decimal without a sign '+' or leading zeros, text as it is,
+ * Text form (RESP): integers in decimal without a sign '+' or leading zeros (and within the
+ * column's range), text as it is,
  * character(n) without its trailing blanks, uuid in lower case with dashes; the columns of a
- * composite key joined by ':', with ':' and '\' inside a column escaped by '\'. Any other
- * spelling names no key.
+ * composite key joined by ':', with ':' and '\' inside a column escaped by '\'. This is the
+ * one spelling of each key, the one the server renders (SCAN, KEYS, invalidation pushes): a
+ * text parses exactly when it is the rendering of its bytes, so a client that caches by the
+ * name it read is told about that name. Any other spelling names no key (canonical_spelling
+ * says which key it would have meant, for error messages).
  *
  * No PostgreSQL header: the RESP workers' protocol side and the unit tests use it too.
  */
@@ -74,7 +78,7 @@ int put_component_length(uint32_t len, char *out);
  */
 bool split_key(const KeyShape &shape, KeyBytes key, KeyBytes *columns);
 
-/* Room key_from_text may write for a text of `len` characters. */
+/* Room key_from_text and canonical_spelling may write for a text of `len` characters. */
 inline size_t key_bytes_bound(size_t len)
 {
 	return len + (5 + UUID_KEY_BYTES) * MAX_KEY_COLUMNS;
@@ -82,10 +86,24 @@ inline size_t key_bytes_bound(size_t len)
 
 /*
  * A key's bytes from its text form; false when the text is not the canonical spelling of a
- * key of this shape. The bytes point into `text` or into `buffer` (key_bytes_bound(text's
- * size) bytes): valid while both are unchanged. Never allocates.
+ * key of this shape (so append_key_text of the bytes gives `text` back, byte for byte). The
+ * bytes point into `text` or into `buffer` (key_bytes_bound(text's size) bytes): valid while
+ * both are unchanged. Never allocates.
  */
 bool key_from_text(const KeyShape &shape, std::string_view text, char *buffer, KeyBytes *out);
+
+/*
+ * The canonical text of the key `text` spells as SQL would read it: each column as PostgreSQL
+ * 15's input function of its type reads it — integers with blanks around them, a '+', leading
+ * zeros, "-0" (int2in, int4in, int8in), within the column's range; a uuid in any case, in
+ * braces, with any of its optional dashes left out (uuid_in); character(n) with trailing blanks
+ * — and a composite key's columns split and escaped as key_from_text wants them. For a
+ * canonical text, that text. Written to `buffer` (key_bytes_bound(text's size) bytes), `out`
+ * pointing to it; false when the text spells no key of this shape. Never allocates: the writes
+ * call it inside a PostgreSQL transaction, to name the key in the error a non-canonical
+ * spelling gets.
+ */
+bool canonical_spelling(const KeyShape &shape, std::string_view text, char *buffer, std::string_view *out);
 
 /* Appends a key's text form to `out`; false (nothing appended) when the bytes are no key. */
 bool append_key_text(const KeyShape &shape, KeyBytes key, std::string &out);

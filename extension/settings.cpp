@@ -8,6 +8,8 @@
 
 extern "C" {
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
+#include "utils/memutils.h"
 }
 
 int local_cache_memory_mb = 128;
@@ -18,6 +20,48 @@ int local_cache_fill_wait_ms = 10;
 char *local_cache_debug_throw_at = nullptr;
 
 namespace local_cache {
+
+namespace {
+
+/* The local_cache.* values the configuration gave before the library defined its settings
+ * (PostgreSQL holds them as placeholders until then). Postmaster memory, read once. */
+constexpr int MAX_CONFIGURED = 128;
+struct ConfiguredValue {
+	char *name;
+	char *value;
+};
+ConfiguredValue configured[MAX_CONFIGURED];
+int nconfigured = 0;
+
+} // namespace
+
+void remember_configured_settings(void)
+{
+	struct config_generic **variables = get_guc_variables();
+	int count = GetNumConfigOptions();
+	for (int i = 0; i < count && nconfigured < MAX_CONFIGURED; i++) {
+		struct config_generic *setting = variables[i];
+		if (!(setting->flags & GUC_CUSTOM_PLACEHOLDER) || strncmp(setting->name, "local_cache.", 12) != 0)
+			continue;
+		const char *value = *reinterpret_cast<struct config_string *>(setting)->variable;
+		if (value == nullptr)
+			continue;
+		configured[nconfigured].name = MemoryContextStrdup(TopMemoryContext, setting->name);
+		configured[nconfigured].value = MemoryContextStrdup(TopMemoryContext, value);
+		nconfigured++;
+	}
+}
+
+void refuse_invalid_settings(void)
+{
+	/* Defining a setting replaces a value it refuses with the default and a WARNING; the server
+	 * refuses to start on it instead, as it does on a bad value of its own settings (an ERROR
+	 * in the postmaster at start is FATAL). Names no setting has are MarkGUCPrefixReserved's. */
+	for (int i = 0; i < nconfigured; i++)
+		if (GetConfigOption(configured[i].name, true, false) != nullptr)
+			(void) set_config_option(configured[i].name, configured[i].value, PGC_POSTMASTER, PGC_S_FILE,
+									 GUC_ACTION_SET, false, ERROR, false);
+}
 
 void core_define_settings(void)
 {

@@ -16,4 +16,10 @@ namespace local_cache {
 /* From core_init(): defines the settings above. */
 void core_define_settings(void);
 
+/* From _PG_init, before any setting is defined and after all are: a local_cache.* value the
+ * configuration gives that its setting refuses stops the server's start (FATAL), not the
+ * default and a WARNING. */
+void remember_configured_settings(void);
+void refuse_invalid_settings(void);
+
 } // namespace local_cache

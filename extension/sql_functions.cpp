@@ -336,6 +336,15 @@ static Datum reset_stats(PG_FUNCTION_ARGS)
 }
 LOCAL_CACHE_V1_FUNCTION(local_cache_reset_stats, reset_stats)
 
+/* The stats view's one-time filter: without the preloaded library it fails as every other
+ * entry point does, also when no table is cached (then the counters are never read). */
+static Datum require_preloaded(PG_FUNCTION_ARGS)
+{
+	store_require_available();
+	PG_RETURN_BOOL(true);
+}
+LOCAL_CACHE_V1_FUNCTION(local_cache_require_preloaded, require_preloaded)
+
 static Datum table_counters(PG_FUNCTION_ARGS)
 {
 	store_require_available();

@@ -97,6 +97,11 @@ struct StoreControl {
 	pg_atomic_uint64 retired[NUM_COUNTERS]; /* counters of slots since reassigned */
 	pg_atomic_uint64 global_capture;        /* capture changes of tables without a slot */
 	pg_atomic_uint64 catalog_epoch;         /* see store_catalog_epoch() */
+	/* Entries evicted, and when the last "cache is full" line was logged with how many had
+	 * been by then (note_evictions; atomics, no lock). */
+	pg_atomic_uint64 evictions;
+	pg_atomic_uint64 evictions_logged_at; /* seconds since the epoch */
+	pg_atomic_uint64 evictions_logged;
 	/* SERIALIZABLE transactions writing a table now, by a hash of the table (a collision
 	 * only makes more reads go to the table): see store_serializable_writer_begin(). */
 	pg_atomic_uint32 serializable_writers[MAX_TABLES];
@@ -146,14 +151,20 @@ void end_capture_change(pg_atomic_uint64 *word, TransactionId xid)
 		;
 }
 
+/* A fill of this process evicted entries: note_evictions() runs once the shard lock is free. */
+bool evicted_here = false;
+
 /* Every entry that leaves a shard is accounted to its table here. */
 void on_entry_removed(uint16_t slot_index, uint32_t bytes, RemoveReason reason)
 {
 	TableSlot *slot = &control->slots[slot_index];
 	pg_atomic_fetch_sub_u64(&slot->state, 1);
 	pg_atomic_fetch_sub_u64(&slot->bytes, bytes);
-	if (reason == RemoveReason::Evicted)
+	if (reason == RemoveReason::Evicted) {
 		pg_atomic_fetch_add_u64(&slot->counters[COUNTER_EVICTIONS], 1);
+		pg_atomic_fetch_add_u64(&control->evictions, 1);
+		evicted_here = true;
+	}
 	else if (reason == RemoveReason::Invalidated)
 		pg_atomic_fetch_add_u64(&slot->counters[COUNTER_INVALIDATIONS], 1);
 }
@@ -253,6 +264,9 @@ void store_startup_shmem(void)
 		}
 		pg_atomic_init_u64(&control->global_capture, 0);
 		pg_atomic_init_u64(&control->catalog_epoch, 1);
+		pg_atomic_init_u64(&control->evictions, 0);
+		pg_atomic_init_u64(&control->evictions_logged_at, 0);
+		pg_atomic_init_u64(&control->evictions_logged, 0);
 		for (int i = 0; i < MAX_TABLES; i++)
 			pg_atomic_init_u32(&control->serializable_writers[i], 0);
 		for (int i = 0; i < NUM_SHARDS; i++) {
@@ -297,6 +311,30 @@ uint64 store_fill_seq(const StoreKey &key)
 	return store_shard(key.shard)->seq();
 }
 
+/*
+ * A cache too small for its rows evicts on every fill and serves fewer hits, which nothing
+ * else would tell: one LOG line a minute at most while it lasts, from whichever process
+ * evicted (the first to claim the minute).
+ */
+constexpr uint64 EVICTION_LOG_INTERVAL_S = 60;
+
+void note_evictions(void)
+{
+	evicted_here = false;
+	uint64 now = uint64(time(nullptr));
+	uint64 last = pg_atomic_read_u64(&control->evictions_logged_at);
+	if (now < last + EVICTION_LOG_INTERVAL_S ||
+		!pg_atomic_compare_exchange_u64(&control->evictions_logged_at, &last, now))
+		return;
+	uint64 total = pg_atomic_read_u64(&control->evictions);
+	uint64 before = pg_atomic_exchange_u64(&control->evictions_logged, total);
+	ereport(LOG,
+			(errmsg("local_cache: the cache is full: %llu entries evicted since %s",
+					(unsigned long long) (total - before), last == 0 ? "the server started" : "the last such message"),
+			 errdetail("Rows that no longer fit are read from their tables again, and fewer reads hit."),
+			 errhint("Raise local_cache.memory (now %d MB), or cache fewer or smaller tables.", local_cache_memory_mb)));
+}
+
 FillResult store_fill(const StoreKey &key, uint64 seq, TableSlotRef table,
 					  const EntryPayload &payload)
 {
@@ -337,6 +375,8 @@ FillResult store_fill(const StoreKey &key, uint64 seq, TableSlotRef table,
 		}
 	}
 	LWLockRelease(lock);
+	if (evicted_here)
+		note_evictions();
 	return result;
 }
 

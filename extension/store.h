@@ -139,7 +139,7 @@ bool store_serializable_writers(Oid dbid, Oid relid);
  * change catalogs: GRANT, REVOKE, ALTER, DROP, enable()'s triggers ...) commits, before its
  * COMMIT returns. What a process learned from the catalogs while the epoch was E still holds
  * while it is E, without processing invalidation messages: the RESP workers serve cache hits
- * on that ground without a transaction (resp_server/pg/pg_data_source.cpp).
+ * on that ground without a transaction (resp_server/pg/hit_path.cpp).
  */
 uint64 store_catalog_epoch(void);
 void store_advance_catalog_epoch(void);

@@ -15,8 +15,13 @@
 
 #include "extension/boundary.h"
 #include "resp_server/auth/session_limits.h"
+#include "resp_server/entry.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <string>
 
@@ -176,22 +181,53 @@ void start_worker(const WorkerKind &kind, WorkerSlot *slot, int number, bool *no
 	*no_slot_logged = true;
 }
 
+/* Whether `address` is a loopback address. */
+bool is_loopback(const sockaddr *address)
+{
+	if (address->sa_family == AF_INET)
+		return (ntohl(reinterpret_cast<const sockaddr_in *>(address)->sin_addr.s_addr) >> 24) == 127;
+	if (address->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6 *>(address)->sin6_addr);
+	return false;
+}
+
+/*
+ * Whether every address of the list is a loopback one, as resolved ("*" is every address). A
+ * name that does not resolve is logged as such (the workers retry it) and listens nowhere, so it
+ * counts as loopback: the message about TLS is for addresses that would be served.
+ */
 bool loopback_only(const char *addresses)
 {
 	std::string all = addresses;
 	size_t start = 0;
+	bool loopback = true;
 	while (start <= all.size()) {
 		size_t comma = all.find(',', start);
 		std::string host = all.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
 		host.erase(0, host.find_first_not_of(" \t"));
 		host.erase(host.find_last_not_of(" \t") + 1);
-		if (!host.empty() && host != "localhost" && host != "::1" && host.compare(0, 4, "127.") != 0)
-			return false;
+		if (host == "*") {
+			loopback = false;
+		} else if (!host.empty()) {
+			addrinfo hints = {};
+			hints.ai_family = AF_UNSPEC;
+			hints.ai_socktype = SOCK_STREAM;
+			hints.ai_flags = AI_PASSIVE;
+			addrinfo *resolved = nullptr;
+			int rc = getaddrinfo(host.c_str(), nullptr, &hints, &resolved);
+			if (rc != 0)
+				ereport(LOG, (errmsg("local_cache RESP: could not resolve \"%s\": %s", host.c_str(), gai_strerror(rc)),
+							  errhint("Check local_cache.resp_listen_addresses (\"%s\").", addresses)));
+			for (addrinfo *a = resolved; a != nullptr; a = a->ai_next)
+				loopback = loopback && is_loopback(a->ai_addr);
+			if (resolved != nullptr)
+				freeaddrinfo(resolved);
+		}
 		if (comma == std::string::npos)
 			break;
 		start = comma + 1;
 	}
-	return true;
+	return loopback;
 }
 
 /*
@@ -199,11 +235,11 @@ bool loopback_only(const char *addresses)
  * hosts: a warning when clients that never AUTH act as a role and the server listens beyond
  * loopback, or when that role is a superuser. At start and after each reload.
  */
-void warn_about_exposure(void)
+void warn_about_exposure(bool loopback)
 {
 	if (local_cache_resp_role == nullptr || local_cache_resp_role[0] == '\0')
 		return;
-	if (!loopback_only(local_cache_resp_listen_addresses))
+	if (!loopback)
 		ereport(WARNING,
 				(errmsg("local_cache RESP listens on \"%s\" and serves clients that do not AUTH as role \"%s\"",
 						local_cache_resp_listen_addresses, local_cache_resp_role),
@@ -214,6 +250,11 @@ void warn_about_exposure(void)
 	Oid role = get_role_oid(local_cache_resp_role, true);
 	bool superuser = OidIsValid(role) && superuser_arg(role);
 	CommitTransactionCommand();
+	if (!OidIsValid(role))
+		ereport(WARNING,
+				(errmsg("local_cache.resp_role \"%s\" names no role: RESP clients that do not AUTH are refused (NOAUTH)",
+						local_cache_resp_role),
+				 errhint("Create the role, or set local_cache.resp_role = '' to require AUTH.")));
 	if (superuser)
 		ereport(WARNING,
 				(errmsg("local_cache.resp_role \"%s\" is a superuser: RESP clients that do not AUTH read every cached table",
@@ -291,11 +332,11 @@ void launcher_main(Datum)
 	WorkerSlot write_slots[RESP_MAX_WRITE_WORKERS] = {};
 	bool waiting_logged = false;
 	bool no_slot_logged = false;
-	warn_about_exposure();
+	bool loopback = loopback_only(local_cache_resp_listen_addresses);
+	warn_about_exposure(loopback);
 	/* No plaintext beyond loopback by accident: passwords and rows would cross the network in
 	 * the clear. The settings involved are fixed until a restart. */
-	bool plaintext_refused = !local_cache_resp_tls && !local_cache_resp_allow_plaintext &&
-		!loopback_only(local_cache_resp_listen_addresses);
+	bool plaintext_refused = !local_cache_resp_tls && !local_cache_resp_allow_plaintext && !loopback;
 	if (plaintext_refused)
 		ereport(LOG, (errmsg("local_cache RESP: not listening on \"%s\": beyond loopback the RESP port requires TLS",
 							 local_cache_resp_listen_addresses),
@@ -306,7 +347,7 @@ void launcher_main(Datum)
 		if (ConfigReloadPending) {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			warn_about_exposure();
+			warn_about_exposure(loopback);
 		}
 		long wait = plaintext_refused ? IDLE_WAIT_MS : start_missing_workers(slots, write_slots, &waiting_logged, &no_slot_logged);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait, PG_WAIT_EXTENSION);

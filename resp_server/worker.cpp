@@ -29,12 +29,19 @@
 #include "extension/boundary.h"
 #include "extension/tracking_log.h"
 
+#include "resp_server/auth/logins.h"
 #include "resp_server/clients/server.h"
 #include "resp_server/clients/write_pool.h"
-#include "resp_server/pg/pg_data_source.h"
+#include "resp_server/pg/batches.h"
+#include "resp_server/pg/hit_path.h"
+#include "resp_server/pg/row_reader.h"
+#include "resp_server/pg/server_info.h"
+#include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/settings.h"
+#include "resp_server/pg/shared_state.h"
+#include "resp_server/pg/topology.h"
 #include "resp_server/pg/tracking_feed.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/writes.h"
 
 extern "C" {
 #include "miscadmin.h"
@@ -51,6 +58,7 @@ extern "C" {
 }
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <string>
@@ -115,11 +123,23 @@ class PostgresHost final : public ClientHost {
 public:
 	explicit PostgresHost(WorkerCounters *counters) : counters_(counters) {}
 
-	void log(const char *line) noexcept override { ereport(LOG, (errmsg("%s", line))); }
+	void log(const char *line, const char *detail, const char *hint) noexcept override
+	{
+		ereport(LOG, (errmsg("%s", line), detail != nullptr ? errdetail("%s", detail) : 0,
+					  hint != nullptr ? errhint("%s", hint) : 0));
+	}
 	int64_t now_ms() override { return GetCurrentTimestamp() / 1000; }
 	void count(ClientCounter counter, int64_t delta) override { resp::count(slot(counter), delta); }
 	uint64_t next_client_number() override { return pg_atomic_add_fetch_u64(&counters_->clients_issued, 1); }
 	uint64_t logged_in_clients_total() override { return resp::logged_in_clients_total(); }
+	std::vector<pid_t> our_workers() override
+	{
+		std::vector<pid_t> pids{getpid()};
+		for (int i = 0; i < RESP_MAX_WORKERS; i++)
+			if (pid_t pid = worker_pid(i))
+				pids.push_back(pid);
+		return pids;
+	}
 	bool remote_client_may_exist(uint64_t id) override
 	{
 		uint64_t worker = id >> 40;
@@ -291,12 +311,12 @@ void configure_commands(CommandProcessor *processor)
 
 /* A worker's parts that its loop's turns and handles reach. */
 struct Worker final : public EventLoop::Turn {
-	Worker(EventLoop &event_loop, Server &clients, PgDataSource &sources, CommandProcessor &commands);
+	Worker(EventLoop &event_loop, Server &clients, Authenticator &authenticator, CommandProcessor &commands);
 	~Worker() { wakeup_usable = false; }
 
 	EventLoop &loop;
 	Server &server;
-	PgDataSource &data;
+	Authenticator &logins; /* whose pg_hba.conf rules a reload reads again */
 	CommandProcessor &processor;
 	Wakeup woken;
 	Timer timer; /* housekeeping, every second */
@@ -334,7 +354,8 @@ void process_interrupts(Worker *worker)
 		ProcessConfigFile(PGC_SIGHUP);
 		server->limits = read_limits();
 		load_tls_context(server);
-		worker->data.settings_changed();
+		worker->logins.load_rules();
+		forget_prefixes();
 		configure_commands(&worker->processor);
 	}
 	if (InterruptPending) {
@@ -366,8 +387,8 @@ void on_timer(Worker *worker)
 	pgstat_report_stat(false);
 }
 
-Worker::Worker(EventLoop &event_loop, Server &clients, PgDataSource &sources, CommandProcessor &commands)
-	: loop(event_loop), server(clients), data(sources), processor(commands),
+Worker::Worker(EventLoop &event_loop, Server &clients, Authenticator &authenticator, CommandProcessor &commands)
+	: loop(event_loop), server(clients), logins(authenticator), processor(commands),
 	  woken(event_loop, [this] { process_interrupts(this); }), timer(event_loop, [this] { on_timer(this); })
 {
 	wakeup = &woken;
@@ -415,22 +436,30 @@ void run_server(int worker_number, WorkerCounters *counters)
 	server.limits = read_limits();
 	server.listen = ListenSettings{local_cache_resp_listen_addresses, local_cache_resp_port, local_cache_resp_tls};
 	size_for_open_files(&server);
-	PgDataSource data(worker_number);
-	CommandProcessor processor(data);
+	/* The commands' data sources on PostgreSQL, one object per interface (commands/data_source.h). */
+	PgRowReader rows;
+	PgCacheHits hits;
+	PgRowWriter writes;
+	PgBatches batches;
+	Authenticator logins;
+	PgServerInfo server_info;
+	CommandProcessor processor(DataSources(rows, hits, writes, batches, logins, server_info));
 	WorkerClients clients(&server);
 	processor.set_client_directory(&clients);
+	PgClusterTopology topology;
+	processor.set_cluster(&topology);
 	PostgresCommitFeed feed(worker_number);
 	configure_commands(&processor);
 	PostgresWriteWorkers write_workers;
 	WritePool write_pool(&server, write_workers, local_cache_resp_write_workers);
 	if (local_cache_resp_write_workers > 0)
 		processor.set_write_offload(&write_pool);
-	server.logins = &data;
+	server.logins = &logins;
 	server.processor = &processor;
 	server.write_pool = &write_pool;
 	server.feed = &feed;
 
-	Worker worker(loop, server, data, processor);
+	Worker worker(loop, server, logins, processor);
 	start_tracking_delivery(&server);
 	load_tls_context(&server);
 	start_listening(&server);

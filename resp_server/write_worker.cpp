@@ -8,7 +8,7 @@
  * to local_cache.resp_database. It listens on its abstract Unix socket, takes connections from
  * this server's RESP workers only (SO_PEERCRED: a RESP worker's pid), and runs one write at a
  * time (a RESP worker claims it first, claim_write_worker): the job's request, in a session
- * made of what the job carries, through the same CommandProcessor and PgDataSource a RESP worker
+ * made of what the job carries, through the same CommandProcessor and data sources a RESP worker
  * uses — as the role, with its settings and statement_timeout (pg/write_runner.h). A write that
  * finds a table locked runs again here until local_cache.resp_lock_timeout, as a RESP worker
  * would retry it. Its commit is marked as the connection's (tracking_log_set_writer), so CLIENT
@@ -19,11 +19,16 @@
 
 #include "extension/boundary.h"
 #include "extension/tracking_log.h"
+#include "resp_server/auth/logins.h"
 #include "resp_server/commands/write_job.h"
 #include "resp_server/clients/write_pool.h"
-#include "resp_server/pg/pg_data_source.h"
+#include "resp_server/pg/batches.h"
+#include "resp_server/pg/hit_path.h"
+#include "resp_server/pg/row_reader.h"
+#include "resp_server/pg/server_info.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
+#include "resp_server/pg/writes.h"
 
 extern "C" {
 #include "miscadmin.h"
@@ -136,8 +141,13 @@ bool serve_peer(CommandProcessor &processor, Peer &peer)
 
 void serve(int number)
 {
-	PgDataSource data(-1);
-	CommandProcessor processor(data);
+	PgRowReader rows;
+	PgCacheHits hits;
+	PgRowWriter writes;
+	PgBatches batches;
+	Authenticator logins;
+	PgServerInfo server_info;
+	CommandProcessor processor(DataSources(rows, hits, writes, batches, logins, server_info));
 	int listener = listen_socket(number);
 	std::vector<Peer> peers;
 	ereport(LOG, (errmsg("local_cache RESP write worker %d ready", number)));

@@ -97,8 +97,11 @@ WITH RECURSIVE used(typid) AS (
 SELECT typid FROM used
 $$;
 
+-- jit = off: the planner's guesses for the query below (a never-analyzed registry, the set
+-- functions' default row counts) put its cost past jit_above_cost, and compiling it took 100-250
+-- ms of every ALTER TABLE, ALTER TYPE and ALTER DOMAIN, under their locks.
 CREATE OR REPLACE FUNCTION local_cache._table_altered() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 BEGIN
     PERFORM local_cache._flush_at_commit(t.relid::oid)
        FROM local_cache.tables t
@@ -115,3 +118,26 @@ CREATE EVENT TRIGGER local_cache_table_altered ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE', 'ALTER TYPE', 'ALTER DOMAIN')
     EXECUTE FUNCTION local_cache._table_altered();
 ALTER EVENT TRIGGER local_cache_table_altered ENABLE ALWAYS;
+
+-- local_cache.stats fails without the preloaded library, as every entry point does, also when
+-- no table is cached (its counters are then never read): a STABLE call without arguments is a
+-- one-time filter, evaluated before the tables are scanned.
+CREATE FUNCTION local_cache._require_preloaded() RETURNS boolean
+    AS 'MODULE_PATHNAME', 'local_cache_require_preloaded' LANGUAGE C STRICT STABLE;
+CREATE OR REPLACE VIEW local_cache.stats AS
+SELECT t.relid AS relation,
+       coalesce(c.hits, 0) AS hits,
+       coalesce(c.misses, 0) AS misses,
+       coalesce(c.fills, 0) AS fills,
+       coalesce(c.fill_rejections, 0) AS fill_rejections,
+       coalesce(c.evictions, 0) AS evictions,
+       coalesce(c.invalidations, 0) AS invalidations,
+       coalesce(c.entries, 0) AS entries,
+       coalesce(c.bytes, 0) AS bytes,
+       coalesce(c.negative_hits, 0) AS negative_hits,
+       coalesce(c.coalesced_misses, 0) AS coalesced_misses
+  FROM local_cache.tables t
+  LEFT JOIN local_cache.table_counters() c
+    ON c.relid = t.relid::oid
+   AND c.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+ WHERE local_cache._require_preloaded();

@@ -10,6 +10,11 @@ Rules (docs/TECHNICAL.md, "Layers"):
   layers     what each folder may include (LAYERS below): resp_server/protocol/ and commands/ and
              the unit tests are free of PostgreSQL and libuv; only net/ and the worker's main
              use libuv; the core includes nothing from its front ends
+  cycles     the folders include one another one way: no cycle in the graph the #include lines
+             make of them (resp_server/: its top -> net/, auth/ -> pg/ -> commands/ -> protocol/)
+  pg-free    what those PostgreSQL-free (libuv-free) folders reach is too: every project file
+             they include and the .cpp beside each such header, followed to the end (the
+             PostgreSQL-free set, which no list names; the Makefile builds the unit tests from it)
   readmes    every folder's README.md lists each of its files and sub-folders in its
              `| file | ... |` table, and lists nothing that is not there
   size       no tracked source file has more than 800 lines
@@ -22,8 +27,12 @@ Rules (docs/TECHNICAL.md, "Layers"):
   definer    every SECURITY DEFINER function the SQL scripts leave behind (the last definition of
              each name, after renames and drops, in version order) sets search_path = pg_catalog,
              pg_temp: otherwise a caller's temporary table or type answers for a catalog's
+  paths      every file a README, SECURITY.md, docs/*.md or CHANGELOG.md's unreleased sections
+             name, and every .cpp file or path a C++ comment names, is in the tree (a glob matches
+             a file; build outputs, named in a .gitignore, count): a name that went stale fails
 Each rule prints one `ok - ...` or `not ok - ...` line; the last line is `N passed, N failed`.
 """
+import fnmatch
 import os
 import re
 import shutil
@@ -40,32 +49,22 @@ PG_HEADERS = ('postgres.h', 'postgres_fe.h', 'extension/pg.h', 'fmgr.h')
 UV_HEADERS = ('uv.h',)
 
 # folder -> (may include PostgreSQL, may include libuv, project folders or files it may include;
-# None: any). A file is ruled by the longest folder that contains it.
-PG_FREE_CORE = ('extension/key_bytes.h', 'extension/shard.h')
+# None: any). A file is ruled by the longest folder that contains it. A folder that may not
+# include PostgreSQL (or libuv) holds what it reaches to the same rule: the pg-free check below.
 LAYERS = {
     'extension': (True, False, ('extension/',)),
-    'extension/tests': (False, False, ('extension/tests/',) + PG_FREE_CORE),
+    'extension/tests': (False, False, ('extension/',)),
     'fdw': (True, False, ('extension/', 'fdw/')),
     'resp_server': (True, True, None),
-    'resp_server/protocol': (False, False, ('resp_server/protocol/', 'extension/key_bytes.h')),
-    'resp_server/commands': (False, False, ('resp_server/protocol/', 'resp_server/commands/') + PG_FREE_CORE),
+    'resp_server/protocol': (False, False, ('resp_server/protocol/', 'extension/')),
+    'resp_server/commands': (False, False, ('resp_server/protocol/', 'resp_server/commands/', 'extension/')),
     'resp_server/net': (True, True, ('resp_server/',) + ('extension/',)),
     'resp_server/pg': (True, False, ('extension/', 'resp_server/protocol/', 'resp_server/commands/',
-                                     'resp_server/pg/', 'resp_server/auth/', 'resp_server/shared_state.h')),
+                                     'resp_server/pg/')),
     'resp_server/auth': (True, False, ('extension/', 'resp_server/commands/', 'resp_server/auth/',
-                                       'resp_server/pg/', 'resp_server/shared_state.h')),
-    'resp_server/tests': (False, False, ('resp_server/protocol/', 'resp_server/commands/', 'resp_server/tests/',
-                                         'resp_server/auth/password_check.h', 'resp_server/net/batching.h',
-                                         'resp_server/net/disconnect_log.h', 'resp_server/net/tls_session.h',
-                                         'resp_server/net/io_ring.h', 'tools/lib/resp_reply.h')
-                          + PG_FREE_CORE),
+                                       'resp_server/pg/')),
+    'resp_server/tests': (False, False, ('resp_server/', 'extension/', 'tools/lib/')),
 }
-# Files PostgreSQL-free code includes from folders that may use PostgreSQL: held to the same rule.
-PG_FREE_FILES = PG_FREE_CORE + ('resp_server/auth/password_check.h', 'resp_server/auth/password_check.cpp',
-                                'resp_server/net/batching.h', 'resp_server/net/disconnect_log.h',
-                                'resp_server/net/tls_session.h', 'resp_server/net/tls_session.cpp',
-                                'resp_server/net/io_ring.h', 'resp_server/net/io_ring.cpp',
-                                'tools/lib/resp_reply.h', 'tools/lib/resp_reply.cpp')
 
 # Folders that must have a README.md with a file table (and any other folder that has one).
 README_FOLDERS = ('extension', 'fdw', 'resp_server', 'resp_server/protocol', 'resp_server/commands',
@@ -131,16 +130,12 @@ def check_layers(root, files):
         if not f.endswith(('.cpp', '.h')):
             continue
         layer = layer_of(f)
-        if layer is None and f not in PG_FREE_FILES:
+        if layer is None:
             continue
-        pg_ok, uv_ok, allowed = LAYERS[layer] if layer else (True, True, None)
-        if f in PG_FREE_FILES:
-            pg_ok, uv_ok = False, False
-            allowed = tuple(a for a in (allowed or ()) if not a.endswith('/')) + PG_FREE_FILES + (
-                'resp_server/protocol/',)
+        pg_ok, uv_ok, allowed = LAYERS[layer]
         text = open(os.path.join(root, f), errors='replace').read()
         for kind, name in INCLUDE.findall(text):
-            where = f'{f} ({layer or "PostgreSQL-free file"}/)'
+            where = f'{f} ({layer}/)'
             if not pg_ok and (name in PG_HEADERS or name.endswith('/pg.h')):
                 problems.append(f'{where} includes {name}: this layer is PostgreSQL-free')
             elif not uv_ok and name in UV_HEADERS:
@@ -212,6 +207,219 @@ def check_size(root, files):
             lines = fh.read().count(b'\n')
         if lines > MAX_LINES:
             problems.append(f'{f}: {lines} lines (at most {MAX_LINES}: split it by what it does)')
+    return problems
+
+
+# ----------------------------------------------------------------- pg-free
+
+def project_includes(root, f, fileset):
+    """The tree's files that f names in a quoted #include."""
+    text = open(os.path.join(root, f), errors='replace').read()
+    return [name for kind, name in INCLUDE.findall(text) if kind == '"' and name in fileset]
+
+
+def reached(root, files, seeds):
+    """seeds, every tree file they include, and the .cpp beside each header among them (it is
+    compiled with them), followed to the end: what a build from the seeds compiles. Returns each
+    reached file -> the file that brought it in (None for a seed). The Makefile's `reach` is the
+    same walk."""
+    fileset = set(files)
+    parent = {f: None for f in seeds}
+    todo = list(seeds)
+    while todo:
+        f = todo.pop()
+        nexts = project_includes(root, f, fileset)
+        if f.endswith('.h') and f[:-2] + '.cpp' in fileset:
+            nexts.append(f[:-2] + '.cpp')
+        for name in nexts:
+            if name not in parent:
+                parent[name] = f
+                todo.append(name)
+    return parent
+
+
+def check_cycles(root, files):
+    fileset, edges = set(files), {}  # folder -> {folder it includes: the first include that does}
+    for f in (f for f in files if f.endswith(('.cpp', '.h'))):
+        for name in project_includes(root, f, fileset):
+            if os.path.dirname(name) != os.path.dirname(f):
+                edges.setdefault(os.path.dirname(f), {}).setdefault(os.path.dirname(name), f'{f} includes "{name}"')
+
+    def way(start, goal):  # the folders of a shortest path from start to goal, or None
+        ways, todo = {start: [start]}, [start]
+        while todo:
+            node = todo.pop(0)
+            for nxt in sorted(edges.get(node, ())):
+                if nxt == goal:
+                    return ways[node] + [goal]
+                if nxt not in ways:
+                    ways[nxt], todo = ways[node] + [nxt], todo + [nxt]
+        return None
+
+    problems, seen = [], set()
+    for folder in sorted(edges):
+        cycle = None if folder in seen else way(folder, folder)
+        if cycle:  # folder and every folder on a way there and back: one knot, reported once
+            knot = [f for f in sorted(edges) if way(folder, f) and way(f, folder)]
+            seen.update(knot)
+            problems.append(', '.join(k + '/' for k in knot) + ' include one another; one cycle: ' +
+                            ' -> '.join(c + '/' for c in cycle) + ' (' +
+                            '; '.join(edges[a][b] for a, b in zip(cycle, cycle[1:])) + ')')
+    return problems
+
+
+def chain(parent, f):
+    names = [f]
+    while parent[names[-1]] is not None:
+        names.append(parent[names[-1]])
+    return ' <- '.join(names)
+
+
+def check_pg_free(root, files):
+    """The PostgreSQL-free set is a folder rule, not a list (docs/TECHNICAL.md, "Layers"): a
+    folder of LAYERS that may not include PostgreSQL (or libuv) holds every file it reaches to the
+    same rule. The folders' own files are the layers check's."""
+    problems = []
+    fileset = set(files)
+    sources = [f for f in files if f.endswith(('.cpp', '.h'))]
+    for index, what in ((0, 'PostgreSQL'), (1, 'libuv')):
+        seeds = [f for f in sources if layer_of(f) is not None and not LAYERS[layer_of(f)][index]]
+        parent = reached(root, files, seeds)
+        offending = {}  # reached file -> what it includes that it may not
+        for f in set(parent) - set(seeds):
+            text = open(os.path.join(root, f), errors='replace').read()
+            names = [name for kind, name in INCLUDE.findall(text)
+                     if (name in UV_HEADERS if index else
+                         name in PG_HEADERS or (kind == '"' and '/' in name and name not in fileset))]
+            if names:
+                offending[f] = names
+        for f in sorted(offending):
+            # Only the first such file on its path: what it brings in says nothing more.
+            up = parent[f]
+            while up is not None and up not in offending:
+                up = parent[up]
+            if up is None:
+                problems.append(f'{f} includes {", ".join(offending[f])}, but {what}-free code reaches it '
+                                f'({chain(parent, f)})')
+    return problems
+
+
+# ------------------------------------------------------------------- paths
+
+# Prose whose file names must name files of the tree: these, docs/*.md and every README.md, and
+# the comments of the C++ sources. CHANGELOG.md's released sections are history: they name the
+# files there were then.
+PROSE_FILES = ('README.md', 'SECURITY.md', 'CHANGELOG.md')
+# What is taken for a name of the tree's: a name with a slash whose first folder is a folder of
+# the tree, and that starts at the top (`bench/run`), ends with a slash (`checks/`) or names a
+# file with an extension (`net/server.h`, `t/RespTls.pm`): not `utils/elog.h`, `I/O` or `t/f`;
+# a name without a slash when it ends so (not .c, .conf or .json, Redis's and PostgreSQL's files
+# and the outputs of commands); in C++ comments only .cpp (a bare .h there is often PostgreSQL's).
+# A file from outside is named in angle brackets (<lib/stringinfo.h>), or as a URL.
+NAME_SUFFIXES = ('.cpp', '.h', '.py', '.sh', '.pl', '.pm', '.sql', '.mjs', '.spec', '.dict', '.go')
+NAME = re.compile(r'(?:[\w.*?/<>=$~+-]|\{[\w.,*-]*\})+')
+URL = re.compile(r'\b[a-z][\w+.-]*://\S+')
+
+
+def current_text(path, text):
+    """The text whose names must exist: CHANGELOG.md without its released sections."""
+    if os.path.basename(path) != 'CHANGELOG.md':
+        return text
+    parts = re.split(r'(?m)^(?=## )', text)
+    return ''.join(p if not p.startswith('## ') or 'unreleased' in p.split('\n', 1)[0] else
+                   '\n' * p.count('\n') for p in parts)
+
+
+def expand_braces(name):
+    m = re.search(r'\{([^{}]*)\}', name)
+    if not m:
+        return [name]
+    return [x for part in m.group(1).split(',') for x in expand_braces(name[:m.start()] + part + name[m.end():])]
+
+
+def ignored_patterns(root, files):
+    """(folder, pattern, anchored) of every .gitignore: build outputs may be named though absent."""
+    patterns = []
+    for g in (f for f in files if os.path.basename(f) == '.gitignore'):
+        for line in open(os.path.join(root, g)).read().splitlines():
+            line = line.strip()
+            if line and not line.startswith(('#', '!')):
+                patterns.append((os.path.dirname(g), line.strip('/'), '/' in line.rstrip('/')))
+    return patterns
+
+
+def is_ignored(path, patterns):
+    for folder, pattern, anchored in patterns:
+        if folder and not path.startswith(folder + '/'):
+            continue
+        rest = path[len(folder) + 1:] if folder else path
+        if anchored:
+            if fnmatch.fnmatchcase(rest, pattern) or rest.startswith(pattern + '/'):
+                return True
+        elif any(fnmatch.fnmatchcase(part, pattern) for part in rest.split('/')):
+            return True
+    return False
+
+
+class Tree:
+    def __init__(self, root, files):
+        self.entries = set(files) | {os.path.dirname(f) for f in files} | {os.path.dirname(f) + '/' for f in files}
+        self.folders = {part for f in files for part in f.split('/')[:-1]}
+        self.top = {f.split('/')[0] for f in files if '/' in f}
+        self.ignored = ignored_patterns(root, files)
+
+    def is_name(self, name, bare_suffixes):
+        if not re.search(r'[\w*?]', name) or re.search(r'[<>=$~]', name) or name.startswith('/') or '//' in name:
+            return False
+        if name.startswith(('./', '../')):
+            return True
+        last = name.rstrip('/').rsplit('/', 1)[-1]
+        if '/' in name:
+            return name.split('/')[0] in self.folders and (
+                name.split('/')[0] in self.top or name.endswith('/') or '.' in last or re.search(r'[*?{]', last))
+        return bool(re.match(r'[\w*{]', name)) and any(n.endswith(bare_suffixes) for n in expand_braces(name)) \
+            and name not in PG_HEADERS + UV_HEADERS
+
+    def has(self, name, folder):
+        """Whether name (a glob; a folder when it ends with /) is a file or folder of the tree:
+        from the top, from the folder of the text that names it, or the end of a path
+        (`net/server.h`; a bare name: any file of that name)."""
+        paths = []
+        for base in (folder,) if name.startswith('../') else ('', folder):
+            path = os.path.normpath(os.path.join(base, name))
+            if path.startswith('..'):
+                return True  # outside the tree
+            if is_ignored(path, self.ignored):
+                return True
+            paths.append(path + '/' if name.endswith('/') else path)
+        if not re.search(r'[*?[]', name):
+            return any(p in self.entries for p in paths) or (
+                not name.startswith('.') and any(e.endswith('/' + name) for e in self.entries))
+        if not name.startswith('.'):
+            paths.append('*/' + name)
+        return any(fnmatch.fnmatchcase(e, p) for p in paths for e in self.entries)
+
+    def stale(self, where, text, bare_suffixes, first_line=1):
+        folder = os.path.dirname(where)
+        for m in NAME.finditer(URL.sub(lambda u: ' ' * len(u.group(0)), text)):
+            name = m.group(0).rstrip('.')
+            if ('/' not in name and '.' not in name) or not self.is_name(name, bare_suffixes):
+                continue
+            missing = [n for n in expand_braces(name) if not self.has(n, folder)]
+            if missing:
+                yield (f'{where}:{first_line + text.count(chr(10), 0, m.start())}: `{name}` names no file of the '
+                       f'tree' + (f' ({", ".join(missing)})' if missing != [name] else ''))
+
+
+def check_paths(root, files):
+    tree, problems = Tree(root, files), []
+    for f in files:
+        if f in PROSE_FILES or f.endswith('/README.md') or (f.startswith('docs/') and f.endswith('.md')):
+            problems += tree.stale(f, current_text(f, open(os.path.join(root, f)).read()), NAME_SUFFIXES)
+        elif f.endswith(('.cpp', '.h')):
+            text = open(os.path.join(root, f), errors='replace').read()
+            for m in COMMENTS.finditer(text):
+                problems += tree.stale(f, m.group(0), ('.cpp',), 1 + text.count('\n', 0, m.start()))
     return problems
 
 
@@ -373,8 +581,9 @@ def check_definer(root, files):
             for name, where in sorted(definers.items())]
 
 
-CHECKS = (('includes', check_includes), ('layers', check_layers), ('readmes', check_readmes),
-          ('size', check_size), ('boundary', check_boundary), ('definer', check_definer))
+CHECKS = (('includes', check_includes), ('layers', check_layers), ('cycles', check_cycles), ('readmes', check_readmes),
+          ('size', check_size), ('boundary', check_boundary), ('definer', check_definer),
+          ('pg-free', check_pg_free), ('paths', check_paths))
 
 
 def run_checks(root, quiet=False):
@@ -408,6 +617,15 @@ def replace(path, old, new):
         fh.write(text.replace(old, new, 1))
 
 
+def unreleased(path, text):
+    """Puts text in a new unreleased section at the top of the CHANGELOG."""
+    with open(path) as fh:
+        old = fh.read()
+    at = re.search(r'(?m)^## ', old).start()
+    with open(path, 'w') as fh:
+        fh.write(old[:at] + f'## 9.0 — unreleased\n\n{text}\n\n' + old[at:])
+
+
 # (what is broken, the check that must catch it, how to break it in the copy ROOT)
 BREAKAGES = (
     ('an include with ../', 'includes',
@@ -425,9 +643,19 @@ BREAKAGES = (
     ('uv.h in pg/', 'layers',
      lambda r: append(f'{r}/resp_server/pg/writes.cpp', '#include <uv.h>\n')),
     ('the core including a front end', 'layers',
-     lambda r: append(f'{r}/extension/fetch.cpp', '#include "resp_server/shared_state.h"\n')),
-    ('pg.h in a PostgreSQL-free file of auth/', 'layers',
+     lambda r: append(f'{r}/extension/fetch.cpp', '#include "resp_server/pg/shared_state.h"\n')),
+    ('a net/ file including the top of resp_server/, whose worker.cpp includes net/', 'cycles',
+     lambda r: append(f'{r}/resp_server/net/listener.cpp', '#include "resp_server/entry.h"\n')),
+    ('pg/ including auth/, which includes pg/', 'layers',
+     lambda r: append(f'{r}/resp_server/pg/writes.cpp', '#include "resp_server/auth/logins.h"\n')),
+    ('pg.h in a file of auth/ that the unit tests reach', 'pg-free',
      lambda r: append(f'{r}/resp_server/auth/password_check.cpp', '#include "extension/pg.h"\n')),
+    ('a PostgreSQL header in a core header that protocol/ reaches', 'pg-free',
+     lambda r: append(f'{r}/extension/shard.h', '#include "utils/elog.h"\n')),
+    ('uv.h in a header of net/ that the unit tests include', 'pg-free',
+     lambda r: append(f'{r}/resp_server/net/batching.h', '#include <uv.h>\n')),
+    ('commands/ including a PostgreSQL-facing header of the core', 'pg-free',
+     lambda r: append(f'{r}/resp_server/commands/glob.cpp', '#include "extension/fetch.h"\n')),
     ('a file missing from its README', 'readmes',
      lambda r: append(f'{r}/resp_server/net/unlisted.cpp', '/* unlisted.cpp */\n')),
     ('a README listing a file that is gone', 'readmes',
@@ -442,12 +670,26 @@ BREAKAGES = (
                        'extern "C" Datum local_cache_flush_all(PG_FUNCTION_ARGS)\n{\n\treturn flush_all(fcinfo);\n}')),
     ('a SECURITY DEFINER function without search_path = pg_catalog, pg_temp', 'definer',
      lambda r: replace(f'{r}/sql/local_cache--1.4--1.5.sql',
-                       'SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$\nBEGIN\n    PERFORM local_cache._flush_at_commit',
-                       'SECURITY DEFINER SET search_path = pg_catalog AS $$\nBEGIN\n    PERFORM local_cache._flush_at_commit')),
+                       'SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$\nBEGIN\n'
+                       '    PERFORM local_cache._flush_at_commit',
+                       'SECURITY DEFINER SET search_path = pg_catalog SET jit = off AS $$\nBEGIN\n'
+                       '    PERFORM local_cache._flush_at_commit')),
     ('a SECURITY DEFINER function renamed without being replaced', 'definer',
      lambda r: replace(f'{r}/sql/local_cache--1.4--1.5.sql',
                        'CREATE OR REPLACE FUNCTION local_cache._unregister_as_owner',
                        'CREATE OR REPLACE FUNCTION local_cache._unregister_as_owner_unused')),
+    ('docs/ naming a glob that matches no file', 'paths',
+     lambda r: append(f'{r}/docs/TECHNICAL.md', '\nThe handlers are in `resp_server/cmd_*.cpp`.\n')),
+    ('a folder README naming a file that is gone, without its folder', 'paths',
+     lambda r: append(f'{r}/resp_server/pg/README.md', '\nWrites and batches: write_commands.cpp.\n')),
+    ('a README linking to a README that is gone', 'paths',
+     lambda r: append(f'{r}/README.md', '\nThe [layers](resp_server/network/README.md).\n')),
+    ('a file renamed that the docs still name', 'paths',
+     lambda r: os.rename(f'{r}/regress/t/011_resp_tls.pl', f'{r}/regress/t/011_tls.pl')),
+    ('an unreleased CHANGELOG section naming a script that is not there', 'paths',
+     lambda r: unreleased(f'{r}/CHANGELOG.md', 'Upgrade script: `sql/local_cache--8.9--9.0.sql`.')),
+    ('a C++ comment naming a test that is gone', 'paths',
+     lambda r: append(f'{r}/resp_server/commands/write_job.h', '/* tested by tests/write_job_test.cpp */\n')),
     ('a background worker main defined by hand', 'boundary',
      lambda r: replace(f'{r}/resp_server/worker.cpp',
                        'LOCAL_CACHE_WORKER_MAIN(local_cache_resp_worker_main, local_cache::resp::worker_main)',
@@ -462,7 +704,7 @@ UNWRAPPED = (
     ('a transaction callback registration', 'extension/invalidation.cpp', 'RegisterXactCallback(pg_entry<xact_event>,',
      'RegisterXactCallback(xact_event,'),
     ('a syscache callback registration', 'extension/cached_table.cpp', '(AUTHOID, pg_entry<roles_changed>,', '(AUTHOID, roles_changed,'),
-    ('an exit callback registration', 'resp_server/shared_state.cpp', 'on_shmem_exit(pg_entry<worker_ended>,',
+    ('an exit callback registration', 'resp_server/pg/shared_state.cpp', 'on_shmem_exit(pg_entry<worker_ended>,',
      'on_shmem_exit(worker_ended,'),
     ('an FDW routine assignment', 'fdw/scan.cpp', '= pg_entry<begin_scan>;', '= begin_scan;'),
     ('the rmgr table', 'extension/wal.cpp', 'pg_entry<redo>,', 'redo,'),

@@ -98,27 +98,29 @@ fi
 
 # ---------------------------------------------------------------- lintian
 lintian_rc=0
-lintian --fail-on error --suppress-tags-from-file /dev/null "$DEB" >"$WORK/lintian.log" 2>&1 || lintian_rc=$?
+lintian --fail-on error,warning --suppress-tags-from-file /dev/null "$DEB" >"$WORK/lintian.log" 2>&1 || lintian_rc=$?
 cat "$WORK/lintian.log"
-check "lintian: no errors" test "$lintian_rc" -eq 0
+check "lintian: no errors, no warnings" test "$lintian_rc" -eq 0
 
 # ---------------------------------------------------------------- the package's files
 ROOTFS=$WORK/root
 dpkg -x "$DEB" "$ROOTFS"
 LIB=usr/lib/postgresql/15/lib
 EXT=usr/share/postgresql/15/extension
-DOC=usr/share/doc/postgresql-doc-15/extension/local_cache
+DOC=usr/share/doc/$PACKAGE
 # The files a real install puts in place (and a purge must remove).
 FILES=("$LIB/local_cache.so" "$EXT/local_cache.control" "usr/share/doc/$PACKAGE/copyright")
 for f in "$ROOT"/sql/*.sql; do FILES+=("$EXT/$(basename "$f")"); done
 missing=()
-for f in README.md CHANGELOG.md SECURITY.md LICENSE TECHNICAL.md; do
+for f in README.md changelog SECURITY.md TECHNICAL.md MONITORING.md; do
     # dh_compress gzips the larger ones
     if [[ -f "$ROOTFS/$DOC/$f.gz" ]]; then FILES+=("$DOC/$f.gz"); else FILES+=("$DOC/$f"); fi
 done
 for f in "${FILES[@]}"; do [[ -f "$ROOTFS/$f" ]] || missing+=("$f"); done
 check "the package holds the library, the control file, every SQL script and the docs${missing[*]:+ (missing: ${missing[*]})}" \
     test ${#missing[@]} -eq 0
+check "nothing in another package's directory (/usr/share/doc/postgresql-doc-15)" \
+    test ! -e "$ROOTFS/usr/share/doc/postgresql-doc-15"
 same=1
 for f in "$ROOT/local_cache.control" "$ROOT"/sql/*.sql; do
     cmp -s "$f" "$ROOTFS/$EXT/$(basename "$f")" || { echo "differs from the tree: $(basename "$f")"; same=0; }
@@ -128,13 +130,18 @@ check "its control file and SQL scripts are the tree's (default_version $EXT_VER
 check "the package version $DEB_VERSION is default_version $EXT_VERSION with a patch level and a Debian revision" \
     bash -c '[[ "$1" == "$2".[0-9]*-* ]]' _ "$DEB_VERSION" "$EXT_VERSION"
 check "META.json (PGXN Meta Spec 1.0.0) names version $DEB_VERSION's upstream part for the distribution and local_cache" \
-    python3 - "$ROOT/META.json" "${DEB_VERSION%-*}" <<'PY'
+    python3 - "$ROOT/META.json" "${DEB_VERSION%-*}" "$ROOT/CHANGELOG.md" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 want = sys.argv[2]
+# The CHANGELOG's section of this version says whether it is released ("unreleased" or a date).
+changelog = open(sys.argv[3]).read()
+unreleased = ("## " + want.rsplit(".", 1)[0] + " — unreleased") in changelog
 ok = (m["meta-spec"]["version"] == "1.0.0" and m["license"] == "postgresql" and m["version"] == want
       and m["provides"]["local_cache"]["version"] == want
-      and m["prereqs"]["runtime"]["requires"]["PostgreSQL"] == "15.0.0"
+      and m["prereqs"]["runtime"]["requires"]["PostgreSQL"] == ">= 15.0.0, < 16.0.0"
+      and m["release_status"] == ("unstable" if unreleased else "stable")
+      and all("<" in x and "@" in x for x in m["maintainer"])
       and all(m.get(k) for k in ("name", "abstract", "maintainer")))
 sys.exit(0 if ok else 1)
 PY

@@ -10,14 +10,16 @@
 #              files, loaded, created and served by a throwaway cluster; as root from a real
 #              install (dpkg -i, then dpkg -P) before `make install`, so that make install's
 #              files are the ones tested after it; each check counts as one
-#   tree-check, tree-self-test  tools/check_tree.py: include root, layers, folder READMEs, file
-#              sizes, entry-point wrappers; its self-test breaks each rule in a copy and must see
-#              it fail; each counts as one
+#   tree-check, tree-self-test  tools/check_tree.py: the tree's rules (its opening comment);
+#              its self-test breaks each rule in a copy and must see it fail; each counts as one
 #   bench-profile  bench/tests/profile_test.py: the profile mode's folding, budget categories and
 #              flame graphs on canned perf output, and bench/report --profile on the committed
 #              result; each check counts as one
 #   bench-tail bench/tests/tail_test.py: the tail mode's matrix and batching switch, and
 #              bench/report --tail on made-up results; each check counts as one
+#   bench-tracking  bench/tests/tracking_test.py: the tracking section's push-delay cells and their
+#              targets on made-up results, and bench/report --tracking on the committed result;
+#              each check counts as one
 #   unittest   `make -j2 unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one
@@ -25,9 +27,9 @@
 #              throwaway cluster with other settings than `make check`'s (PostgreSQL's default
 #              max_prepared_transactions = 0, another local_cache.memory), run as the invoking
 #              user (root too); each test counts as one
-#   fuzz       the libFuzzer targets of the RESP parser, the command layer and the key text,
-#              FUZZ_SECONDS in all
-#              (default 30, half each); each target counts as one
+#   fuzz       `make fuzz`: the libFuzzer targets of the RESP parser, the command layer and the
+#              key text, FUZZ_SECONDS (default 30) shared as the Makefile says; each target counts
+#              as one
 #   tap        TAP tests (`make installcheck TAP_TESTS=1`); each assertion counts as one
 #   resp-cli   regress/resp/redis_cli.sh: redis-cli and raw-socket cases against the RESP server
 #              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one

@@ -21,10 +21,11 @@ NODE_DIR = ENV["BENCH_NODE_DIR"]
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GO_CLIENT = ENV.get("BENCH_GO_CLIENT", os.path.join(BENCH_DIR, "go", "gobench"))
 IO_FLOOR = os.path.join(BENCH_DIR, "io_floor")  # the profile mode's I/O floor server
-# soak: the hot standby bench/run started (empty / 0 without one)
+# soak, tracking: the hot standby bench/run started (empty / 0 without one)
 STANDBY_CONNINFO = ENV.get("BENCH_STANDBY_CONNINFO", "")
 STANDBY_RESP_PORT = int(ENV.get("BENCH_STANDBY_RESP_PORT") or 0)
 STANDBY_PID = int(ENV.get("BENCH_STANDBY_PID") or 0)
+STANDBY_DIR = ENV.get("BENCH_STANDBY_DIR", "")  # tools/cluster.sh's directory of the standby
 MODE = ENV.get("BENCH_MODE", "all")
 # the tls mode: the cluster's directory (tools/cluster.sh restart between TLS and plaintext), the CA
 # of bench/run's throwaway certificates, redis-server's TLS port (its plain port stays REDIS_PORT)

@@ -1,21 +1,34 @@
-"""bench/driver_lib/tracking.py: the tracking mode (bench/run tracking, issue #29): the
-invalidation delay of CLIENT TRACKING at TRACKING_CONNECTIONS tracking connections, a read
-workload through node-redis's client-side cache against plain GETs (bench/node/tracking.js does
-both; server CPU is read here around each run), and the writers' commit path: pgbench's SQL
-UPDATE tps without and with TRACKING_CONNECTIONS connections tracking every updated key
-(tracking.js hold). The result goes to doc["tracking"]."""
+"""bench/driver_lib/tracking.py: the tracking mode (bench/run tracking, issues #29 and 43): the
+push delay of CLIENT TRACKING at TRACKING_CONNECTIONS tracking connections, on the primary and on
+a hot standby, without and with concurrent DDL; a read workload through node-redis's client-side
+cache against plain GETs (bench/node/tracking.js does both; server CPU is read here around each
+run), and the writers' commit path: pgbench's SQL UPDATE tps without and with
+TRACKING_CONNECTIONS connections tracking every updated key (tracking.js hold). The result goes
+to doc["tracking"]: the push-delay cells in "push_delay", the primary's without DDL also in
+"delay" (issue #29's figure)."""
 import json
 import os
 import re
 import statistics
 import subprocess
 import sys
+import time
 
-from driver_lib.env import CLK, CONNINFO, DURATION, ENV, NODE_DIR, PG_PID, PSQL, REPEATS, RESP_PORT, STATE, log, psql
+from driver_lib.env import (CLK, CLUSTER_SH, CONNINFO, DURATION, ENV, NODE_DIR, PG_PID, PSQL, REPEATS, RESP_PORT,
+                            STANDBY_CONNINFO, STANDBY_DIR, STANDBY_PID, STANDBY_RESP_PORT, STATE, log, psql)
 from driver_lib.measure import children, cpu_ticks
 
 TRACKING_CONNECTIONS = int(ENV.get("TRACKING_CONNECTIONS") or 50)
 TRACKING_ROUNDS = int(ENV.get("TRACKING_ROUNDS") or 300)
+# the with-DDL cells (tracking.js --ddl): the statements, one every TRACKING_DDL_INTERVAL_MS, and
+# the RESP connections that read keys no row has meanwhile (each read needs the table's lock)
+TRACKING_DDL = [x for x in ENV.get("TRACKING_DDL", "vacuum_full,cluster,truncate_side,alter").replace(" ", "").split(",") if x]
+TRACKING_DDL_INTERVAL_MS = int(ENV.get("TRACKING_DDL_INTERVAL_MS") or 250)
+TRACKING_LOCK_READERS = int(ENV.get("TRACKING_LOCK_READERS") or 4)
+# the push-delay cells' writer commits with synchronous_commit = on (the cluster's is off): its
+# WAL goes to the standby when COMMIT returns, not at the walwriter's next round
+TRACKING_SYNC_COMMIT = "on"
+SIDE_ROWS = 64  # public.items_side, the cached table the DDL truncates (bench/node/tracking.js)
 TRACKING_READ_CONNECTIONS = int(ENV.get("TRACKING_READ_CONNECTIONS") or 4)
 TRACKING_WRITE_RATE = float(ENV.get("TRACKING_WRITE_RATE") or 20)
 TRACKING_HOT_ROWS = 128
@@ -23,14 +36,19 @@ TRACKING_PGBENCH_CLIENTS = int(ENV.get("TRACKING_PGBENCH_CLIENTS") or 4)
 PGBENCH = os.path.join(os.path.dirname(PSQL), "pgbench") if os.path.dirname(PSQL) else "pgbench"
 
 
-def run_node(args):
-    """tracking.js with args; (its JSON result, server CPU seconds while it ran)."""
+def run_node(args, standby_cpu=None):
+    """tracking.js with args; (its JSON result, server CPU seconds while it ran). With a dict as
+    standby_cpu, the standby's CPU seconds go to standby_cpu["s"]."""
     pids = children(PG_PID)
     c0 = cpu_ticks(pids)
+    s0 = cpu_ticks(children(STANDBY_PID)) if standby_cpu is not None else {}
     p = subprocess.run(["node", os.path.join(NODE_DIR, "tracking.js")] + args
                        + ["--pg", CONNINFO, "--resp-port", str(RESP_PORT), "--hot", str(TRACKING_HOT_ROWS)],
                        stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
     c1 = cpu_ticks(children(PG_PID))
+    if standby_cpu is not None:
+        s1 = cpu_ticks(children(STANDBY_PID))
+        standby_cpu["s"] = sum(t - s0.get(pid, 0) for pid, t in s1.items()) / CLK
     lines = p.stdout.strip().splitlines()
     if not lines or not lines[-1].startswith("{"):
         raise RuntimeError(f"bench/node/tracking.js {args[0]} failed (exit {p.returncode})")
@@ -38,6 +56,74 @@ def run_node(args):
     if p.returncode != 0:
         raise RuntimeError(f"bench/node/tracking.js {args[0]} exit {p.returncode}: {lines[-1]}")
     return res, sum(t - c0.get(pid, 0) for pid, t in c1.items()) / CLK
+
+
+def side_table():
+    """public.items_side: a small cached table the with-DDL cells truncate (and refill) and the
+    lock readers read, readable by the RESP role; on the standby too once replayed."""
+    psql("CREATE TABLE public.items_side (id bigint PRIMARY KEY, value text); "
+         f"INSERT INTO public.items_side SELECT g, md5(g::text) FROM generate_series(1, {SIDE_ROWS}) g; "
+         "SELECT local_cache.enable('public.items_side'); "
+         "GRANT SELECT ON public.items_side TO bench_reader")
+    if not STANDBY_CONNINFO:
+        return
+    lsn = psql("SELECT pg_current_wal_lsn()")
+    for _ in range(200):
+        if psql(f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'", STANDBY_CONNINFO) == "t":
+            return
+        time.sleep(0.05)
+    raise RuntimeError("the standby did not replay public.items_side in 10 s")
+
+
+def push_delay_cell(server, ddl):
+    """One push-delay cell: TRACKING_ROUNDS UPDATEs on the primary, the pushes from `server`'s
+    RESP server, with the DDL loop and the lock readers when `ddl`."""
+    args = ["delay", "--trackers", str(TRACKING_CONNECTIONS), "--rounds", str(TRACKING_ROUNDS),
+            "--sync-commit", TRACKING_SYNC_COMMIT]
+    if server == "standby":
+        args += ["--push-port", str(STANDBY_RESP_PORT), "--standby-pg", STANDBY_CONNINFO]
+    if ddl:
+        args += ["--ddl", ",".join(TRACKING_DDL), "--ddl-interval-ms", str(TRACKING_DDL_INTERVAL_MS),
+                 "--lock-readers", str(TRACKING_LOCK_READERS)]
+    log(f"tracking: push delay on the {server}, {'with DDL (' + ','.join(TRACKING_DDL) + ')' if ddl else 'no DDL'}, "
+        f"{TRACKING_CONNECTIONS} tracking connections, {TRACKING_ROUNDS} commits of a SQL UPDATE")
+    standby_cpu = {} if STANDBY_PID else None
+    load = os.getloadavg()[0]
+    res, cpu = run_node(args, standby_cpu)
+    # the machine's 1-minute load average before and after: on a shared machine, what else ran
+    res["loadavg_1min"] = [load, os.getloadavg()[0]]
+    res["server_cpu_s"] = cpu
+    if standby_cpu is not None:
+        res["standby_cpu_s"] = standby_cpu["s"]
+    d = res["from_return_us"]
+    log(f"tracking: {server}{' + DDL' if ddl else ''}: push delay from the COMMIT's return p50 {d['p50']} us, "
+        f"p99 {d['p99']} us, max {d['max']} us ({res['pushes']} key pushes, {res['missing']} missing, "
+        f"{res['covered_by_flush']} covered by a flush, {res['flush_pushes']} flush pushes)"
+        + (f"; replay p50 {res['replay']['from_return_us']['p50']} us, p99 {res['replay']['from_return_us']['p99']} us; "
+           f"push after replay p99 {res['after_replay_us']['p99']} us" if res.get("replay") else ""))
+    return res
+
+
+def push_delay(tr, save):
+    """The push-delay cells (issue 43): primary and standby, without and with DDL. The primary's
+    without DDL is also doc["tracking"]["delay"]. The standby stops afterwards, so that it takes
+    no CPU from the reads and the commit path."""
+    cells = [("primary", False)] + ([("primary", True)] if TRACKING_DDL else [])
+    if STANDBY_CONNINFO:
+        cells += [("standby", False)] + ([("standby", True)] if TRACKING_DDL else [])
+    if TRACKING_DDL:
+        side_table()
+    tr["push_delay"] = []
+    for server, ddl in cells:
+        res = push_delay_cell(server, ddl)
+        tr["push_delay"].append(res)
+        if server == "primary" and not ddl:
+            tr["delay"] = res
+        save()
+        if res["missing"]:
+            raise RuntimeError(f"{res['missing']} invalidations never arrived ({server}{' with DDL' if ddl else ''})")
+    if STANDBY_DIR:
+        subprocess.run([CLUSTER_SH, "stop", STANDBY_DIR], check=True, stdout=sys.stderr)
 
 
 def pgbench_tps(script):
@@ -138,17 +224,14 @@ def commit_path(tr, save):
 def run_tracking(doc, save):
     tr = doc["tracking"] = {"connections": TRACKING_CONNECTIONS, "rounds": TRACKING_ROUNDS,
                             "read_connections": TRACKING_READ_CONNECTIONS, "write_rate": TRACKING_WRITE_RATE,
-                            "hot_rows": TRACKING_HOT_ROWS, "delay": None, "reads": []}
-    log(f"tracking: invalidation delay, {TRACKING_CONNECTIONS} tracking connections, {TRACKING_ROUNDS} SQL UPDATEs")
-    res, cpu = run_node(["delay", "--trackers", str(TRACKING_CONNECTIONS), "--rounds", str(TRACKING_ROUNDS)])
-    res["server_cpu_s"] = cpu
-    tr["delay"] = res
-    d = res["from_return_us"]
-    log(f"tracking: delay from the UPDATE's return to the push: p50 {d['p50']} us, p99 {d['p99']} us, "
-        f"p99.9 {d['p999']} us ({res['pushes']} pushes, {res['missing']} missing, {res['before_return']} before the return)")
-    save()
-    if res["missing"]:
-        raise RuntimeError(f"{res['missing']} invalidations never arrived")
+                            "hot_rows": TRACKING_HOT_ROWS, "delay": None, "reads": [],
+                            "ddl": TRACKING_DDL, "ddl_interval_ms": TRACKING_DDL_INTERVAL_MS,
+                            "lock_readers": TRACKING_LOCK_READERS, "delay_synchronous_commit": TRACKING_SYNC_COMMIT,
+                            "standby": bool(STANDBY_CONNINFO)}
+    if STANDBY_CONNINFO:
+        tr["standby_resp_workers_running"] = int(psql("SELECT count(*) FROM pg_stat_activity WHERE "
+                                                      "backend_type = 'local_cache RESP worker'", STANDBY_CONNINFO))
+    push_delay(tr, save)
     for r in range(REPEATS):
         # the order alternates by round, so that neither variant always runs on a warmer server
         for variant in (("csc", "plain") if r % 2 == 0 else ("plain", "csc")):

@@ -9,13 +9,17 @@
  *     the canonical text of those bytes parses back to the same bytes and is its own canonical
  *     text;
  *   - as key bytes: splitting and rendering never read past them; bytes that render as text
- *     read back as themselves, unless a character column ends with blanks (which no canonical
- *     key has).
+ *     read back as themselves, unless a character column ends with blanks or an integer is
+ *     outside its column's range (no canonical key has either);
+ *   - as a spelling: canonical_spelling (into an exact-size buffer) gives the text back exactly
+ *     when the text parses (the one spelling of a key is the one the server renders), and what
+ *     it gives for any other spelling parses, renders as itself and is its own spelling.
  */
 #include "extension/key_bytes.h"
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,14 +56,35 @@ bool render(const KeyShape &shape, const std::string &bytes, std::string *text)
 	return append_key_text(shape, KeyBytes{copy.get(), uint32_t(bytes.size())}, *text);
 }
 
-bool has_blank_ended_character_column(const KeyShape &shape, const std::string &bytes)
+bool spell(const KeyShape &shape, const std::string &text, std::string *spelling)
+{
+	std::unique_ptr<char[]> copy(new char[text.size() + 1]);
+	std::copy(text.begin(), text.end(), copy.get());
+	std::unique_ptr<char[]> buffer(new char[key_bytes_bound(text.size())]);
+	std::string_view out;
+	if (!canonical_spelling(shape, std::string_view(copy.get(), text.size()), buffer.get(), &out))
+		return false;
+	spelling->assign(out);
+	return true;
+}
+
+/* Bytes no canonical key has, though they render: a character column ending with a blank, or
+ * an integer outside its column's range. */
+bool has_column_no_key_has(const KeyShape &shape, const std::string &bytes)
 {
 	KeyBytes columns[MAX_KEY_COLUMNS];
 	if (!split_key(shape, KeyBytes{bytes.data(), uint32_t(bytes.size())}, columns))
 		return false;
-	for (int c = 0; c < shape.ncolumns; c++)
+	for (int c = 0; c < shape.ncolumns; c++) {
 		if (shape.kinds[c] == KeyKind::Bpchar && columns[c].len > 0 && columns[c].data[columns[c].len - 1] == ' ')
 			return true;
+		int64_t value;
+		if (is_integer(shape.kinds[c]) && columns[c].len == INT_KEY_BYTES) {
+			std::memcpy(&value, columns[c].data, INT_KEY_BYTES);
+			if (!integer_fits(value, shape.kinds[c]))
+				return true;
+		}
+	}
 	return false;
 }
 
@@ -90,7 +115,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("a canonical text is not its own canonical text");
 	}
 
-	if (render(shape, input, &text) && !has_blank_ended_character_column(shape, input)) {
+	std::string spelling, spelling_again, spelled_bytes;
+	bool spelled = spell(shape, input, &spelling);
+	if (parse(shape, input, &bytes) != (spelled && spelling == input))
+		fail("a text parses but is not its own canonical spelling, or the reverse");
+	if (spelled) {
+		if (!parse(shape, spelling, &spelled_bytes))
+			fail("a canonical spelling does not parse");
+		if (!render(shape, spelled_bytes, &text) || text != spelling)
+			fail("a canonical spelling is not the text the server renders for its key");
+		if (!spell(shape, spelling, &spelling_again) || spelling_again != spelling)
+			fail("a canonical spelling is not its own canonical spelling");
+	}
+
+	if (render(shape, input, &text) && !has_column_no_key_has(shape, input)) {
 		if (!parse(shape, text, &again) || again != input)
 			fail("rendered key bytes do not read back as themselves");
 	}

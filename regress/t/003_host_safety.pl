@@ -158,6 +158,8 @@ is($node->safe_psql('cachedb', qq{
 	SELECT count(*) FROM pg_get_wal_records_info('$checkpoint_lsn', pg_current_wal_lsn())
 	 WHERE resource_manager = 'local_cache'}),
 	'0', 'no local_cache record after the checkpoint');
+$node->safe_psql('postgres', 'CREATE DATABASE nothing_cached');
+$node->safe_psql('nothing_cached', 'CREATE EXTENSION local_cache');
 $node->stop('immediate');
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''");
 $node->adjust_conf('postgresql.conf', 'local_cache.resp_port', '0');
@@ -183,6 +185,8 @@ like(error_of(q{SELECT local_cache.mget_json('items', '{1}')}), $preload_error, 
 like(error_of(q{UPDATE items SET value = 'x' WHERE id = 1}), $preload_error, 'a write to a cached table: the same');
 like(error_of(q{SELECT * FROM local_cache.stats}), $preload_error, 'stats: the same');
 like(error_of(q{SELECT * FROM local_cache.stats_global}), $preload_error, 'stats_global: the same');
+my ($ret, $out, $err) = $node->psql('nothing_cached', 'SELECT * FROM local_cache.stats');
+like($err, $preload_error, 'stats where no table is cached: the same (not an empty answer)');
 is(error_of(q{CREATE SCHEMA cache; IMPORT FOREIGN SCHEMA public LIMIT TO (items) FROM SERVER local_cache INTO cache}),
 	'', 'IMPORT FOREIGN SCHEMA works');
 like(error_of(q{SELECT * FROM cache.items WHERE id = 1}), $preload_error, 'the foreign table: the same');

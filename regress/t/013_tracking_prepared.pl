@@ -123,6 +123,8 @@ my $primary_resp = PostgreSQL::Test::Cluster::get_free_port();
 $primary->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'local_cache'
 max_prepared_transactions = 10
+# the standbys have no slot: WAL a restarted standby still needs must not be recycled
+wal_keep_size = 256MB
 local_cache.resp_port = $primary_resp
 local_cache.resp_role = 'resp_reader'
 local_cache.resp_workers = 1

@@ -18,6 +18,7 @@
 extern "C" {
 #include "lib/stringinfo.h"
 #include "libpq/ifaddr.h"
+#include "postmaster/postmaster.h"
 #include "mb/pg_wchar.h"
 #include "regex/regex.h"
 #include "storage/fd.h"
@@ -191,7 +192,13 @@ void HbaRules::load()
 {
 	MemoryContext context;
 	List *lines;
-	if (parse_auth_file(HbaFileName, parse_hba_line, discard_hba_lines, &context, &lines)) {
+	/* parse_hba_line logs that a hostssl line "cannot match" while PostgreSQL's own ssl is off;
+	 * the RESP port's TLS is its own (local_cache.resp_tls), where such lines do match. */
+	bool postgres_ssl = EnableSSL;
+	EnableSSL = true;
+	bool parsed = parse_auth_file(HbaFileName, parse_hba_line, discard_hba_lines, &context, &lines);
+	EnableSSL = postgres_ssl;
+	if (parsed) {
 		if (context_ != nullptr)
 			MemoryContextDelete(context_);
 		context_ = context;

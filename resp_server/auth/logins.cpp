@@ -11,7 +11,7 @@
 #include "resp_server/auth/logins.h"
 #include "resp_server/auth/session_limits.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 #include "resp_server/pg/transaction.h"
 
 extern "C" {
@@ -375,6 +375,30 @@ AuthResult Authenticator::finish(const Session &session, Pending &pending, bool 
 		verified_.clear();
 	verified_.insert(pending.verified_key);
 	return grant(session, pending);
+}
+
+AuthResult Authenticator::authenticate(const Session &session, std::optional<std::string_view> user,
+									  std::string_view password)
+{
+	/* "default" is what Redis clients send for a password-only configuration. */
+	if (!user || *user == "default")
+		return login(session, local_cache_resp_role, password);
+	return login(session, *user, password);
+}
+
+std::optional<AuthenticatedRole> Authenticator::default_role(const Session &session)
+{
+	if (session.tls_certificate_verified) {
+		AuthResult result = certificate_login(session);
+		if (result.status == AuthResult::Status::Ok)
+			return result.role;
+	}
+	if (local_cache_resp_role == nullptr || local_cache_resp_role[0] == '\0')
+		return std::nullopt;
+	AuthResult result = default_login(session, local_cache_resp_role);
+	if (result.status != AuthResult::Status::Ok)
+		return std::nullopt;
+	return result.role;
 }
 
 AuthResult Authenticator::login(const Session &session, std::string_view user, std::string_view password)

@@ -1,6 +1,6 @@
 /*
- * logins.h — RESP logins as strict as a PostgreSQL login to the RESP database from the same
- * address: the pg_hba.conf line that applies (reject, trust, password, md5, scram-sha-256, and
+ * logins.h — RESP logins (the commands' Logins interface, commands/data_source.h, on
+ * PostgreSQL) as strict as a PostgreSQL login to the RESP database from the same address: the pg_hba.conf line that applies (reject, trust, password, md5, scram-sha-256, and
  * on TLS connections cert and clientcert=; other methods are refused with a clear error), the role's LOGIN and VALID UNTIL, and its
  * CONNECTION LIMIT, then the database's rules (session_limits.h: ALLOW_CONNECTIONS, CONNECT,
  * its CONNECTION LIMIT), PostgreSQL backends and RESP sessions counted together.
@@ -25,6 +25,7 @@
 #include "resp_server/auth/password_check.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,13 +33,36 @@
 
 namespace local_cache::resp {
 
-class Authenticator {
+/* Logins (commands/data_source.h) on PostgreSQL: one per worker and per write worker. */
+class Authenticator final : public Logins {
 public:
 	Authenticator();
 	~Authenticator();
 
 	/* Reads pg_hba.conf again (at start and on SIGHUP). */
 	void load_rules();
+
+	/* AUTH [<user>] <password>: login() as the user, or as local_cache.resp_role without one
+	 * (or for "default"). */
+	AuthResult authenticate(const Session &session, std::optional<std::string_view> user,
+							std::string_view password) override;
+
+	/* A verified TLS client certificate's role (certificate_login), else local_cache.resp_role
+	 * (default_login), else none. */
+	std::optional<AuthenticatedRole> default_role(const Session &session) override;
+
+	/* The connection closed: its check is dropped and its session no longer counts. */
+	void session_ended(const Session &session) override;
+
+	/* Failed logins in a window (logins.cpp: the back-off and the log limit). */
+	struct Failures {
+		uint32_t count = 0;
+		int64_t last_ms = 0;
+		uint32_t unlogged = 0; /* failures of an address past kSourceFailuresAllowed, not logged */
+	};
+
+private:
+	struct Pending;
 
 	/* AUTH <user> <password> of a connection. Pending: ask again later with the same
 	 * credentials (the connection's request waits, the loop goes on). */
@@ -52,19 +76,6 @@ public:
 	 * line of pg_hba.conf (its map= through pg_ident.conf): logged in as that role, no AUTH.
 	 * Denied (without a log line) when no `cert` line applies. */
 	AuthResult certificate_login(const Session &session);
-
-	/* The connection closed: its check is dropped and its session no longer counts. */
-	void session_ended(const Session &session);
-
-	/* Failed logins in a window (logins.cpp: the back-off and the log limit). */
-	struct Failures {
-		uint32_t count = 0;
-		int64_t last_ms = 0;
-		uint32_t unlogged = 0; /* failures of an address past kSourceFailuresAllowed, not logged */
-	};
-
-private:
-	struct Pending;
 
 	AuthResult finish(const Session &session, Pending &pending, bool password_ok);
 	AuthResult grant(const Session &session, const Pending &pending);

@@ -6,7 +6,7 @@
 
 #include "extension/boundary.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 extern "C" {
 #include "access/htup_details.h"

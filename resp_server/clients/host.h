@@ -8,6 +8,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 #include <cstddef>
@@ -51,8 +52,8 @@ enum class ClientCounter {
 class ClientHost {
 public:
 	virtual ~ClientHost() = default;
-	/* One line for the server log. */
-	virtual void log(const char *line) noexcept = 0;
+	/* One line for the server log, with PostgreSQL's DETAIL and HINT when given. */
+	virtual void log(const char *line, const char *detail = nullptr, const char *hint = nullptr) noexcept = 0;
 	/* The clock of Session::connected_at_ms and the clients' timeouts (milliseconds). */
 	virtual int64_t now_ms() = 0;
 	virtual void count(ClientCounter counter, int64_t delta) = 0;
@@ -61,6 +62,8 @@ public:
 	virtual uint64_t next_client_number() = 0;
 	/* Logged-in connections of every worker (resp_max_clients). */
 	virtual uint64_t logged_in_clients_total() = 0;
+	/* This process and the server's other RESP workers: who may listen on the port beside it. */
+	virtual std::vector<pid_t> our_workers() = 0;
 	/* Whether client `id` of another worker may exist: that worker runs and has handed it out. */
 	virtual bool remote_client_may_exist(uint64_t id) = 0;
 	/* The connection whose request runs from now on (0: none): its writes are its own, for

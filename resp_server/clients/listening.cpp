@@ -2,7 +2,8 @@
  * listening.cpp — the worker's listening sockets (net/listener.h), and the decision to accept or
  * refuse a new connection.
  *
- * A bind failure is logged and retried from the worker's timer. A TLS port listens once its
+ * A bind failure, or a port another server's process listens on already (net/port_sharing.h), is
+ * logged and retried from the worker's timer. A TLS port listens once its
  * certificate and key have loaded. Past what the worker's open files limit allows, a new
  * connection takes the place of the one that has waited longest for login, if any, or is
  * answered like Redis and closed — never dropped without a reply. local_cache.resp_max_clients
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace local_cache::resp {
@@ -67,12 +69,22 @@ void Server::cannot_listen(const char *host_name, int port, const char *why)
 			 why, BIND_RETRY_SECONDS);
 }
 
+void Server::port_taken(const char *host_name, int port)
+{
+	char line[512];
+	snprintf(line, sizeof(line),
+			 "local_cache RESP: could not listen on \"%s\" port %d: Address already in use; retrying in %d s",
+			 host_name, port, BIND_RETRY_SECONDS);
+	host.log(line, "Another process (another PostgreSQL server's RESP workers?) listens on that port.",
+			 "Give each server its own local_cache.resp_port.");
+}
+
 void start_listening(Server *server)
 {
 	/* A TLS port listens once its certificate and key load (the worker logs why not). */
 	if (server->listen.tls && server->tls == nullptr)
 		return;
-	if (server->listeners.open(server->listen.addresses, server->listen.port))
+	if (server->listeners.open(server->listen.addresses, server->listen.port, server->host.our_workers()))
 		log_line(server, "local_cache RESP worker %d listening on \"%s\" port %d, connections through %s",
 				 server->worker_number, server->listen.addresses.c_str(), server->listen.port,
 				 server->loop.on_ring() ? "io_uring" : "epoll");

@@ -128,6 +128,8 @@ struct Server final : public Listeners::Events {
 	/* Polling the commits (tracking_delivery.cpp), finer than libuv's milliseconds. */
 	std::unique_ptr<MicroTimer> tracking_tick;
 	TrackingWake tracking_wake = TrackingWake::Signal;
+	/* The last collect read records and left some waiting for their transaction's end. */
+	bool tracking_new_waits = false;
 	/* Connections subscribed to __redis__:invalidate (REDIRECT targets over RESP2). */
 	size_t invalidation_subscribers = 0;
 	int64_t next_bind_attempt_ms = 0;
@@ -138,6 +140,7 @@ struct Server final : public Listeners::Events {
 	void accept_failed(int error) override;
 	void cannot_resolve(const char *host, const char *why) override;
 	void cannot_listen(const char *host, int port, const char *why) override;
+	void port_taken(const char *host, int port) override;
 };
 
 /* A log line "local_cache RESP...", printf-style, through the host. */

@@ -20,13 +20,19 @@ namespace {
 /*
  * How a worker learns of commits (TrackingWake). Under a stream of commits a worker woken for
  * each would spend a core on wake-ups on a small machine. So once woken it polls instead, every
- * kBusyTickMicroseconds while records keep coming (writers then send no signal), and goes back
- * to waiting for a signal after a tick that found none; every kWaitingTickMicroseconds while
- * records wait for their transaction's end. A worker whose connections track nothing is never
- * signalled: it only reads the log every kIdleTickMicroseconds, to stay ahead of the writers,
- * and catches up before a connection's first tracked key can miss anything.
+ * kBusyTickMicroseconds after a collect (writers then send no signal), and goes back to waiting
+ * for a signal after a tick that found nothing: a commit waits for at most one busy tick.
+ * Records that wait for their transaction's end (a standby's, replayed just before the commit
+ * record, which wakes nobody when it is replayed; a PREPARE's) are looked at again
+ * kFirstWaitTickMicroseconds after a collect that a signal brought, when the commit is most
+ * likely replayed already; kBusyTickMicroseconds after one that found more records; then every
+ * kWaitingTickMicroseconds while only those that waited before are left (a transaction
+ * prepared for long). A worker whose connections track nothing is never signalled: it only
+ * reads the log every kIdleTickMicroseconds, to stay ahead of the writers, and catches up
+ * before a connection's first tracked key can miss anything.
  */
 constexpr long kBusyTickMicroseconds = 1000;
+constexpr long kFirstWaitTickMicroseconds = 250;
 constexpr long kWaitingTickMicroseconds = 2000;
 constexpr long kIdleTickMicroseconds = 50000;
 constexpr std::string_view kInvalidateChannel = "__redis__:invalidate";
@@ -190,14 +196,26 @@ bool needs_prompt(Server *server)
 		server->feed->waiting();
 }
 
+/* The next tick of a worker that polls (the rule at the top). */
+long next_tick(Server *server, TrackingWake mode, bool after_signal)
+{
+	CommitFeed &feed = *server->feed;
+	if (mode == TrackingWake::Idle)
+		return kIdleTickMicroseconds;
+	if (feed.has_news() || !feed.waiting())
+		return kBusyTickMicroseconds;
+	if (!server->tracking_new_waits)
+		return kWaitingTickMicroseconds;
+	return after_signal ? kFirstWaitTickMicroseconds : kBusyTickMicroseconds;
+}
+
 void poll_every(Server *server, TrackingWake mode)
 {
-	if (server->tracking_wake == TrackingWake::Signal)
+	bool after_signal = server->tracking_wake == TrackingWake::Signal;
+	if (after_signal)
 		server->feed->awake();
 	server->tracking_wake = mode;
-	arm_tick(server, mode == TrackingWake::Idle ? kIdleTickMicroseconds
-				   : server->feed->has_news()   ? kBusyTickMicroseconds
-												: kWaitingTickMicroseconds);
+	arm_tick(server, next_tick(server, mode, after_signal));
 }
 
 void on_tick(Server *server)
@@ -223,7 +241,10 @@ void deliver_invalidations(Server *server)
 	std::vector<CommittedChange> changes;
 	std::vector<RelayedInvalidation> relays;
 	TrackingStats tracked = table.stats();
+	bool news = feed.has_news();
 	feed.collect(changes, relays, tracked.keys > 0 || tracked.prefixes > 0);
+	/* Records may have joined those that wait for their transaction's end (poll_every). */
+	server->tracking_new_waits = news && feed.waiting();
 	for (const CommittedChange &change : changes) {
 		switch (change.kind) {
 		case CommittedChange::Kind::Key:

@@ -1,6 +1,6 @@
 /*
  * command_context.h — what the command handlers share, internal to the command layer
- * (command_table.cpp, the cmd_*.cpp files and glob.cpp include it; nothing outside them does): the
+ * (command_table.cpp, the *_commands.cpp files and glob.cpp include it; nothing outside them does): the
  * CommandContext a handler runs with, the per-worker scratch buffers and the collectors that
  * copy what the data sources hand over, the lookup answers the data commands share, small text
  * helpers, and the handlers the command table names. No PostgreSQL header.
@@ -14,6 +14,7 @@
 #pragma once
 
 #include "resp_server/protocol/buffers.h"
+#include "resp_server/commands/cluster.h"
 #include "resp_server/commands/command_table.h"
 
 #include <algorithm>
@@ -221,6 +222,7 @@ struct CommandContext {
 	ClientDirectory *clients;   /* nullptr: CLIENT LIST and KILL see only this session */
 	CommandMonitor &monitor;    /* the worker's slow log and latencies */
 	TrackingTable &tracking;    /* the worker's CLIENT TRACKING table */
+	ClusterTopology *cluster = nullptr; /* nullptr: no cluster commands (a write worker) */
 
 	size_t argc() const { return request.argc; }
 	std::string_view arg(size_t i) const { return request.argv[i]; }
@@ -351,5 +353,19 @@ void slowlog_reset_command(CommandContext &c);
 void latency_latest_command(CommandContext &c);
 void latency_histogram_command(CommandContext &c);
 void latency_reset_command(CommandContext &c);
+
+/* cluster_commands.cpp */
+void cluster_myid_command(CommandContext &c);
+void cluster_keyslot_command(CommandContext &c);
+void cluster_info_command(CommandContext &c);
+void cluster_slots_command(CommandContext &c);
+void cluster_shards_command(CommandContext &c);
+void cluster_nodes_command(CommandContext &c);
+void readonly_command(CommandContext &c);
+void readwrite_command(CommandContext &c);
+void role_command(CommandContext &c);
+void wait_command(CommandContext &c);
+/* INFO replication's fields: role, the primary or the standbys, WAL offsets. */
+void append_replication_info(CommandContext &c, std::string &out);
 
 } // namespace local_cache::resp

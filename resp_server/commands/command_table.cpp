@@ -1,5 +1,5 @@
 /*
- * command_table.cpp — the command table (one row per command; the handlers are in the cmd_*.cpp
+ * command_table.cpp — the command table (one row per command; the handlers are in the *_commands.cpp
  * files, by command group), its lookup, and the dispatcher that checks a request against its
  * row, in Redis's order, before running the row's handler (and, after a read, notes its keys
  * for CLIENT TRACKING).
@@ -89,6 +89,30 @@ constexpr CommandSpec kCommandSubcommands[] = {
 	{"command|list", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
 	 "Returns a list of command names.", "O(N) where N is the total number of commands",
 	 command_list_command, nullptr, 0},
+};
+
+/* Redis Cluster's topology of the one shard (cluster_commands.cpp); only in cluster mode. */
+constexpr uint32_t kCluster = CMD_LOADING | CMD_STALE;
+
+constexpr CommandSpec kClusterSubcommands[] = {
+	{"cluster|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "cluster", "5.0.0",
+	 "Returns helpful text about the different subcommands.", "O(1)", help_command, nullptr, 0},
+	{"cluster|info", 2, kCluster, 0, 0, 0, "cluster", "3.0.0",
+	 "Returns the state of the shard: all 16384 slots, served while the primary is reachable.", "O(1)",
+	 cluster_info_command, nullptr, 0},
+	{"cluster|keyslot", 3, kCluster, 0, 0, 0, "cluster", "3.0.0", "Returns the hash slot for a key.",
+	 "O(N) where N is the number of bytes in the key", cluster_keyslot_command, nullptr, 0},
+	{"cluster|myid", 2, kCluster, 0, 0, 0, "cluster", "3.0.0", "Returns the ID of a node.", "O(1)",
+	 cluster_myid_command, nullptr, 0},
+	{"cluster|nodes", 2, kCluster, 0, 0, 0, "cluster", "3.0.0",
+	 "Returns the primary and its standbys, as this node knows them.",
+	 "O(N) where N is the total number of Cluster nodes", cluster_nodes_command, nullptr, 0},
+	{"cluster|shards", 2, kCluster, 0, 0, 0, "cluster", "7.0.0",
+	 "Returns the one shard: all slots, the primary and its standbys with their WAL offsets and health.",
+	 "O(N) where N is the total number of cluster nodes", cluster_shards_command, nullptr, 0},
+	{"cluster|slots", 2, kCluster, 0, 0, 0, "cluster", "3.0.0",
+	 "Returns the mapping of all slots to the primary and its streaming standbys.",
+	 "O(N) where N is the total number of Cluster nodes", cluster_slots_command, nullptr, 0},
 };
 
 constexpr CommandSpec kMemorySubcommands[] = {
@@ -259,7 +283,23 @@ constexpr CommandSpec kCommands[] = {
 	 "Stops listening to messages published to channels that match one or more patterns.",
 	 "O(N) where N is the number of patterns to unsubscribe.", unsubscribe_command, nullptr, 0},
 
+	/* cluster: the replication group as one Redis Cluster shard (cluster_commands.cpp) */
+	{"cluster", -2, 0, 0, 0, 0, "cluster", "3.0.0", "A container for Redis Cluster commands.",
+	 "Depends on subcommand.", nullptr, kClusterSubcommands, count_of(kClusterSubcommands)},
+	{"readonly", 1, kConnection, 0, 0, 0, "cluster", "3.0.0",
+	 "Enables read queries for a connection to a standby in cluster mode.", "O(1)", readonly_command,
+	 nullptr, 0},
+	{"readwrite", 1, kConnection, 0, 0, 0, "cluster", "3.0.0",
+	 "Sends a connection's reads on a standby to the primary again (-MOVED).", "O(1)",
+	 readwrite_command, nullptr, 0},
+	{"wait", 3, 0, 0, 0, 0, "generic", "3.0.0",
+	 "Waits until that many standbys have replayed the connection's writes, or the timeout (ms) passes.",
+	 "O(1)", wait_command, nullptr, 0},
+
 	/* server */
+	{"role", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "2.8.12",
+	 "Returns the replication role: the primary's WAL position and standbys, or a standby's primary.",
+	 "O(1)", role_command, nullptr, 0},
 	{"command", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
 	 "Returns detailed information about all commands.",
 	 "O(N) where N is the total number of commands", command_command, kCommandSubcommands,
@@ -653,6 +693,13 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 		end_caching_scope(session, nullptr);
 		return;
 	}
+	/* A standby in cluster mode sends keyed writes, and reads before READONLY, to the primary;
+	 * inside MULTI the request is refused as it is queued, so EXEC fails, as in Redis. */
+	if (cluster_redirect(cluster_, *command, request, session, reply, scratch_->text)) {
+		session.multi.refused = session.multi.active;
+		end_caching_scope(session, nullptr);
+		return;
+	}
 	if (session.multi.active && !(command->flags & CMD_NOT_QUEUED)) {
 		queue_request(session.multi, request);
 		reply.simple_string("QUEUED");
@@ -660,7 +707,7 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 	}
 	if (offload_ != nullptr && runs_as_write(*command, session) && offloaded(*command, request, session, out))
 		return;
-	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_, tracking_};
+	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_, tracking_, cluster_};
 	if (session.tracking.on)
 		data_.rows.forget_uncaptured_reads();
 	int64_t started_us = clock_carried_ ? last_end_us_ : data_.server.now_microseconds();

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "resp_server/commands/client_tracking.h"
+#include "resp_server/commands/cluster.h"
 #include "resp_server/commands/data_source.h"
 #include "resp_server/commands/monitor.h"
 #include "resp_server/protocol/request_parser.h"
@@ -153,6 +154,10 @@ public:
 	/* The worker's connections, for CLIENT LIST and KILL; without it they see only the caller. */
 	void set_client_directory(ClientDirectory *clients) { clients_ = clients; }
 
+	/* The shard's topology (cluster.h); without it, CLUSTER and READONLY answer that cluster
+	 * support is disabled, ROLE a primary alone, WAIT 0, and nothing is redirected. */
+	void set_cluster(ClusterTopology *cluster) { cluster_ = cluster; }
+
 	/* Where writes run (runs_as_write); without it, here. */
 	void set_write_offload(WriteOffload *offload) { offload_ = offload; }
 
@@ -173,6 +178,7 @@ private:
 
 	DataSources data_;
 	ClientDirectory *clients_ = nullptr;
+	ClusterTopology *cluster_ = nullptr;
 	WriteOffload *offload_ = nullptr;
 	CommandMonitor monitor_;
 	TrackingTable tracking_;

@@ -203,6 +203,7 @@ void reset_command(CommandContext &c)
 	c.session.name.clear();
 	c.session.multi.clear();
 	c.session.watched.clear();
+	c.session.cluster_readonly = false;
 	c.session.role = c.data.logins.default_role(c.session);
 	c.reply.simple_string("RESET");
 }

@@ -4,8 +4,9 @@
  * for everything that needs the database, one per handler group (reading rows, the hit path,
  * writing rows, batches, logins, server information), bundled in DataSources.
  *
- * The PostgreSQL side implements them inside each RESP worker (pg/); the unit tests implement
- * each with a small fake (tests/). Nothing here includes a PostgreSQL header.
+ * The PostgreSQL side implements them inside each RESP worker, one class per interface (pg/,
+ * and auth/ for the logins); the unit tests implement each with a small fake (tests/). Nothing
+ * here includes a PostgreSQL header.
  */
 #pragma once
 
@@ -18,7 +19,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -82,6 +82,14 @@ struct Session {
 	 * RESP2 connection with any subscription runs only the Pub/Sub commands, PING, QUIT, RESET. */
 	std::vector<std::string> channels;
 	std::vector<std::string> patterns;
+	/* READONLY (cluster mode): reads with keys are served on a standby instead of -MOVED;
+	 * READWRITE and RESET clear it. */
+	bool cluster_readonly = false;
+	/* WAIT, while it waits (Session::retry_later): the WAL position it waits for standbys to
+	 * replay, and when it gives up (0: never). */
+	bool waiting = false;
+	uint64_t wait_position = 0;
+	int64_t wait_deadline_us = 0;
 	/* Set by QUIT (and by the server after a protocol error): write the replies, then close. */
 	bool close_after_reply = false;
 	/* Set by the server before each request: the request has waited for a locked table as
@@ -300,8 +308,8 @@ public:
 /*
  * What the commands need from PostgreSQL, split by the handler groups that use it: each group
  * sees only its interface (CommandContext::data names them all). The PostgreSQL side implements
- * them in one object per worker (pg/pg_data_source.h); the unit tests implement each with a
- * small fake (tests/fake_*.h). Every call comes from the worker's loop thread, one at a time.
+ * each in a class of its own (pg/, and auth/logins.h for Logins), one object of each per
+ * worker; the unit tests implement each with a small fake (tests/fake_*.h). Every call comes from the worker's loop thread, one at a time.
  * Failures are answers, never exceptions: a LookupResult (or AuthResult) with its status and
  * message, as a PostgreSQL error comes back from the error boundary. Lookups check that the
  * session's role may read the tables involved (SELECT on all columns, no row-level security)
@@ -496,20 +504,13 @@ protected:
 	~ServerInfo() = default;
 };
 
-/* The interfaces one worker's commands use, usually all implemented by one object. */
+/* The interfaces one worker's commands use, each implemented by an object of its own (the
+ * worker's main makes them). */
 class DataSources {
 public:
 	DataSources(RowReader &rows, CacheHits &hits, RowWriter &writes, Batches &batches, Logins &logins,
 				ServerInfo &server)
 		: rows(rows), hits(hits), writes(writes), batches(batches), logins(logins), server(server)
-	{
-	}
-	/* One object that implements them all (the PostgreSQL side's PgDataSource). */
-	template <typename All,
-			  typename = std::enable_if_t<std::is_base_of_v<RowReader, All> && std::is_base_of_v<CacheHits, All> &&
-										  std::is_base_of_v<RowWriter, All> && std::is_base_of_v<Batches, All> &&
-										  std::is_base_of_v<Logins, All> && std::is_base_of_v<ServerInfo, All>>>
-	DataSources(All &all) : DataSources(all, all, all, all, all, all)
 	{
 	}
 

@@ -368,7 +368,10 @@ void info_command(CommandContext &c)
 		info_number(out, "tracking_total_items", tracking.items);
 		info_number(out, "tracking_total_prefixes", tracking.prefixes);
 	}
-	if (sections & INFO_REPLICATION) {
+	if ((sections & INFO_REPLICATION) && c.cluster != nullptr && c.cluster->enabled()) {
+		begin_section("Replication");
+		append_replication_info(c, out); /* cluster_commands.cpp: the shard, with WAL offsets */
+	} else if (sections & INFO_REPLICATION) {
 		begin_section("Replication");
 		/* A hot standby serves RESP too; its cache follows the primary through WAL. */
 		if (stats.replica) {
@@ -388,7 +391,7 @@ void info_command(CommandContext &c)
 	}
 	if (sections & INFO_CLUSTER) {
 		begin_section("Cluster");
-		info_number(out, "cluster_enabled", 0);
+		info_number(out, "cluster_enabled", c.cluster != nullptr && c.cluster->enabled() ? 1 : 0);
 	}
 	if (sections & INFO_KEYSPACE) {
 		begin_section("Keyspace");

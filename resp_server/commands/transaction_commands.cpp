@@ -202,7 +202,7 @@ void run_batch(CommandContext &c)
 		size_t reply_start = out.size();
 		/* Checked when it was queued; the table has not changed since. */
 		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request),
-							  c.clients, c.monitor, c.tracking};
+							  c.clients, c.monitor, c.tracking, c.cluster};
 		run_command(queued, false);
 		if (c.session.retry_later)
 			break;
@@ -262,7 +262,7 @@ void note_reads(CommandContext &c, const std::vector<std::string_view> &argv, co
 	for (const TrackedRead &read : reads) {
 		Request request{&argv[read.first_arg], read.argc};
 		CommandContext queued{request, c.session, c.data, c.reply, c.scratch, *command_for(request),
-							  c.clients, c.monitor, c.tracking};
+							  c.clients, c.monitor, c.tracking, c.cluster};
 		mode.caching_yes = read.caching_yes;
 		mode.caching_no = read.caching_no;
 		note_tracked_reads(queued);

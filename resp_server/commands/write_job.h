@@ -5,7 +5,7 @@
  * role and protocol; for EXEC, the MULTI queue, the WATCHed versions and the CLIENT TRACKING mode
  * its reads are noted by), then the reply's bytes, how long the command ran, and the keys its reads noted
  * for CLIENT TRACKING. A frame is its payload's length (8 bytes) then the payload; numbers are
- * little-endian. No PostgreSQL header: unit-tested alone (tests/write_job_test.cpp).
+ * little-endian. No PostgreSQL header: unit-tested alone (tests/write_offload_test.cpp).
  */
 #pragma once
 

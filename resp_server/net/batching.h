@@ -5,13 +5,15 @@
  * policy is unit-tested alone (tests/batching_test.cpp).
  *
  * A worker blocked in epoll_wait is woken by every request that arrives, and the client's send
- * pays for the wakeup: on a virtual machine an interprocessor interrupt to a halted vCPU, some
- * 10 µs, more than serving a cached row. While the worker pauses no arrival wakes it (in
+ * pays for the wakeup: on a virtual machine an interprocessor interrupt to a halted vCPU, which
+ * costs more than serving a cached row. While the worker pauses no arrival wakes it (in
  * nanosleep, or in an io_uring wait for more completions than can come), so the next requests
  * of busy clients queue without waking anyone and are read in one loop turn.
  * The pause only pays when requests arrive faster than one per pause and many clients each
  * wait far longer between their requests than the pause lasts; with few clients the pause
  * would hold up the very requests they are waiting to send (a lone client's always).
+ * The measurements behind the policy and its constants: docs/TECHNICAL.md, "Performance notes"
+ * ("Wakeups and local_cache.resp_batch_delay").
  */
 #pragma once
 
@@ -38,11 +40,9 @@ public:
 	}
 
 	/* How many pauses apart each connection's reads must be for a pause, by how the worker
-	 * pauses. In io_uring_enter (the ring worker) four: at eight the native client's 64
-	 * connections at 160,000 MGETs/s (400 µs apart) went unpaused, 5% more requests/s but a p99.9
-	 * of 12 ms against 1.3 ms. In nanosleep (the epoll worker: TLS, or resp_io_uring off) eight:
-	 * at four, redis-benchmark over TLS at 16 connections got 0.85x redis-server's requests/s
-	 * against 1.07x, the dearer pause then taken by clients it holds up. */
+	 * pauses: four in io_uring_enter (the ring worker), since at eight busy clients went unpaused
+	 * and their tail grew; eight in nanosleep (the epoll worker: resp_io_uring off, or refused),
+	 * since at four its dearer pause cost the clients it held up more than it saved them. */
 	static constexpr unsigned kPausesApartInRing = 4;
 	static constexpr unsigned kPausesApartInSleep = 8;
 

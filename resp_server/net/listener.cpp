@@ -5,6 +5,7 @@
 #include "resp_server/net/listener.h"
 
 #include "resp_server/net/callback.h"
+#include "resp_server/net/port_sharing.h"
 
 #include <uv.h>
 
@@ -73,7 +74,7 @@ void Listeners::accept_from(int listener)
 	}
 }
 
-bool Listeners::listen_on(const char *host, int port)
+bool Listeners::listen_on(const char *host, int port, const std::vector<pid_t> &our_pids)
 {
 	addrinfo hints;
 	memset(&hints, 0, sizeof(hints));
@@ -98,7 +99,15 @@ bool Listeners::listen_on(const char *host, int port)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 		if (a->ai_family == AF_INET6)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, kBacklog) != 0) {
+		/* Bound but not listening yet, the socket takes no connections: another server's
+		 * listener makes it step back before it could take that server's clients. */
+		bool bound = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+		if (bound && !only_ours_listen(a->ai_addr, our_pids)) {
+			events_.port_taken(host, port);
+			::close(fd);
+			continue;
+		}
+		if (!bound || listen(fd, kBacklog) != 0) {
 			events_.cannot_listen(host, port, strerror(errno));
 			::close(fd);
 			continue;
@@ -121,7 +130,7 @@ bool Listeners::listen_on(const char *host, int port)
 	return any;
 }
 
-bool Listeners::open(const std::string &all, int port)
+bool Listeners::open(const std::string &all, int port, const std::vector<pid_t> &our_pids)
 {
 	size_t start = 0;
 	bool any = false;
@@ -131,7 +140,7 @@ bool Listeners::open(const std::string &all, int port)
 		host.erase(0, host.find_first_not_of(" \t"));
 		host.erase(host.find_last_not_of(" \t") + 1);
 		if (!host.empty())
-			any = listen_on(host.c_str(), port) || any;
+			any = listen_on(host.c_str(), port, our_pids) || any;
 		if (comma == std::string::npos)
 			break;
 		start = comma + 1;

@@ -102,8 +102,8 @@ std::shared_ptr<TlsContext> TlsContext::load(const TlsConfig &config, std::strin
 									 SSL_OP_NO_TICKET);
 	SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
 	/* No SSL_MODE_RELEASE_BUFFERS: a connection keeps OpenSSL's record buffers (about 34 kB)
-	 * between requests, as Redis's do; releasing them costs two allocations per request (measured:
-	 * MGET of 16 over TLS at 24.4 against 22.3 µs of server CPU per request). */
+	 * between requests, as Redis's do; releasing them costs two allocations per request
+	 * (measured: docs/TECHNICAL.md, "How TLS runs in a worker"). */
 	if (!config.ciphers.empty() && SSL_CTX_set_cipher_list(context, config.ciphers.c_str()) != 1) {
 		*error = "could not set the cipher list \"" + config.ciphers + "\": " + openssl_reason();
 		return nullptr;

@@ -1,6 +1,7 @@
 /*
  * hit_path.cpp — cache hits without a transaction (hit_path.h): what earlier transactions
- * learned, trusted while the catalog epoch they learned it at is current.
+ * learned, trusted while the catalog epoch they learned it at is current; PgCacheHits, and
+ * serve_hits for the row reader's GET and MGET.
  */
 #include "resp_server/pg/hit_path.h"
 
@@ -259,8 +260,14 @@ bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableS
 	return false;
 }
 
-bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply)
+PgCacheHits::PgCacheHits()
 {
+	start_session_runtime();
+}
+
+bool PgCacheHits::reply_hits(const Session &session, const std::string_view *keys, size_t count, ReplyWriter &reply)
+{
+	Oid role = Oid(session.role->id);
 	ReplyBuffer &buffer = reply.buffer();
 	size_t start = buffer.size();
 	auto key_at = [keys](size_t i) { return parse_row_key(keys[i]); };

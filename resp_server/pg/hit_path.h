@@ -1,6 +1,8 @@
 /*
  * hit_path.h — GET, MGET and EXISTS answered from cache hits without a transaction (see
- * docs/TECHNICAL.md, "Cache hits without a transaction").
+ * docs/TECHNICAL.md, "Cache hits without a transaction"): CacheHits (commands/data_source.h)
+ * on PostgreSQL (PgCacheHits, one per worker), and the same lookups for the row reader's GET
+ * and MGET, which try them first (serve_hits, learn_readers, count_hits; row_reader.cpp).
  */
 #pragma once
 
@@ -23,15 +25,19 @@ void learn_readers(uint64 epoch, Oid role, const Oid *relids, size_t count);
 bool serve_hits(Oid role, const RowKey *keys, size_t count, Found *found, TableSlotRef *tables, bool *negative);
 
 /*
- * The same for GET and MGET, encoding each value into the reply straight from the shard (the
- * one copy, into room reserved before, validated by the shard's write version or under its
- * lock), and counting the hits; keys are
- * parsed here, and keys that do not parse answer nil. False, with nothing written, as for
- * serve_hits, and when PostgreSQL raised an error (out of memory): the caller's slow path
- * answers then. Runs its PostgreSQL calls in outside_transaction itself, and grows the reply
- * (which may throw std::bad_alloc) between them.
+ * GET and MGET's hits: serve_hits' lookups, each value encoded into the reply straight from
+ * the shard (the one copy, into room reserved before, validated by the shard's write version
+ * or under its lock), and the hits counted; keys are parsed here, and keys that do not parse
+ * answer nil. False, with nothing written, as for serve_hits, and when PostgreSQL raised an
+ * error (out of memory): the command's slow path (RowReader::get_rows) answers then. Runs its
+ * PostgreSQL calls in outside_transaction itself, and grows the reply (which may throw
+ * std::bad_alloc) between them. The command layer's one virtual call of a GET that hits.
  */
-bool reply_hits(Oid role, const std::string_view *keys, size_t count, ReplyWriter &reply);
+class PgCacheHits final : public CacheHits {
+public:
+	PgCacheHits();
+	bool reply_hits(const Session &session, const std::string_view *keys, size_t count, ReplyWriter &reply) override;
+};
 
 /* Counts the hits either found (negative ones too), one addition per run of keys of the same
  * table. */

@@ -11,6 +11,7 @@
 extern "C" {
 #include "commands/extension.h"
 #include "storage/lmgr.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -73,7 +74,7 @@ PrefixEntry *prefixes = nullptr;
 int nprefixes = 0;
 bool prefixes_valid = false;
 
-void ensure_contexts()
+void start_session_runtime()
 {
 	if (results_context != nullptr)
 		return;
@@ -82,6 +83,13 @@ void ensure_contexts()
 	prefix_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP prefixes",
 										   ALLOCSET_SMALL_SIZES);
 	CacheRegisterRelcacheCallback(pg_entry<registry_changed>, (Datum) 0);
+	SetConfigOption("lock_timeout", "1", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
+}
+
+void forget_prefixes()
+{
+	prefixes_valid = false;
 }
 
 LookupResult failure(const PgError &error)

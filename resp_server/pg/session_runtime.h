@@ -1,8 +1,9 @@
 /*
- * session_runtime.h — what the RESP worker's calls into PostgreSQL share (pg_data_source.cpp for
- * reads, hit_path.cpp for hits without a transaction, writes.cpp for writes): the memory
- * results are copied to, the prefix map, the reply budget, locking a table without waiting,
- * and how a PostgreSQL error becomes a reply. Worker-global state: one loop thread per process.
+ * session_runtime.h — what the RESP worker's calls into PostgreSQL share (the data sources of
+ * row_reader.cpp, hit_path.cpp, writes.cpp, batches.cpp and server_info.cpp): their setup, the
+ * memory results are copied to, the prefix map, the reply budget, locking a table without
+ * waiting, and how a PostgreSQL error becomes a reply. Worker-global state: one loop thread per
+ * process.
  */
 #pragma once
 
@@ -18,8 +19,14 @@ namespace local_cache::resp {
 
 /* One call's results; reset at the start of the next call. */
 extern MemoryContext results_context;
-/* Creates the memory contexts and registers the prefix map's invalidation; once. */
-void ensure_contexts();
+/*
+ * Once per process, before the first call (each data source's constructor calls it): creates
+ * the memory contexts, registers the prefix map's invalidation, and sets what every call
+ * relies on: lock_timeout, the bound for the lock waits lock_table() cannot avoid, and the
+ * isolation level the cache serves (a server-wide SERIALIZABLE default would make every read
+ * bypass it).
+ */
+void start_session_runtime();
 
 /* resp_prefix → table, from local_cache.tables; reloaded after any relcache invalidation
  * (enable() and disable() create and drop triggers, which send one). */
@@ -33,6 +40,8 @@ extern int nprefixes;
 extern bool prefixes_valid;
 /* In a transaction: the prefix map is current (the extension must be installed). */
 void load_prefixes();
+/* Settings changed (SIGHUP): the next call reads the prefix map again. */
+void forget_prefixes();
 Oid relid_for_prefix(std::string_view prefix);
 
 /* The bytes of the key whose canonical text is `id` in the table (they point into `id` or

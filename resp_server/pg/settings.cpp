@@ -38,6 +38,10 @@ char *local_cache_resp_tls_key_file = nullptr;
 char *local_cache_resp_tls_ca_file = nullptr;
 int local_cache_resp_tls_auth_clients = RESP_TLS_AUTH_CLIENTS_OPTIONAL;
 bool local_cache_resp_allow_plaintext = false;
+bool local_cache_resp_cluster = false;
+char *local_cache_resp_announce_host = nullptr;
+int local_cache_resp_announce_port = 0;
+char *local_cache_resp_cluster_primary = nullptr;
 
 namespace local_cache {
 
@@ -163,6 +167,25 @@ void resp_define_settings(void)
 							 "Off: with local_cache.resp_tls off, a non-loopback listen address keeps the RESP "
 							 "server from listening.", &local_cache_resp_allow_plaintext, false, PGC_POSTMASTER, 0,
 							 NULL, NULL, NULL);
+	/* The replication group as one Redis Cluster shard (resp_server/pg/topology.cpp). */
+	DefineCustomBoolVariable("local_cache.resp_cluster",
+							 "Answer as a node of a Redis Cluster shard: the primary and its hot standbys.",
+							 "On: CLUSTER and READONLY answer, and a standby redirects writes and reads before "
+							 "READONLY to the primary (-MOVED). Off: a standby serves reads and refuses writes.",
+							 &local_cache_resp_cluster, false, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_announce_host",
+							   "Host cluster clients reach this node's RESP port at (Redis's cluster-announce-ip).",
+							   "Empty: the first of local_cache.resp_listen_addresses.",
+							   &local_cache_resp_announce_host, "", PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("local_cache.resp_announce_port",
+							"Port cluster clients reach this node's RESP port at (Redis's cluster-announce-port).",
+							"0: local_cache.resp_port.", &local_cache_resp_announce_port, 0, 0, 65535,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("local_cache.resp_cluster_primary",
+							   "On a standby: host:port of the primary's RESP port, as clients reach it.",
+							   "Empty: the WAL receiver's primary host, and its PostgreSQL port moved by the "
+							   "difference between this node's RESP port and PostgreSQL port.",
+							   &local_cache_resp_cluster_primary, "", PGC_SIGHUP, 0, NULL, NULL, NULL);
 }
 
 } // namespace local_cache

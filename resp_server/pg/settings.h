@@ -27,6 +27,10 @@ extern char *local_cache_resp_tls_key_file;
 extern char *local_cache_resp_tls_ca_file;
 extern int local_cache_resp_tls_auth_clients;
 extern bool local_cache_resp_allow_plaintext;
+extern bool local_cache_resp_cluster;
+extern char *local_cache_resp_announce_host;
+extern int local_cache_resp_announce_port;
+extern char *local_cache_resp_cluster_primary;
 
 /* local_cache.resp_tls_auth_clients */
 enum { RESP_TLS_AUTH_CLIENTS_NO, RESP_TLS_AUTH_CLIENTS_OPTIONAL, RESP_TLS_AUTH_CLIENTS_YES };

@@ -4,7 +4,7 @@
  * reset, the body runs as the connection's role in a transaction inside the error boundary, an
  * error becomes the reply with its SQLSTATE), and the statements it runs through SPI with plans
  * kept for the worker's life (run, result_text). The SQL they run is built in writes.cpp and
- * row_versions.cpp from write_target.h.
+ * batches.cpp from write_target.h.
  */
 #pragma once
 

@@ -30,8 +30,47 @@ void verify_key(const RowKey &key)
 	verify_text(key.id);
 }
 
-/* The table of the key's prefix, for writing; `require_key`: a non-canonical id is an error
- * (else valid_key says it). */
+namespace {
+
+/* At most `limit` bytes of a text (whole characters: it is valid in the server encoding), and
+ * whether it was cut, for an error message. */
+int clipped(std::string_view text, int limit, const char **more)
+{
+	int len = pg_mbcliplen(text.data(), int(text.size()), limit);
+	*more = size_t(len) < text.size() ? "..." : "";
+	return len;
+}
+
+} // namespace
+
+/*
+ * A write names a row only by its key's canonical text, as a read does: that is the name SCAN,
+ * KEYS and the CLIENT TRACKING pushes give the row, so a client is told about the name it used.
+ * Writing the row through another spelling (items:01, an upper-case uuid, a character(n) key
+ * with trailing blanks) would change it under a name no push carries. Taking that spelling as
+ * a missing key, as a read does, would make the write a silent no-op; so it is refused, naming
+ * the canonical text the client should use. A text that spells no key at all is left to the
+ * caller (an invalid-key error, or nothing deleted).
+ */
+void refuse_other_spelling(const RelInfo *info, const RowKey &key)
+{
+	char *buffer = static_cast<char *>(palloc(key_bytes_bound(key.id.size())));
+	std::string_view canonical;
+	if (!canonical_spelling(info->key.shape, key.id, buffer, &canonical))
+		return;
+	const char *more_prefix, *more_id, *more_canonical;
+	int prefix_len = clipped(key.prefix, 64, &more_prefix);
+	int id_len = clipped(key.id, 128, &more_id);
+	int canonical_len = clipped(canonical, 128, &more_canonical);
+	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("key \"%.*s%s:%.*s%s\" is not in canonical form; the row's key is \"%.*s%s:%.*s%s\"",
+						   prefix_len, key.prefix.data(), more_prefix, id_len, key.id.data(), more_id,
+						   prefix_len, key.prefix.data(), more_prefix, canonical_len, canonical.data(),
+						   more_canonical)));
+}
+
+/* The table of the key's prefix, for writing; `require_key`: an id that is not a key's
+ * canonical text is an error (else valid_key says it). */
 Target write_target(const RowKey &key, bool require_key)
 {
 	verify_key(key);
@@ -50,7 +89,10 @@ Target write_target(const RowKey &key, bool require_key)
 	for (int c = 0; c < target.nkey; c++)
 		target.key_columns[c] = quote_identifier(get_attname(relid, info->key.attnums[c], false));
 	target.key_bytes = KeyBytes{};
-	target.valid_key = key_of_id(info, key.id, &target.key_bytes) && key_values(info->key, target.key_bytes, target.key);
+	bool canonical = key_of_id(info, key.id, &target.key_bytes);
+	if (!canonical && require_key)
+		refuse_other_spelling(info, key);
+	target.valid_key = canonical && key_values(info->key, target.key_bytes, target.key);
 	if (!target.valid_key && require_key)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("invalid key '%.*s:%.*s': not a key of table %s", int(key.prefix.size()),

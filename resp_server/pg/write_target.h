@@ -1,6 +1,6 @@
 /*
  * write_target.h — the table a RESP write names, as the write statements (writes.cpp,
- * row_versions.cpp) need it: locked, its quoted name, its key columns and the key's values with
+ * batches.cpp) need it: locked, its quoted name, its key columns and the key's values with
  * the SQL fragments that name them, its other writable columns, and the checks of client text.
  * All of it runs in a transaction, inside the error boundary (write_runner.h): errors are
  * ereport(ERROR)s.
@@ -77,9 +77,14 @@ struct Target {
 void verify_text(std::string_view text);
 void verify_key(const RowKey &key);
 
-/* The table of the key's prefix, for writing; `require_key`: a non-canonical id is an error
- * (else valid_key says it). */
+/* The table of the key's prefix, for writing; `require_key`: an id that is not a key's
+ * canonical text is an error (else valid_key says it) — one that spells a key otherwise
+ * (refuse_other_spelling) names its canonical text. */
 Target write_target(const RowKey &key, bool require_key = true);
+
+/* ERROR, naming the canonical text, when `key`'s id spells a key of the table but is not its
+ * canonical text (items:01 for items:1); nothing for an id that spells no key. */
+void refuse_other_spelling(const RelInfo *info, const RowKey &key);
 
 /* The table's writable columns other than the key: not dropped, not generated. */
 struct Columns {

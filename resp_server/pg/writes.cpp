@@ -1,6 +1,6 @@
 /*
  * writes.cpp — the SQL of the RESP write commands: SET, MSET, DEL, HSET, HDEL, HINCRBY
- * (RowWriter), built on the table their key names (write_target.h) and run through SPI as the
+ * (PgRowWriter, writes.h), built on the table their key names (write_target.h) and run through SPI as the
  * connection's role (write_runner.h, whose run_write is every command's prologue).
  *
  * A write is an ordinary statement on the table: the role's INSERT/UPDATE/DELETE privileges,
@@ -16,7 +16,9 @@
  * after lock_timeout (1 ms in the workers): the command answers Busy, and the server runs it
  * again until local_cache.resp_lock_timeout.
  */
-#include "resp_server/pg/pg_data_source.h"
+#include "extension/pg.h"
+
+#include "resp_server/pg/writes.h"
 #include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/write_runner.h"
 #include "resp_server/pg/write_target.h"
@@ -149,7 +151,8 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 }
 
 /* The keys of the target's table among `keys`, one array per key column, for
- * (key columns) IN (SELECT * FROM unnest($1, $2 ...)); false when none names a key. */
+ * (key columns) IN (SELECT * FROM unnest($1, $2 ...)); false when none names a key. Another
+ * spelling of a key is an error, as for every write; an id that spells no key deletes nothing. */
 bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, size_t count, Oid *types,
 				Datum *arrays)
 {
@@ -157,9 +160,12 @@ bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, siz
 	Datum *elements = static_cast<Datum *>(palloc(sizeof(Datum) * (count * pk.ncolumns + 1)));
 	int n = 0;
 	for (size_t i = 0; i < count; i++) {
+		if (relids[i] != target.info->relid)
+			continue;
 		KeyBytes bytes;
-		if (relids[i] == target.info->relid && key_of_id(target.info, keys[i].id, &bytes) &&
-			key_values(pk, bytes, &elements[n * pk.ncolumns]))
+		if (!key_of_id(target.info, keys[i].id, &bytes))
+			refuse_other_spelling(target.info, keys[i]);
+		else if (key_values(pk, bytes, &elements[n * pk.ncolumns]))
 			n++;
 	}
 	for (int c = 0; c < pk.ncolumns; c++) {
@@ -178,7 +184,12 @@ bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, siz
 
 } // namespace
 
-LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, const std::string_view *values,
+PgRowWriter::PgRowWriter()
+{
+	start_session_runtime();
+}
+
+LookupResult PgRowWriter::set_rows(const Session &session, const RowKey *keys, const std::string_view *values,
 									size_t count, const SetOptions &options, SetOutcome &outcome)
 {
 	outcome = SetOutcome();
@@ -204,7 +215,7 @@ LookupResult PgDataSource::set_rows(const Session &session, const RowKey *keys, 
 	return LookupResult::ok();
 }
 
-LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted)
+LookupResult PgRowWriter::delete_rows(const Session &session, const RowKey *keys, size_t count, int64_t *deleted)
 {
 	uint64 total = 0;
 	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
@@ -257,7 +268,7 @@ LookupResult PgDataSource::delete_rows(const Session &session, const RowKey *key
 	return result;
 }
 
-LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key, const std::string_view *names,
+LookupResult PgRowWriter::set_columns(const Session &session, const RowKey &key, const std::string_view *names,
 									   const std::string_view *texts, size_t count, int64_t *added)
 {
 	bool inserted = false;
@@ -330,7 +341,7 @@ LookupResult PgDataSource::set_columns(const Session &session, const RowKey &key
 	return LookupResult::ok();
 }
 
-LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &key, const std::string_view *names,
+LookupResult PgRowWriter::clear_columns(const Session &session, const RowKey &key, const std::string_view *names,
 										 size_t count, int64_t *removed)
 {
 	uint64 cleared = 0;
@@ -376,7 +387,7 @@ LookupResult PgDataSource::clear_columns(const Session &session, const RowKey &k
 	return LookupResult::ok();
 }
 
-LookupResult PgDataSource::increment_column(const Session &session, const RowKey &key, std::string_view name,
+LookupResult PgRowWriter::increment_column(const Session &session, const RowKey &key, std::string_view name,
 											std::string_view increment, std::string *result)
 {
 	char *text = nullptr;

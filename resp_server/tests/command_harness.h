@@ -1,8 +1,7 @@
 /*
  * command_harness.h — a client connection for the command tests: one CommandProcessor over the
  * fakes of fake_data.h and one Session, running a request given as strings and checking that the
- * reply is exactly one well-formed RESP value. Shared by the commands_*_test.cpp and
- * cmd_*_test.cpp files.
+ * reply is exactly one well-formed RESP value. Shared by the tests of the command layer.
  */
 #pragma once
 

@@ -33,7 +33,7 @@ struct FakeHost final : public ClientHost {
 	int64_t counters[6] = {};
 	uint64_t issued = 0;
 
-	void log(const char *line) noexcept override { lines.emplace_back(line); }
+	void log(const char *line, const char *, const char *) noexcept override { lines.emplace_back(line); }
 	int64_t now_ms() override
 	{
 		using namespace std::chrono;
@@ -42,6 +42,7 @@ struct FakeHost final : public ClientHost {
 	void count(ClientCounter counter, int64_t delta) override { counters[int(counter)] += delta; }
 	uint64_t next_client_number() override { return ++issued; }
 	uint64_t logged_in_clients_total() override { return uint64_t(counters[int(ClientCounter::LoggedIn)]); }
+	std::vector<pid_t> our_workers() override { return {getpid()}; }
 	bool remote_client_may_exist(uint64_t) override { return false; }
 	void running_request_of(uint64_t) override {}
 	int64_t counter(ClientCounter which) const { return counters[int(which)]; }

@@ -1,6 +1,7 @@
 /*
  * fake_data.h — one fake of each data-source interface over one FakeTables, as a worker has
- * one PgDataSource for them all: what the command tests and the command fuzz target run on.
+ * one object of each class of pg/ over one database: what the command tests and the command
+ * fuzz target run on.
  */
 #pragma once
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_commands.cpp — libFuzzer target for the command layer (command_table.cpp, cmd_*.cpp,
+ * fuzz_commands.cpp — libFuzzer target for the command layer (command_table.cpp, *_commands.cpp,
  * glob.cpp): the bytes of one connection go through the request parser, the way
  * connection.cpp's process_input drives it, and every request is run by a CommandProcessor over
  * the fakes of fake_data.h. Beyond "no crash, no sanitizer report" (every argument is handed to the

@@ -609,6 +609,10 @@ struct Accepting final : public Listeners::Events {
 	{
 		failures.push_back(std::string("listen ") + host + ":" + std::to_string(port) + ": " + why);
 	}
+	void port_taken(const char *host, int port) override
+	{
+		failures.push_back(std::string("taken ") + host + ":" + std::to_string(port));
+	}
 };
 
 /* A port nothing listens on now. */
@@ -636,7 +640,7 @@ BOOST_AUTO_TEST_CASE(listeners_hand_over_what_they_accept)
 			Accepting events;
 			Listeners listeners(*loop, events);
 			int port = free_port();
-			BOOST_REQUIRE(listeners.open(" 127.0.0.1 ", port));
+			BOOST_REQUIRE(listeners.open(" 127.0.0.1 ", port, {getpid()}));
 			BOOST_TEST(!listeners.empty());
 			BOOST_TEST(events.failures.empty());
 			/* A port another socket holds (without SO_REUSEPORT): no socket, one failure. */
@@ -650,7 +654,7 @@ BOOST_AUTO_TEST_CASE(listeners_hand_over_what_they_accept)
 			getsockname(blocker, reinterpret_cast<sockaddr *>(&held), &held_length);
 			Accepting refused;
 			Listeners elsewhere(*loop, refused);
-			BOOST_TEST(!elsewhere.open("127.0.0.1", ntohs(held.sin_port)));
+			BOOST_TEST(!elsewhere.open("127.0.0.1", ntohs(held.sin_port), {getpid()}));
 			BOOST_TEST(elsewhere.empty());
 			BOOST_REQUIRE(refused.failures.size() == 1u);
 			BOOST_TEST(refused.failures[0].find("listen 127.0.0.1:") == 0u, refused.failures[0]);

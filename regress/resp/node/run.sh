@@ -13,7 +13,8 @@
 # `node --test` with the TAP reporter (its summary: `# pass N`, `# fail N`), destroys the
 # cluster. The tests find the server through LC_RESP_PORT, LC_CLUSTER_SH, LC_CLUSTER_DIR; the
 # cluster allows prepared transactions (the tracking tests' two-phase commit) and trusts loopback
-# replication, and tests/tracking_standby.test.mjs makes a hot standby of it in LC_STANDBY_DIR.
+# replication, and tests/tracking_standby.test.mjs makes a hot standby of it in LC_STANDBY_DIR
+# (tests/cluster.test.mjs two, in LC_STANDBY_DIR and LC_STANDBY_DIR-2, destroyed by the test).
 # `run.sh checks/tracking.check.mjs` runs the randomized CLIENT TRACKING checker instead (not
 # part of the default tests/*.test.mjs) for LC_TRACKING_CHECK_SECONDS (default 5); the time
 # limits below grow with it.

@@ -3,9 +3,10 @@
 # for byte as SQL has them, walked by SCAN/KEYS in that same form, and written through SQL.
 #   cold, warm  MGET of each key type equals row_to_json, a miss first, a hit then (stats)
 #   reads       GET / MGET / EXISTS / HGET / HMGET / HGETALL / STRLEN / TYPE for every key type;
-#               text keys with ':' and '\', character(n) with and without trailing blanks
+#               text keys with ':' and '\', character(n) keys without their trailing blanks
 #   spellings   non-canonical ids name no key: nil (upper-case uuid, leading zeros, wrong number
-#               of columns, bad escapes, values out of the column's range, NUL, invalid UTF-8)
+#               of columns, bad escapes, values out of the column's range, character(n) with
+#               trailing blanks, NUL, invalid UTF-8)
 #   SCAN, KEYS  the keys SQL computes (escaping built with replace()), each once; every key
 #               SCAN returns reads back its row; MATCH with an escaped '\'; SCAN COUNT 1 over
 #               keys longer than the 240 key bytes a cursor position keeps
@@ -13,7 +14,9 @@
 #               before (a negative entry): each COMMIT visible to the next read
 #   writes      SET / HSET / HDEL / HINCRBY / DEL on text, character(n), uuid and composite keys,
 #               checked through SQL; key columns in the object must equal the key; invalid keys
-#               refused; MULTI / EXEC and WATCH on a composite key
+#               refused; another spelling of a key (trailing blanks, upper-case uuid, leading
+#               zeros) refused by every write, naming the canonical text; MULTI / EXEC and
+#               WATCH on a composite key
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh keys). Creates and
 # drops its own tables (ktext, kvar, kchar, kuuid with prefix uid, lines, acct, k3, klong), a
 # view and a role (regress_resp_keywriter).
@@ -169,16 +172,19 @@ check "single-column text keys are not escaped: ktext:a\\:b names 'a\\:b', ktext
 raw_case "text keys: the empty key, trailing blank, case" \
     "$(krow ktext "k = ''")$(krow ktext "k = 'trail '")${NIL}${NIL}" \
     "send:$(cmd GET 'ktext:')$(cmd GET 'ktext:trail ')$(cmd GET 'ktext:trail')$(cmd GET 'ktext:ALPHA')" read:4
-raw_case "char(5): trailing blanks ignored (0, 3 and 6 of them, past the length too), leading ones not" \
-    "$(krow kchar "code = 'ab'")$(krow kchar "code = 'ab'")$(krow kchar "code = 'ab'")$(krow kchar "code = ' x'")$(krow kchar "code = 'abcde'")${NIL}${NIL}" \
-    "send:$(cmd GET 'kchar:ab')$(cmd GET 'kchar:ab   ')$(cmd GET 'kchar:ab      ')$(cmd GET 'kchar: x  ')$(cmd GET 'kchar:abcde ')$(cmd GET 'kchar:x')$(cmd GET 'kchar:AB')" read:7
-raw_case "char(5): the all-blank key is the empty id, with or without blanks" \
-    "$(krow kchar "code = ''")$(krow kchar "code = ''")" "send:$(cmd GET 'kchar:')$(cmd GET 'kchar:     ')" read:2
-raw_case "char(5) in a composite key: trailing blanks ignored there too" \
-    "$(krow k3 "region = 'eu' AND ver = 1")$(krow k3 "region = 'eu' AND ver = 1")" \
+# A character(n) key is named without its trailing blanks, as SCAN and the CLIENT TRACKING
+# pushes name it: though its equality ignores them, a spelling with them names no key (a client
+# caching the row under it would never be told of a change).
+raw_case "char(5): the key without trailing blanks; with them (1, 3, 6, past the length) nil; leading ones kept" \
+    "$(krow kchar "code = 'ab'")${NIL}${NIL}${NIL}$(krow kchar "code = ' x'")${NIL}$(krow kchar "code = 'abcde'")${NIL}${NIL}${NIL}" \
+    "send:$(cmd GET 'kchar:ab')$(cmd GET 'kchar:ab ')$(cmd GET 'kchar:ab   ')$(cmd GET 'kchar:ab      ')$(cmd GET 'kchar: x')$(cmd GET 'kchar: x  ')$(cmd GET 'kchar:abcde')$(cmd GET 'kchar:abcde ')$(cmd GET 'kchar:x')$(cmd GET 'kchar:AB')" read:10
+raw_case "char(5): the all-blank key is the empty id; blanks name no key" \
+    "$(krow kchar "code = ''")${NIL}" "send:$(cmd GET 'kchar:')$(cmd GET 'kchar:     ')" read:2
+raw_case "char(5) in a composite key: without trailing blanks there too" \
+    "$(krow k3 "region = 'eu' AND ver = 1")${NIL}" \
     "send:$(cmd GET "k3:eu:$U1:1")$(cmd GET "k3:eu :$U1:1")" read:2
-raw_case "EXISTS counts rows of every key type, duplicates each time" ':7\r\n' \
-    "send:$(cmd EXISTS 'ktext:a:b' 'ktext:a:b' 'kchar:ab   ' "uid:$U1" 'lines:7:1' 'acct:a\:b:3' "k3:eu:$U1:2" 'lines:7:3' "uid:${U1^^}")" read:1
+raw_case "EXISTS counts rows of every key type, duplicates each time, other spellings none" ':7\r\n' \
+    "send:$(cmd EXISTS 'ktext:a:b' 'ktext:a:b' 'kchar:ab' 'kchar:ab   ' "uid:$U1" 'lines:7:1' 'acct:a\:b:3' "k3:eu:$U1:2" 'lines:7:3' "uid:${U1^^}")" read:1
 hgetall_want() {
     sql "SELECT string_agg(e.key || E'\n' || e.value, E'\n' ORDER BY e.o)
            FROM regress_keys_v v, json_each_text(v.json::json) WITH ORDINALITY AS e(key, value, o)
@@ -228,7 +234,8 @@ nil_keys "three columns: uuid or smallint not canonical, wrong column count" \
     "k3:eu:${U1^^}:1" "k3:eu:$U1:01" "k3:eu:$U1" "k3:eu:$U1:1:1" "k3:eu:{$U1}:1" "k3:eu:$U1:32768" "k3:a::$U0:-1" "k3:EU:$U1:1" \
     "k3: eu:$U1:1"
 nil_keys "text and char(n): other spellings" 'ktext:Alpha' 'ktext:alpha ' 'ktext: alpha' 'ktext:a\\:b' 'kvar:short ' \
-    'kvar:eleven chrs' 'kvar:SHORT' 'kchar:abcdef' $'kchar:ab\t' 'kchar: ab'
+    'kvar:eleven chrs' 'kvar:SHORT' 'kchar:abcdef' $'kchar:ab\t' 'kchar: ab' 'kchar:ab ' 'kchar:ab   ' 'kchar:c:d ' \
+    'kchar: ' "k3:eu :$U1:1" "k3:a\\: :$U0:-1"
 raw_case "a NUL byte or invalid UTF-8 in a text key: nil" "*4\\r\\n$NIL$NIL$NIL$NIL" \
     'send:*5\r\n$4\r\nMGET\r\n$9\r\nktext:a\x00b\r\n$8\r\nktext:\xff\xfe\r\n$9\r\nacct:\xc3\x28:1\r\n$11\r\nkchar:a\x00   \r\n' read:1
 raw_case "... and the server still answers" '+PONG\r\n' 'send:PING\r\n' read:1
@@ -306,8 +313,8 @@ long_key="klong:h$(printf 'z%.0s' {1..2000})"
 raw_case "GET of the 2001-byte key" "$(kwant "$long_key")" "send:$(cmd GET "$long_key")" read:1
 
 section "key types: reads after COMMIT"
-raw "send:$(cmd MGET 'ktext:a:b' 'ktext:a:b:moved' 'ktext:fresh:key' 'acct:a\:b:3' 'acct:a\:b:33' "uid:$U1" 'kchar:ab   ' 'kchar:zz   ' 'lines:7:2' 'lines:7:20' "k3:eu:$U1:1")" read:1 >/dev/null
-raw "send:$(cmd MGET 'ktext:a:b' 'ktext:a:b:moved' 'ktext:fresh:key' 'acct:a\:b:3' 'acct:a\:b:33' "uid:$U1" 'kchar:ab   ' 'kchar:zz   ' 'lines:7:2' 'lines:7:20' "k3:eu:$U1:1")" read:1 >/dev/null
+raw "send:$(cmd MGET 'ktext:a:b' 'ktext:a:b:moved' 'ktext:fresh:key' 'acct:a\:b:3' 'acct:a\:b:33' "uid:$U1" 'kchar:ab' 'kchar:zz' 'lines:7:2' 'lines:7:20' "k3:eu:$U1:1")" read:1 >/dev/null
+raw "send:$(cmd MGET 'ktext:a:b' 'ktext:a:b:moved' 'ktext:fresh:key' 'acct:a\:b:3' 'acct:a\:b:33' "uid:$U1" 'kchar:ab' 'kchar:zz' 'lines:7:2' 'lines:7:20' "k3:eu:$U1:1")" read:1 >/dev/null
 sql "UPDATE ktext SET v = 'updated' WHERE k = 'a:b'" >/dev/null
 raw_case "text key: UPDATE of a non-key column" "$(krow ktext "k = 'a:b'")" "send:$(cmd GET 'ktext:a:b')" read:1
 check "... HGET the new value" "updated" "$(cli --raw HGET 'ktext:a:b' v)"
@@ -329,17 +336,17 @@ raw_case "composite key: and back" "$(krow acct "tenant = 'a:b' AND n = 3")${NIL
 sql "UPDATE kuuid SET v = 'a0ee updated' WHERE id = '$U1'" >/dev/null
 raw_case "uuid key: UPDATE of a non-key column" "$(krow kuuid "id = '$U1'")" "send:$(cmd GET "uid:$U1")" read:1
 sql "UPDATE kchar SET v = 'updated' WHERE code = 'ab'" >/dev/null
-raw_case "char(5) key read with trailing blanks: UPDATE" "$(krow kchar "code = 'ab'")" "send:$(cmd GET 'kchar:ab   ')" read:1
+raw_case "char(5) key: UPDATE" "$(krow kchar "code = 'ab'")" "send:$(cmd GET 'kchar:ab')" read:1
 sql "INSERT INTO kchar VALUES ('zz', 'inserted')" >/dev/null
-raw_case "char(5) key read as nil with trailing blanks, INSERTed: present in both spellings" \
-    "$(krow kchar "code = 'zz'")$(krow kchar "code = 'zz'")" "send:$(cmd GET 'kchar:zz   ')$(cmd GET 'kchar:zz')" read:2
+raw_case "char(5) key read as nil, INSERTed: present; still nil with trailing blanks" \
+    "$(krow kchar "code = 'zz'")${NIL}" "send:$(cmd GET 'kchar:zz')$(cmd GET 'kchar:zz   ')" read:2
 sql "UPDATE lines SET line_no = 20 WHERE order_id = 7 AND line_no = 2" >/dev/null
 raw_case "integer composite key: UPDATE of the key" "${NIL}$(krow lines "order_id = 7 AND line_no = 20")" \
     "send:$(cmd GET 'lines:7:2')$(cmd GET 'lines:7:20')" read:2
 sql "DELETE FROM k3 WHERE region = 'eu' AND ver = 1" >/dev/null
 raw_case "three columns: DELETE" "$NIL" "send:$(cmd GET "k3:eu:$U1:1")" read:1
 sql "INSERT INTO k3 VALUES ('eu', '$U1', 1, 'eu one again')" >/dev/null
-raw_case "three columns: INSERT again" "$(krow k3 "region = 'eu' AND ver = 1")" "send:$(cmd GET "k3:eu :$U1:1")" read:1
+raw_case "three columns: INSERT again" "$(krow k3 "region = 'eu' AND ver = 1")" "send:$(cmd GET "k3:eu:$U1:1")" read:1
 sql "INSERT INTO ktext VALUES (E'new\\nline\\ttab', 'control characters', 1)" >/dev/null
 raw_case "a text key with a newline and a tab (binary-safe key)" "$(krow ktext "k = E'new\\nline\\ttab'")" \
     'send:*2\r\n$3\r\nGET\r\n$18\r\nktext:new\nline\ttab\r\n' read:1
@@ -353,6 +360,8 @@ INVALID_RE() {
     printf "^ERR invalid key '%s': not a key of table %s( \\\\(SQLSTATE 22023\\\\))?\$" \
         "$(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g')" "$2"
 }
+# NONCANONICAL KEY CANONICAL: the error of a write to another spelling of the key CANONICAL
+NONCANONICAL() { printf 'ERR key "%s" is not in canonical form; the row'"'"'s key is "%s" (SQLSTATE 22023)' "$1" "$2"; }
 raw "send:$(cmd GET 'ktext:w:1')$(cmd GET 'ktext:w:1')" read:2 >/dev/null   # a cached nil
 check "SET of a new text key with ':'" "OK" "$(kw SET 'ktext:w:1' '{"v":"written","n":1}')"
 check "... SQL has it" "w:1|written|1" "$(sql "SELECT k || '|' || v || '|' || n FROM ktext WHERE k = 'w:1'")"
@@ -362,6 +371,10 @@ check "... absent columns back to their DEFAULT" "w:1|again|<null>" "$(sql "SELE
 check "SET whose key column differs from the key" "ERR the object's key column k differs from the key (SQLSTATE 22023)" \
     "$(kw SET 'ktext:w:1' '{"k":"w:2","v":"no"}')"
 check "... nothing written" "again|0" "$(sql "SELECT v || '|' || (SELECT count(*) FROM ktext WHERE k = 'w:2') FROM ktext WHERE k = 'w:1'")"
+check "SET of a text key ending in a blank: its own key (every text is its own spelling), not refused" \
+    "OK|OK|w |1" "$(kw SET 'ktext:w ' '{"v":"blank"}')|$(kw SET 'kvar:w ' '{"v":"blank"}')|$(sql "SELECT k FROM ktext WHERE v = 'blank'")|$(sql "SELECT count(*) FROM kvar WHERE k = 'w '")"
+check "... DEL of both: 2, and the key without the blank was never written" "2|0" \
+    "$(kw DEL 'ktext:w ' 'kvar:w ')|$(sql "SELECT count(*) FROM ktext WHERE k = 'w'")"
 check "SET of a text key with '\\' (no escaping in a one-column key)" "OK" "$(kw SET 'ktext:w\x' '{"v":"bs"}')"
 check "... SQL has the key with its backslash" "bs" "$(sql "SELECT v FROM ktext WHERE k = $(sq 'w\x')")"
 check "HSET of a text key's column" "0" "$(kw HSET 'ktext:w\x' v 'hset')"
@@ -374,7 +387,10 @@ check_re "SET of a text key with invalid UTF-8: an error" '^-ERR ' \
     "$(raw "send:AUTH regress_resp_keywriter $PW_KEYWRITER\\r\\n" skip:1 'send:*3\r\n$3\r\nSET\r\n$8\r\nktext:\xff\xfe\r\n$2\r\n{}\r\n' read:1)"
 check "... nothing written" "$rows_before" "$(sql "SELECT count(*) FROM ktext")"
 check_re "an invalid key with CR LF in it: one error line (CR LF as blanks), the connection usable" \
-    "^-ERR invalid key 'lines:1  :2': not a key of table lines( \\(SQLSTATE 22023\\))?\\\\r\\\\n\\+PONG\\\\r\\\\n\$" \
+    "^-ERR invalid key 'lines:x  :2': not a key of table lines( \\(SQLSTATE 22023\\))?\\\\r\\\\n\\+PONG\\\\r\\\\n\$" \
+    "$(raw "send:AUTH regress_resp_keywriter $PW_KEYWRITER\\r\\n" skip:1 'send:*3\r\n$3\r\nSET\r\n$11\r\nlines:x\r\n:2\r\n$2\r\n{}\r\nPING\r\n' read:2)"
+check "an integer column followed by CR LF (blanks to int4in): another spelling of lines:1:2, one error line" \
+    "-$(NONCANONICAL 'lines:1  :2' 'lines:1:2')\\r\\n+PONG\\r\\n" \
     "$(raw "send:AUTH regress_resp_keywriter $PW_KEYWRITER\\r\\n" skip:1 'send:*3\r\n$3\r\nSET\r\n$11\r\nlines:1\r\n:2\r\n$2\r\n{}\r\nPING\r\n' read:2)"
 
 check "SET of a varchar(10) key" "OK" "$(kw SET 'kvar:new:one' '{"v":"new"}')"
@@ -384,11 +400,16 @@ check "... nothing written" "0" "$(sql "SELECT count(*) FROM kvar WHERE k LIKE '
 
 check "SET of a char(5) key" "OK" "$(kw SET 'kchar:w' '{"v":"char write"}')"
 check "... SQL has it, padded to 5" "5|char write" "$(sql "SELECT octet_length(code) || '|' || v FROM kchar WHERE code = 'w'")"
-check "SET of a char(5) key written with trailing blanks, key column without: the same key" "OK" \
+check "SET of a char(5) key written with trailing blanks: refused, naming the key" "$(NONCANONICAL 'kchar:w   ' 'kchar:w')" \
     "$(kw SET 'kchar:w   ' '{"code":"w","v":"blanks"}')"
-check "... one row, updated" "1|blanks" "$(sql "SELECT count(*) || '|' || max(v) FROM kchar WHERE code = 'w'")"
-raw_case "... GET in both spellings" "$(krow kchar "code = 'w'")$(krow kchar "code = 'w'")" \
+check "HSET, HDEL, HINCRBY, DEL of it: refused the same way" \
+    "$(NONCANONICAL 'kchar:w ' 'kchar:w')|$(NONCANONICAL 'kchar:w ' 'kchar:w')|$(NONCANONICAL 'kchar:w ' 'kchar:w')|$(NONCANONICAL 'kchar:w ' 'kchar:w')" \
+    "$(kw HSET 'kchar:w ' v hset)|$(kw HDEL 'kchar:w ' v)|$(kw HINCRBY 'kchar:w ' v 1)|$(kw DEL 'kchar:w ')"
+check "... the row as SET made it" "1|char write" "$(sql "SELECT count(*) || '|' || max(v) FROM kchar WHERE code = 'w'")"
+raw_case "... GET: the key without its blanks; with them nil" "$(krow kchar "code = 'w'")${NIL}" \
     "send:$(cmd GET 'kchar:w')$(cmd GET 'kchar:w  ')" read:2
+check "SET of a char(5) key in a composite key with trailing blanks: refused, naming the key" \
+    "$(NONCANONICAL "k3:eu :$U1:2" "k3:eu:$U1:2")" "$(kw SET "k3:eu :$U1:2" '{"note":"blanks"}')"
 check_re "SET of a char(5) key of 7 characters: an error" '^ERR ' "$(kw SET 'kchar:toolong' '{"v":"x"}')"
 check "... nothing written" "0" "$(sql "SELECT count(*) FROM kchar WHERE code LIKE 'toolo%'")"
 
@@ -397,7 +418,11 @@ raw "send:$(cmd GET "uid:$U2")" read:1 >/dev/null   # a cached nil
 check "SET of a new uuid key" "OK" "$(kw SET "uid:$U2" '{"v":"new uuid"}')"
 check "... SQL has it" "new uuid" "$(sql "SELECT v FROM kuuid WHERE id = '$U2'")"
 raw_case "... GET shows it" "$(krow kuuid "id = '$U2'")" "send:$(cmd GET "uid:$U2")" read:1
-check_re "SET of an upper-case uuid key: invalid key" "$(INVALID_RE "uid:${U2^^}" kuuid)" "$(kw SET "uid:${U2^^}" '{"v":"upper"}')"
+check "SET of an upper-case uuid key: refused, naming the key" "$(NONCANONICAL "uid:${U2^^}" "uid:$U2")" "$(kw SET "uid:${U2^^}" '{"v":"upper"}')"
+check "SET of a uuid in braces, without dashes: refused the same way" \
+    "$(NONCANONICAL "uid:{$U2}" "uid:$U2")|$(NONCANONICAL "uid:${U2//-/}" "uid:$U2")" \
+    "$(kw SET "uid:{$U2}" '{"v":"braces"}')|$(kw HSET "uid:${U2//-/}" v 'no dashes')"
+check_re "SET of a uuid key of 31 digits: invalid key (no uuid at all)" "$(INVALID_RE "uid:${U2%b}" kuuid)" "$(kw SET "uid:${U2%b}" '{"v":"short"}')"
 check "... nothing written" "new uuid" "$(sql "SELECT string_agg(v, ',') FROM kuuid WHERE id = '$U2'")"
 check "SET with the key column in upper case: the same uuid, written" "OK" "$(kw SET "uid:$U2" "{\"id\":\"${U2^^}\",\"v\":\"same\"}")"
 check_re "SET with another uuid in the key column: refused" "^ERR the object's key column id differs from the key" \
@@ -421,7 +446,8 @@ check_re "SET whose first key column differs from the key: refused" "^ERR the ob
 check "... nothing written" "8|1|s81b" "$(sql "SELECT string_agg(order_id || '|' || line_no || '|' || sku, ',') FROM lines WHERE order_id IN (8, 9)")"
 check_re "SET of a key missing a column: invalid key" "$(INVALID_RE 'lines:8' lines)" "$(kw SET 'lines:8' '{"sku":"x"}')"
 check_re "SET of a key with an extra column: invalid key" "$(INVALID_RE 'lines:8:1:1' lines)" "$(kw SET 'lines:8:1:1' '{"sku":"x"}')"
-check_re "SET of a key with a leading zero: invalid key" "$(INVALID_RE 'lines:08:1' lines)" "$(kw SET 'lines:08:1' '{"sku":"x"}')"
+check "SET of a key with a leading zero: refused, naming the key" "$(NONCANONICAL 'lines:08:1' 'lines:8:1')" "$(kw SET 'lines:08:1' '{"sku":"x"}')"
+check "SET of a key with '+' and a blank: refused, naming the key" "$(NONCANONICAL 'lines:+8: 1' 'lines:8:1')" "$(kw SET 'lines:+8: 1' '{"sku":"x"}')"
 check_re "SET of a key whose int column is out of range: invalid key" "$(INVALID_RE 'lines:8:2147483648' lines)" \
     "$(kw SET 'lines:8:2147483648' '{"sku":"x"}')"
 check "... nothing written" "1" "$(sql "SELECT count(*) FROM lines WHERE order_id = 8")"
@@ -473,9 +499,13 @@ check "... SQL has it" 'x\|5b8f2a3c-1d4e-4f60-9a7b-8c9d0e1f2a3b|7' \
     "$(sql "SELECT format('%s|%s|%s', rtrim(region::text), id, ver) FROM k3 WHERE note = 'new k3'")"
 raw_case "... GET shows it" "$(krow k3 "note = 'new k3'")" "send:$(cmd GET "k3:x\\\\:$U2:7")" read:1
 
-check "DEL across key types: counts the rows deleted (invalid keys and duplicates nothing)" "8" \
-    "$(kw DEL 'lines:8:1' 'lines:8:2' 'lines:8:3' 'lines:8' 'lines:08:1' 'acct:new\:tenant:1' 'acct:new:tenant:1' \
-        "uid:$U2" "uid:${U2^^}" 'ktext:w:1' 'ktext:w:1' 'kchar:w  ' "k3:x\\\\:$U2:7")"
+check "DEL with another spelling of a key among the keys: refused as a whole, naming the key" \
+    "$(NONCANONICAL "uid:${U2^^}" "uid:$U2")" "$(kw DEL 'lines:8:1' "uid:$U2" "uid:${U2^^}" 'ktext:w:1')"
+check "... nothing deleted" "1|1|1" \
+    "$(sql "SELECT (SELECT count(*) FROM lines WHERE order_id = 8 AND line_no = 1) || '|' || (SELECT count(*) FROM kuuid WHERE id = '$U2') || '|' || (SELECT count(*) FROM ktext WHERE k = 'w:1')")"
+check "DEL across key types: counts the rows deleted (texts that spell no key, and duplicates, nothing)" "8" \
+    "$(kw DEL 'lines:8:1' 'lines:8:2' 'lines:8:3' 'lines:8' 'lines:8:1:1' 'acct:new\:tenant:1' 'acct:new:tenant:1' \
+        "uid:$U2" "uid:${U2%b}" 'ktext:w:1' 'ktext:w:1' 'kchar:w' "k3:x\\\\:$U2:7")"
 check "... SQL has none of them" "0" \
     "$(sql "SELECT (SELECT count(*) FROM lines WHERE order_id = 8) + (SELECT count(*) FROM acct WHERE tenant = 'new:tenant')
           + (SELECT count(*) FROM kuuid WHERE id = '$U2') + (SELECT count(*) FROM ktext WHERE k = 'w:1')
@@ -509,15 +539,28 @@ kread >/dev/null; kread >/dev/null; kread >/dev/null
 check "WATCH of a composite key, no change, MULTI ... EXEC: written" "*1" "$(kread)"
 kread >/dev/null
 check "... SQL has it" "watched" "$(sql "SELECT v FROM acct WHERE tenant = 'm:x' AND n = 1")"
-{ resp_bytes WATCH "k3:eu :$U1:2"; } >&"$kconn"
+{ resp_bytes WATCH "k3:eu:$U1:2"; } >&"$kconn"
 kread >/dev/null
 sql "UPDATE k3 SET note = 'changed by SQL' WHERE region = 'eu' AND ver = 2" >/dev/null
 { resp_bytes MULTI; resp_bytes HSET "k3:eu:$U1:2" note watched; resp_bytes EXEC; } >&"$kconn"
 kread >/dev/null; kread >/dev/null
-check "WATCH of a key spelled with char(n) blanks, changed by SQL: EXEC nil" "*-1" "$(kread)"
-exec {kconn}>&-
+check "WATCH of a key with a char(n) column, changed by SQL: EXEC nil" "*-1" "$(kread)"
 check "... the row keeps SQL's write" "changed by SQL" "$(sql "SELECT note FROM k3 WHERE region = 'eu' AND ver = 2")"
+{ resp_bytes WATCH "k3:eu :$U1:2"; } >&"$kconn"
+kread >/dev/null
+sql "UPDATE k3 SET note = 'changed by SQL again' WHERE region = 'eu' AND ver = 2" >/dev/null
+{ resp_bytes MULTI; resp_bytes HSET "k3:eu:$U1:2" note watched; resp_bytes EXEC; } >&"$kconn"
+kread >/dev/null; kread >/dev/null
+check "WATCH of the key spelled with char(n) blanks watches a missing key: the change does not stop EXEC" "*1" "$(kread)"
+kread >/dev/null
+check "... the row is EXEC's" "watched" "$(sql "SELECT note FROM k3 WHERE region = 'eu' AND ver = 2")"
+{ resp_bytes MULTI; resp_bytes HSET "k3:eu :$U1:2" note blanks; resp_bytes EXEC; } >&"$kconn"
+kread >/dev/null; kread >/dev/null
+check "MULTI with a write to the key spelled with blanks: EXECABORT naming the key" \
+    "-EXECABORT Transaction rolled back: $(NONCANONICAL "k3:eu :$U1:2" "k3:eu:$U1:2")" "$(kread)"
+exec {kconn}>&-
+check "... nothing written" "watched" "$(sql "SELECT note FROM k3 WHERE region = 'eu' AND ver = 2")"
 check "the server log has no crash (during this suite)" "" "$(log_since "$keys_log_start" | crash_lines)"
 
 sql "DROP VIEW regress_keys_v; DROP TABLE ktext, kvar, kchar, kuuid, lines, acct, k3, klong; DROP ROLE regress_resp_keywriter" >/dev/null
-unset -f sq kjson kwant krow kstats cold_warm nil_keys kscan_walk sql_keys kw kread resp_bytes hgetall_want INVALID_RE
+unset -f sq kjson kwant krow kstats cold_warm nil_keys kscan_walk sql_keys kw kread resp_bytes hgetall_want INVALID_RE NONCANONICAL

@@ -8,6 +8,9 @@
 #               is invalidated by the table's capture triggers, which fire like user triggers
 #   hashes      HSET inserts or updates, HDEL sets NULL, HINCRBY / HINCRBYFLOAT add
 #   MULTI       writes commit together or not at all; WATCH makes EXEC answer nil after a change
+#   spellings   a write to another spelling of an integer key (w:01, w:+1, w: 1, w:-0) is refused
+#               by every write command, in MULTI too, naming the key's canonical text; reads of
+#               it answer as for a missing key
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh writes). Creates and
 # drops its own table (wtab, prefix w) and role (regress_resp_writer).
 
@@ -161,5 +164,44 @@ check "... the row is the new one" "watched" "$(sql "SELECT v FROM wtab WHERE id
 
 raw_case "WATCH by a role with SELECT only guards a MULTI of reads (no lock needed)" \
     "+OK\\r\\n+OK\\r\\n+QUEUED\\r\\n*1\\r\\n:1\\r\\n" 'send:WATCH w:30\r\nMULTI\r\nEXISTS w:30\r\nEXEC\r\n' read:4
+
+section "another spelling of an integer key: reads miss it, writes are refused naming the key"
+# A row has one name, the one SCAN, KEYS and the CLIENT TRACKING pushes give it (w:1); a write
+# under another would change the row behind what a client caches under the name it used.
+# noncanonical KEY CANONICAL: the error every write to KEY answers
+noncanonical() { printf 'ERR key "%s" is not in canonical form; the row'"'"'s key is "%s" (SQLSTATE 22023)' "$1" "$2"; }
+sql "DELETE FROM wtab_audit" >/dev/null
+w1=$(row 1)
+raw_case "GET, MGET, EXISTS, HGET, STRLEN, TYPE of w:01, w:+1, w: 1, w:-0: as missing keys" \
+    '$-1\r\n*4\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n:0\r\n$-1\r\n:0\r\n+none\r\n' \
+    "send:$(cmd GET w:01)$(cmd MGET w:+1 'w: 1' w:-0 w:01)$(cmd EXISTS w:01 w:+1 'w: 1')$(cmd HGET w:+1 v)$(cmd STRLEN w:01)$(cmd TYPE 'w:1 ')" read:6
+check "SET w:01" "$(noncanonical w:01 w:1)" "$(wcli SET w:01 '{"v":"leading zero"}')"
+check "SET w:+1 NX" "$(noncanonical w:+1 w:1)" "$(wcli SET w:+1 '{"v":"plus"}' NX)"
+check "SET 'w: 1' GET" "$(noncanonical 'w: 1' w:1)" "$(wcli SET 'w: 1' '{"v":"blank"}' GET)"
+check "SETNX w:-0 (the row w:0)" "$(noncanonical w:-0 w:0)" "$(wcli SETNX w:-0 '{"v":"minus zero"}')"
+check "GETSET w:0001" "$(noncanonical w:0001 w:1)" "$(wcli GETSET w:0001 '{"v":"getset"}')"
+check "MSET with one such key: nothing written" "$(noncanonical 'w:+40' w:40)" "$(wcli MSET w:41 '{"v":"41"}' 'w:+40' '{"v":"40"}')"
+check "MSETNX with one such key" "$(noncanonical 'w:042' w:42)" "$(wcli MSETNX w:43 '{"v":"43"}' 'w:042' '{"v":"42"}')"
+check "HSET w:01" "$(noncanonical w:01 w:1)" "$(wcli HSET w:01 v hset)"
+check "HDEL w:01" "$(noncanonical w:01 w:1)" "$(wcli HDEL w:01 n)"
+check "HINCRBY w:01" "$(noncanonical w:01 w:1)" "$(wcli HINCRBY w:01 n 1)"
+check "HINCRBYFLOAT w:01" "$(noncanonical w:01 w:1)" "$(wcli HINCRBYFLOAT w:01 f 1.5)"
+check "DEL of w:1 and w:01: refused as a whole, w:1 not deleted" "$(noncanonical w:01 w:1)" "$(wcli DEL w:1 w:01)"
+check "DEL of a text that spells no key of the table: counts nothing, as a missing key" "0" "$(wcli DEL w:x w:1.0 w:2147483648)"
+raw_case "MULTI with a write to w:01: EXECABORT with the error, the other write rolled back" \
+    "+OK\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n-EXECABORT Transaction rolled back: $(noncanonical w:01 w:1)\r\n" \
+    "$AUTH_WRITER" "send:MULTI\r\n$(cmd SET w:44 '{"v":"44"}')$(cmd HSET w:01 v multi)EXEC\r\n" read:5
+check "... nothing was written: w:1 as it was, no new row, no trigger fired" "$w1||0" \
+    "$(row 1)|$(sql "SELECT string_agg(id::text, ',') FROM wtab WHERE id IN (0, 40, 41, 42, 43, 44)")|$(sql "SELECT count(*) FROM wtab_audit")"
+check "the canonical spelling writes" "OK" "$(wcli SET w:1 '{"v":"canonical"}')"
+wopen
+wsend "AUTH regress_resp_writer $PW_WRITER"$'\r\n'"WATCH w:01"$'\r\n'; wread >/dev/null; wread >/dev/null
+sql "UPDATE wtab SET n = 7 WHERE id = 1" >/dev/null
+wsend $'MULTI\r\n*4\r\n$4\r\nHSET\r\n$3\r\nw:1\r\n$1\r\nv\r\n$7\r\nwatched\r\nEXEC\r\n'; wread >/dev/null; wread >/dev/null
+check "WATCH w:01 watches a missing key (reads take it so): w:1 changed by SQL, EXEC still runs" "*1" "$(wread)"
+wread >/dev/null
+exec {wconn}>&-
+check "... the row is the new one" "watched|7" "$(sql "SELECT v || '|' || n FROM wtab WHERE id = 1")"
+unset -f noncanonical
 
 sql "DROP TABLE wtab_audit; DROP TABLE wtab; DROP FUNCTION wtab_audit(); DROP ROLE regress_resp_writer" >/dev/null

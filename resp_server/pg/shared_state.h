@@ -1,8 +1,9 @@
 /*
- * shared_state.h — the RESP server's entry points, called by the module entry (local_cache.cpp)
- * while shared_preload_libraries is processed, and what the RESP processes share: each worker's counters (INFO reports their
- * sums, and local_cache.resp_max_clients limits their logged-in connections together), which workers
- * run (for the launcher), and the secret SCAN cursors are signed with.
+ * shared_state.h — what the RESP processes share in shared memory: each worker's counters (INFO
+ * reports their sums, and local_cache.resp_max_clients limits their logged-in connections
+ * together), which workers and write workers run (for the launcher), RESP sessions per role,
+ * and the secret SCAN cursors are signed with; and its shared-memory hooks (resp_server/entry.h
+ * hands them to the module entry). Every layer below the workers' mains may read it.
  */
 #pragma once
 
@@ -16,8 +17,6 @@ extern "C" {
 
 namespace local_cache {
 
-/* Defines the settings; registers the launcher when local_cache.resp_port is set (launcher.cpp). */
-void resp_init(void);
 /* The RESP server's own shared state (shared_state.cpp). */
 void resp_shmem_request(void);
 void resp_shmem_startup(void);

@@ -11,7 +11,7 @@
 
 #include "extension/boundary.h"
 #include "resp_server/pg/settings.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 
 extern "C" {
 #include "miscadmin.h"

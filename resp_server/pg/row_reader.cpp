@@ -1,6 +1,6 @@
 /*
- * pg_data_source.cpp — what the RESP commands read from PostgreSQL (what the calls share is in
- * session_runtime.cpp, hits without a transaction in hit_path.cpp).
+ * row_reader.cpp — what the RESP commands read from PostgreSQL (PgRowReader, row_reader.h);
+ * what the calls share is in session_runtime.cpp, hits without a transaction in hit_path.cpp.
  *
  * Every call runs in a short transaction of its own with a fresh snapshot (so a reply never
  * shows a row older than a COMMIT acknowledged before the request arrived), inside
@@ -23,38 +23,21 @@
 #include "extension/pg.h"
 
 #include "extension/boundary.h"
-#include "extension/fetch.h"
-#include "extension/registry.h"
 #include "extension/cached_table.h"
-#include "extension/settings.h"
+#include "extension/fetch.h"
 #include "extension/store.h"
-#include "resp_server/pg/pg_data_source.h"
+#include "resp_server/pg/row_reader.h"
 #include "resp_server/pg/hit_path.h"
 #include "resp_server/pg/session_runtime.h"
-#include "resp_server/shared_state.h"
+#include "resp_server/pg/shared_state.h"
 #include "resp_server/pg/transaction.h"
-#include "resp_server/pg/settings.h"
 
 extern "C" {
 #include "access/htup_details.h"
-#include "access/xact.h"
-#include "access/xlog.h"
-#include "catalog/pg_authid.h"
-#include "commands/extension.h"
-#include "libpq/crypt.h"
 #include "miscadmin.h"
-#include "replication/walreceiver.h"
-#include "storage/lmgr.h"
-#include "storage/spin.h"
-#include "utils/acl.h"
-#include "utils/builtins.h"
-#include "utils/guc.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
-#include "utils/syscache.h"
-#include "utils/timestamp.h"
 #include "utils/typcache.h"
 }
 
@@ -240,16 +223,12 @@ ScanPosition scan_position(Oid relid, const KeyBytes *after)
 }
 } // namespace
 
-PgDataSource::PgDataSource(int worker_number) : worker_number_(worker_number)
+PgRowReader::PgRowReader()
 {
-	ensure_contexts();
-	/* The bound for lock waits lock_table() cannot avoid, and the isolation level the cache
-	 * serves (a server-wide SERIALIZABLE default would make every read bypass it). */
-	SetConfigOption("lock_timeout", "1", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
+	start_session_runtime();
 }
 
-LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, size_t count,
+LookupResult PgRowReader::get_rows(const Session &session, const RowKey *keys, size_t count,
 									ValueSink &sink)
 {
 	Oid role = Oid(session.role->id);
@@ -298,12 +277,7 @@ LookupResult PgDataSource::get_rows(const Session &session, const RowKey *keys, 
 	return LookupResult::ok();
 }
 
-bool PgDataSource::reply_hits(const Session &session, const std::string_view *keys, size_t count, ReplyWriter &reply)
-{
-	return resp::reply_hits(Oid(session.role->id), keys, count, reply);
-}
-
-LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key,
+LookupResult PgRowReader::get_columns(const Session &session, const RowKey &key,
 									   const std::string_view *columns, size_t count, ValueSink &sink)
 {
 	Found *found = nullptr;
@@ -330,7 +304,7 @@ LookupResult PgDataSource::get_columns(const Session &session, const RowKey &key
 	return LookupResult::ok();
 }
 
-LookupResult PgDataSource::get_all_columns(const Session &session, const RowKey &key, FieldSink &sink)
+LookupResult PgRowReader::get_all_columns(const Session &session, const RowKey &key, FieldSink &sink)
 {
 	Found *names = nullptr;
 	Found *values = nullptr;
@@ -361,7 +335,7 @@ LookupResult PgDataSource::get_all_columns(const Session &session, const RowKey 
 	return LookupResult::ok();
 }
 
-void PgDataSource::uncaptured_reads(std::vector<std::string> &found, bool *every)
+void PgRowReader::uncaptured_reads(std::vector<std::string> &found, bool *every)
 {
 	found.clear();
 	*every = uncaptured.overflowed;
@@ -373,48 +347,13 @@ void PgDataSource::uncaptured_reads(std::vector<std::string> &found, bool *every
 				found.emplace_back(prefixes[p].prefix, prefixes[p].length);
 }
 
-void PgDataSource::forget_uncaptured_reads()
+void PgRowReader::forget_uncaptured_reads()
 {
 	uncaptured.count = 0;
 	uncaptured.overflowed = false;
 }
 
-AuthResult PgDataSource::authenticate(const Session &session, std::optional<std::string_view> user,
-									 std::string_view password)
-{
-	/* "default" is what Redis clients send for a password-only configuration. */
-	if (!user || *user == "default")
-		return auth_.login(session, local_cache_resp_role, password);
-	return auth_.login(session, *user, password);
-}
-
-std::optional<AuthenticatedRole> PgDataSource::default_role(const Session &session)
-{
-	if (session.tls_certificate_verified) {
-		AuthResult result = auth_.certificate_login(session);
-		if (result.status == AuthResult::Status::Ok)
-			return result.role;
-	}
-	if (local_cache_resp_role == nullptr || local_cache_resp_role[0] == '\0')
-		return std::nullopt;
-	AuthResult result = auth_.default_login(session, local_cache_resp_role);
-	if (result.status != AuthResult::Status::Ok)
-		return std::nullopt;
-	return result.role;
-}
-
-void PgDataSource::session_ended(const Session &session)
-{
-	auth_.session_ended(session);
-}
-
-void PgDataSource::settings_changed()
-{
-	auth_.load_rules();
-	prefixes_valid = false;
-}
-
-LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &position, size_t count,
+LookupResult PgRowReader::scan_keys(const Session &session, ScanPosition &position, size_t count,
 									 std::string_view key_start, KeySink &sink)
 {
 	ScannedKey *keys = nullptr;
@@ -492,20 +431,7 @@ LookupResult PgDataSource::scan_keys(const Session &session, ScanPosition &posit
 	return LookupResult::ok();
 }
 
-void PgDataSource::begin_batch()
-{
-	batch = Batch{true, false};
-}
-
-LookupResult PgDataSource::end_batch(bool commit)
-{
-	PgError error;
-	if (!resp::end_batch(commit, &error))
-		return failure(error);
-	return LookupResult::ok();
-}
-
-ScanCursorKey PgDataSource::scan_cursor_key(const Session &session)
+ScanCursorKey PgRowReader::scan_cursor_key(const Session &session)
 {
 	ScanCursorKey key;
 	memcpy(key.secret, scan_cursor_secret(), sizeof(key.secret));
@@ -514,7 +440,7 @@ ScanCursorKey PgDataSource::scan_cursor_key(const Session &session)
 	return key;
 }
 
-uint64_t PgDataSource::count_keys(const Session &session)
+uint64_t PgRowReader::count_keys(const Session &session)
 {
 	uint64 keys = 0;
 	Oid role = Oid(session.role->id);
@@ -528,76 +454,6 @@ uint64_t PgDataSource::count_keys(const Session &session)
 				keys += tables[i].entries;
 	}, &error);
 	return keys;
-}
-
-bool PgDataSource::sees_activity_of(const Session &session, uint64_t role)
-{
-	if (!session.role)
-		return false;
-	bool sees = false;
-	Oid me = Oid(session.role->id);
-	PgError error;
-	in_transaction([&]() noexcept {
-		sees = has_privs_of_role(me, ROLE_PG_READ_ALL_STATS) || (role != 0 && has_privs_of_role(me, Oid(role)));
-	}, &error);
-	return sees;
-}
-
-void PgDataSource::fill_info(InfoStats &stats)
-{
-	/* Read in the boundary into plain data; the strings are made after it. */
-	GlobalCounters global = {};
-	ServerCounters counters = {};
-	int64 uptime_us = 0;
-	bool replica = false;
-	bool streaming = false;
-	char host[NI_MAXHOST] = "";
-	int port = 0;
-	PgError error;
-	if (!outside_transaction([&]() noexcept {
-			store_global_counters(&global);
-			counters = server_counters();
-			uptime_us = GetCurrentTimestamp() - PgStartTime;
-			replica = RecoveryInProgress();
-			if (replica && WalRcv != nullptr) {
-				SpinLockAcquire(&WalRcv->mutex);
-				streaming = WalRcv->walRcvState == WALRCV_STREAMING;
-				strlcpy(host, WalRcv->sender_host, sizeof(host));
-				port = WalRcv->sender_port;
-				SpinLockRelease(&WalRcv->mutex);
-			}
-		}, &error))
-		return; /* INFO shows zeros, as for what it does not know */
-	stats.local_cache_version = LOCAL_CACHE_VERSION;
-	stats.postgresql_version = PG_VERSION;
-	stats.process_id = MyProcPid;
-	stats.tcp_port = local_cache_resp_tls ? 0 : local_cache_resp_port;
-	stats.tls_port = local_cache_resp_tls ? local_cache_resp_port : 0;
-	if (local_cache_resp_tls)
-		stats.tls_auth_clients = local_cache_resp_tls_auth_clients == RESP_TLS_AUTH_CLIENTS_NO ? "no"
-			: local_cache_resp_tls_auth_clients == RESP_TLS_AUTH_CLIENTS_YES ? "yes" : "optional";
-	stats.bind_addresses = local_cache_resp_listen_addresses;
-	stats.uptime_seconds = uptime_us / USECS_PER_SEC;
-	stats.idle_timeout_seconds = local_cache_resp_timeout;
-	stats.connected_clients = counters.connected_clients;
-	stats.max_clients = uint64_t(local_cache_resp_max_clients);
-	stats.total_connections_received = counters.total_connections_received;
-	stats.total_commands_processed = counters.total_commands_processed;
-	stats.rejected_connections = counters.rejected_connections;
-	stats.batch_pauses = counters.batch_pauses;
-	stats.used_memory = global.bytes;
-	stats.max_memory = global.memory_budget;
-	stats.keyspace_hits = global.counters[COUNTER_HITS];
-	stats.keyspace_misses = global.counters[COUNTER_MISSES];
-	stats.evicted_keys = global.counters[COUNTER_EVICTIONS];
-	stats.proto_max_bulk_len = uint64_t(local_cache_resp_max_request_size);
-	stats.client_query_buffer_limit = uint64_t(local_cache_resp_max_request_size);
-	stats.replica = replica;
-	if (replica && WalRcv != nullptr) {
-		stats.master_link_up = streaming;
-		stats.master_host = host;
-		stats.master_port = port;
-	}
 }
 
 } // namespace local_cache::resp

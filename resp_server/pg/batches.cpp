@@ -1,8 +1,13 @@
 /*
- * row_versions.cpp — WATCH's row versions and EXEC's checks of them (Batches::row_version,
- * check_versions), as SQL statements run through write_runner.h as the connection's role.
+ * batches.cpp — MULTI/EXEC and WATCH on PostgreSQL (PgBatches, batches.h): EXEC's batch
+ * transaction begun and ended (transaction.h, session_runtime.cpp), WATCH's row versions and
+ * EXEC's checks of them, as SQL statements run through write_runner.h as the connection's role.
  */
-#include "resp_server/pg/pg_data_source.h"
+#include "extension/pg.h"
+
+#include "resp_server/pg/batches.h"
+#include "resp_server/pg/session_runtime.h"
+#include "resp_server/pg/transaction.h"
 #include "resp_server/pg/write_runner.h"
 #include "resp_server/pg/write_target.h"
 
@@ -100,12 +105,30 @@ LookupResult version_of(const Session &session, const RowKey &key, VersionRead h
 
 } // namespace
 
-LookupResult PgDataSource::row_version(const Session &session, const RowKey &key, std::string *version)
+PgBatches::PgBatches()
+{
+	start_session_runtime();
+}
+
+void PgBatches::begin_batch()
+{
+	batch = Batch{true, false};
+}
+
+LookupResult PgBatches::end_batch(bool commit)
+{
+	PgError error;
+	if (!resp::end_batch(commit, &error))
+		return failure(error);
+	return LookupResult::ok();
+}
+
+LookupResult PgBatches::row_version(const Session &session, const RowKey &key, std::string *version)
 {
 	return version_of(session, key, VersionRead::Snapshot, version);
 }
 
-LookupResult PgDataSource::check_versions(const Session &session, const RowKey *keys, const std::string *versions,
+LookupResult PgBatches::check_versions(const Session &session, const RowKey *keys, const std::string *versions,
 										  size_t count, WatchCheck when, bool *unchanged)
 {
 	VersionRead how = when == WatchCheck::Reads		   ? VersionRead::Snapshot

@@ -1,0 +1,30 @@
+/*
+ * topology.h — the shard's topology on PostgreSQL (commands/cluster.h's ClusterTopology): this
+ * node's id and announced endpoint, the primary's standbys from pg_stat_replication, a standby's
+ * primary from its WAL receiver, WAIT's positions from the walsenders. The rules (ids, announce,
+ * discovery): docs/TECHNICAL.md, "Replication groups as one Redis Cluster shard".
+ */
+#pragma once
+
+#include "resp_server/commands/cluster.h"
+
+#include <string>
+#include <vector>
+
+namespace local_cache::resp {
+
+class PgClusterTopology final : public ClusterTopology {
+public:
+	bool enabled() override;
+	bool replica() override;
+	bool primary_endpoint(std::string *host, int *port) override;
+	void describe(ClusterState &state) override;
+	uint64_t wait_position(const Session &session) override;
+	int replicas_at(uint64_t position) override;
+
+private:
+	/* Standbys this worker saw streaming and no longer sees: listed as failed. */
+	std::vector<ClusterNode> seen_;
+};
+
+} // namespace local_cache::resp

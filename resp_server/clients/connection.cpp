@@ -480,8 +480,7 @@ void retry_blocked(Server *server)
  */
 void pause_for_batch(Server *server)
 {
-	unsigned pauses_apart =
-		server->loop.on_ring() ? BatchPolicy::kPausesApartInRing : BatchPolicy::kPausesApartInSleep;
+	unsigned pauses_apart = BatchPolicy::pauses_apart(server->loop.on_ring(), server->listen.tls);
 	int delay = server->limits.batch_delay_us;
 	if (server->shutting_down || !server->batching.should_pause(server->loop.now_ms(), delay, pauses_apart))
 		return;

@@ -15,7 +15,7 @@ MODULE_big = local_cache
 # (resp_server/README.md); tools/check_tree.py keeps their include rules.
 project_root := $(patsubst %/,%,$(dir $(firstword $(MAKEFILE_LIST))))
 SOURCE_DIRS = extension fdw resp_server resp_server/protocol resp_server/commands resp_server/net \
-	resp_server/pg resp_server/auth
+	resp_server/clients resp_server/pg resp_server/auth
 OBJS = local_cache.o $(sort $(patsubst $(project_root)/%.cpp,%.o,$(foreach d,$(SOURCE_DIRS),$(wildcard $(project_root)/$(d)/*.cpp))))
 
 EXTENSION = local_cache
@@ -42,7 +42,7 @@ PG_CXXFLAGS = -std=c++17 -O2 -fno-semantic-interposition -Wall -Wno-register -Wn
 LOCAL_CACHE_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(project_root)/local_cache.control)
 # One include root: every project header is named from the top of the tree ("extension/fetch.h").
 PG_CPPFLAGS = -I$(project_root) -DLOCAL_CACHE_VERSION='"$(LOCAL_CACHE_VERSION)"'
-SHLIB_LINK = -luv -lssl -lcrypto -lstdc++ -Wl,-Bsymbolic-functions
+SHLIB_LINK = -luv -luring -lssl -lcrypto -lstdc++ -Wl,-Bsymbolic-functions
 
 # The server-dev package turns on LLVM bitcode, which would compile our C++ with clang
 # without PG_CXXFLAGS; JIT inlining of this code buys nothing, so skip it.
@@ -112,16 +112,18 @@ $(UNITTEST_OBJDIR)/%.o: %.cpp
 $(UNITTEST_BIN): $(call unittest_objects,$(UNITTEST_SRCS))
 	$(CXX) -o $@ $^ -lboost_unit_test_framework -pthread
 
-# The RESP server's PostgreSQL-free and libuv-free layers (protocol/, commands/; their handlers
-# have no header of their own) and what they and the tests reach, over fakes of the data-source
-# interfaces.
+# The RESP server's PostgreSQL-free layers (protocol/, commands/; the transport net/ and the
+# clients clients/, whose files, like the handlers, mostly have no header of their own) and what
+# they and the tests reach: the command layer over fakes of the data-source interfaces, the
+# transport and the clients over socket pairs through both backends (io_uring, libuv).
 RESP_UNITTEST_BIN = resp_server/tests/unit_tests
 RESP_LAYER_SRCS = $(wildcard resp_server/protocol/*.cpp resp_server/commands/*.cpp)
-RESP_UNITTEST_SRCS := $(filter %.cpp,$(call reach,$(RESP_LAYER_SRCS) \
+RESP_TRANSPORT_SRCS = $(wildcard resp_server/net/*.cpp resp_server/clients/*.cpp)
+RESP_UNITTEST_SRCS := $(filter %.cpp,$(call reach,$(RESP_LAYER_SRCS) $(RESP_TRANSPORT_SRCS) \
 	$(wildcard resp_server/tests/test_main.cpp resp_server/tests/*_test.cpp)))
 
 $(RESP_UNITTEST_BIN): $(call unittest_objects,$(RESP_UNITTEST_SRCS))
-	$(CXX) -o $@ $^ -lboost_unit_test_framework -lssl -lcrypto -pthread
+	$(CXX) -o $@ $^ -lboost_unit_test_framework -luv -luring -lssl -lcrypto -pthread
 
 -include $(patsubst %.o,%.d,$(call unittest_objects,$(UNITTEST_SRCS) $(RESP_UNITTEST_SRCS)))
 

@@ -34,7 +34,7 @@ using namespace local_cache::resp;
 
 namespace {
 
-/* As the worker's (resp_server/net/connection.cpp). */
+/* As the worker's (resp_server/net/backends.h, RingBackend). */
 constexpr unsigned kRingEntries = 1024;
 constexpr unsigned kRingBuffers = 128;
 constexpr unsigned kReadChunk = 16 * 1024;

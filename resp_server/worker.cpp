@@ -1,37 +1,39 @@
 /*
- * worker.cpp — a RESP worker's main: its signals, its libuv loop, and how the loop answers
- * PostgreSQL's interrupts.
+ * worker.cpp — a RESP worker's main: the one file that knows both PostgreSQL and the transport.
+ * It composes the worker: the event loop and its backend (net/event_loop.h: io_uring unless
+ * local_cache.resp_io_uring is off or the kernel refuses one, else libuv; TLS over either when
+ * local_cache.resp_tls is on), the clients (clients/server.h) and what they ask of PostgreSQL
+ * (clients/host.h: settings, log, counters, the tracking log, the write workers), the data
+ * sources on PostgreSQL (pg/), and PostgreSQL's signals and interrupts.
  *
  * Started by the launcher (launcher.cpp), a worker connects to local_cache.resp_database and
  * runs one loop on its main thread (no libuv thread pool: PostgreSQL is only called from this
- * thread): its io_uring's (run_ring_loop), which runs libuv's loop when that has work, or
- * libuv's alone (server.h says when). Signals are PostgreSQL's own handlers (die,
- * procsignal_sigusr1_handler, SignalHandlerForConfigReload, and SIGUSR2 from a writer of the
- * tracking log), each followed by uv_async_send to wake the loop; before the loop blocks, at
- * every turn (libuv's prepare handle, or run_ring_loop itself):
+ * thread). Signals are PostgreSQL's own handlers (die, procsignal_sigusr1_handler,
+ * SignalHandlerForConfigReload, and SIGUSR2 from a writer of the tracking log), each followed by
+ * a wakeup of the loop; before the loop blocks, at every turn:
  *   - SIGTERM (ProcDiePending): close the listeners and every connection, end the loop, exit;
- *   - SIGHUP: reload the settings;
+ *   - SIGHUP: reload the settings (and the TLS context);
  *   - commits in the tracking log: CLIENT TRACKING's invalidations (tracking_delivery.cpp; from
  *     here until the loop has waited, writers signal the worker);
  *   - CHECK_FOR_INTERRUPTS(): ProcSignalBarriers (DROP DATABASE, ALTER DATABASE SET
  *     TABLESPACE wait for every backend to absorb them), memory-context logging. A cancel
  *     (pg_cancel_backend) that arrives between commands has nothing to cancel: dropped.
- * After every turn (a check handle, or run_ring_loop) the loop may pause briefly under the load
- * of many clients (pause_for_batch, local_cache.resp_batch_delay). Before it blocks, the requests
- * counted for INFO's command statistics are folded into shared memory, at most once a
- * millisecond and within 10 ms (fold_stats); the pg_stat_activity row shows the command running
- * (PgActivity).
- * Inside a command (in_transaction(), pg/transaction.h) PostgreSQL's own waits (a lock
- * wait, a long scan) check interrupts themselves: SIGTERM ends the worker there with the
- * usual FATAL, a cancel or lock_timeout fails the command only. The wakeup handle stays
- * usable until it is closed; a late signal never reaches a closed handle.
+ * After every turn the loop may pause briefly under the load of many clients (pause_for_batch,
+ * local_cache.resp_batch_delay). Before it blocks, the requests counted for INFO's command
+ * statistics are folded into shared memory, at most once a millisecond and within 10 ms
+ * (fold_stats); the pg_stat_activity row shows the command running (PgActivity). Inside a command (in_transaction(), pg/transaction.h)
+ * PostgreSQL's own waits (a lock wait, a long scan) check interrupts themselves: SIGTERM ends the
+ * worker there with the usual FATAL, a cancel or lock_timeout fails the command only. The wakeup
+ * stays usable until it is closed; a late signal never reaches a closed handle.
  */
 #include "extension/pg.h"
 
 #include "extension/boundary.h"
+#include "extension/tracking_log.h"
 
 #include "resp_server/auth/logins.h"
-#include "resp_server/net/server.h"
+#include "resp_server/clients/server.h"
+#include "resp_server/clients/write_pool.h"
 #include "resp_server/pg/activity.h"
 #include "resp_server/pg/batches.h"
 #include "resp_server/pg/command_stats_table.h"
@@ -42,9 +44,11 @@
 #include "resp_server/pg/settings.h"
 #include "resp_server/pg/shared_state.h"
 #include "resp_server/pg/topology.h"
+#include "resp_server/pg/tracking_feed.h"
 #include "resp_server/pg/writes.h"
 
 extern "C" {
+#include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -53,15 +57,14 @@ extern "C" {
 #include "storage/ipc.h"
 #include "storage/procsignal.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 }
 
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
-#include <stdexcept>
 #include <string>
 
 namespace local_cache::resp {
@@ -70,29 +73,14 @@ namespace {
 
 constexpr uint64_t TIMER_INTERVAL_MS = 1000;
 
-/* The wakeup handle may be used: set after uv_async_init, cleared before it is closed. */
+/* The wakeup may be used: set once it is made, cleared before it is closed. */
 volatile sig_atomic_t wakeup_usable = false;
-uv_async_t wakeup;
-
-/* run_server's logins, whose pg_hba.conf rules a reload reads again. */
-Authenticator *worker_logins = nullptr;
-
-/* INFO's command statistics, shared by every process, and this worker's pg_stat_activity row. */
-SharedCommandStats stats_store;
-PgActivity activity;
-/* A worker folds its counts into the shared statistics at most once a millisecond (a fold takes
- * the table's lock), and what a worker that went quiet still holds within kStatsFoldDelayMs: a
- * timer, armed at most that often, since under load its wakeups cost the requests CPU (armed
- * every millisecond, it measured about 4% more worker CPU per unpipelined GET in one A/B
- * sitting; docs/TECHNICAL.md, "Performance notes"). */
-constexpr uint64_t kStatsFoldDelayMs = 10;
-uv_timer_t stats_timer;
-uint64_t last_fold_ms = 0;
+Wakeup *wakeup = nullptr;
 
 void wake_loop()
 {
 	if (wakeup_usable)
-		uv_async_send(&wakeup);
+		wakeup->send();
 }
 
 void handle_sigterm(SIGNAL_ARGS)
@@ -127,26 +115,195 @@ void handle_sighup(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
-void shut_down(Server *server)
+/* A C++ exception in a loop callback that concerns no connection (net/callback.h). */
+void log_callback_failure_line(const char *what) noexcept
 {
-	if (server->shutting_down)
-		return;
-	server->shutting_down = true;
-	stop_listening(server);
-	while (server->connections != nullptr)
-		close_connection(server->connections);
-	server->write_pool->close();
-	uv_close(reinterpret_cast<uv_handle_t *>(&server->timer), nullptr);
-	uv_close(reinterpret_cast<uv_handle_t *>(&server->retry_timer), nullptr);
-	uv_close(reinterpret_cast<uv_handle_t *>(&server->interrupts), nullptr);
-	uv_close(reinterpret_cast<uv_handle_t *>(&server->batch_pause), nullptr);
-	uv_close(reinterpret_cast<uv_handle_t *>(&server->postmaster_watch), nullptr);
-	server->processor->fold_stats();
-	uv_close(reinterpret_cast<uv_handle_t *>(&stats_timer), nullptr);
-	stop_tracking_delivery(server);
-	wakeup_usable = false;
-	uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
+	ereport(LOG, (errmsg("local_cache RESP: %s", what)));
 }
+
+/* ------------------------------------------------ what the clients ask of PostgreSQL (host.h) */
+
+class PostgresHost final : public ClientHost {
+public:
+	explicit PostgresHost(WorkerCounters *counters) : counters_(counters) {}
+
+	void log(const char *line, const char *detail, const char *hint) noexcept override
+	{
+		ereport(LOG, (errmsg("%s", line), detail != nullptr ? errdetail("%s", detail) : 0,
+					  hint != nullptr ? errhint("%s", hint) : 0));
+	}
+	int64_t now_ms() override { return GetCurrentTimestamp() / 1000; }
+	void count(ClientCounter counter, int64_t delta) override { resp::count(slot(counter), delta); }
+	uint64_t next_client_number() override { return pg_atomic_add_fetch_u64(&counters_->clients_issued, 1); }
+	uint64_t logged_in_clients_total() override { return resp::logged_in_clients_total(); }
+	std::vector<pid_t> our_workers() override
+	{
+		std::vector<pid_t> pids{getpid()};
+		for (int i = 0; i < RESP_MAX_WORKERS; i++)
+			if (pid_t pid = worker_pid(i))
+				pids.push_back(pid);
+		return pids;
+	}
+	bool remote_client_may_exist(uint64_t id) override
+	{
+		uint64_t worker = id >> 40;
+		return worker < uint64_t(RESP_MAX_WORKERS) && worker_pid(int(worker)) != 0 &&
+			(id & ((uint64_t(1) << 40) - 1)) <= worker_clients_issued(int(worker));
+	}
+	void running_request_of(uint64_t session_id) override { tracking_log_set_writer(session_id); }
+
+private:
+	pg_atomic_uint64 *slot(ClientCounter counter)
+	{
+		switch (counter) {
+		case ClientCounter::Connected:
+			return &counters_->connected_clients;
+		case ClientCounter::LoggedIn:
+			return &counters_->logged_in_clients;
+		case ClientCounter::ConnectionsReceived:
+			return &counters_->total_connections_received;
+		case ClientCounter::CommandsProcessed:
+			return &counters_->total_commands_processed;
+		case ClientCounter::Rejected:
+			return &counters_->rejected_connections;
+		case ClientCounter::BatchPauses:
+			break;
+		}
+		return &counters_->batch_pauses;
+	}
+
+	WorkerCounters *counters_;
+};
+
+/* The worker's reader of the tracking log, as the clients see it. */
+class PostgresCommitFeed final : public CommitFeed {
+public:
+	explicit PostgresCommitFeed(int worker_number) : feed_(worker_number) {}
+
+	bool sleeping() override { return feed_.sleeping(); }
+	void awake() override { feed_.awake(); }
+	bool has_news() override { return feed_.has_news(); }
+	bool waiting() override { return feed_.waiting(); }
+	bool changes_logged() override { return TrackingFeed::changes_logged(); }
+	void collect(std::vector<CommittedChange> &changes, std::vector<RelayedInvalidation> &relays,
+				 bool names_wanted) override
+	{
+		collected_.clear();
+		relayed_.clear();
+		feed_.collect(collected_, relayed_, names_wanted);
+		for (TrackedChange &change : collected_)
+			changes.push_back(CommittedChange{kind_of(change.kind), std::move(change.name), change.writer,
+											  uint32_t(change.relid)});
+		for (TrackingRelay &relay : relayed_)
+			relays.push_back(RelayedInvalidation{relay.target, std::move(relay.message)});
+	}
+	bool role_may_read(uint64_t role, uint32_t relid) override { return feed_.role_may_read(role, Oid(relid)); }
+	bool relay(uint64_t target, std::string_view message) override { return feed_.relay(target, message); }
+	void count_trackers(int delta) override { tracking_log_count_trackers(delta); }
+
+private:
+	static CommittedChange::Kind kind_of(TrackedChange::Kind kind)
+	{
+		switch (kind) {
+		case TrackedChange::Kind::Key:
+			return CommittedChange::Kind::Key;
+		case TrackedChange::Kind::Table:
+			return CommittedChange::Kind::Table;
+		case TrackedChange::Kind::Everything:
+			break;
+		case TrackedChange::Kind::Unlogged:
+			return CommittedChange::Kind::Unlogged;
+		}
+		return CommittedChange::Kind::Everything;
+	}
+
+	TrackingFeed feed_;
+	std::vector<TrackedChange> collected_;
+	std::vector<TrackingRelay> relayed_;
+};
+
+/* The write workers, as claimed in the RESP shared state. */
+class PostgresWriteWorkers final : public WriteWorkers {
+public:
+	bool running(int number) override { return write_worker_pid(number) != 0; }
+	bool claim(int number) override { return claim_write_worker(number); }
+	void release(int number) override { release_write_worker(number, MyProcPid); }
+	socklen_t address(int number, sockaddr_un *address) override
+	{
+		return write_worker_address(int(PostmasterPid), number, address);
+	}
+};
+
+/* The settings the clients follow, as they are now. */
+ClientLimits read_limits()
+{
+	ClientLimits limits;
+	limits.max_request_size = size_t(local_cache_resp_max_request_size);
+	limits.output_buffer_limit = size_t(local_cache_resp_output_buffer_limit);
+	limits.client_memory = size_t(local_cache_resp_client_memory) * 1024;
+	limits.lock_timeout_ms = local_cache_resp_lock_timeout;
+	limits.idle_timeout_ms = int64_t(local_cache_resp_timeout) * 1000;
+	limits.max_clients = size_t(local_cache_resp_max_clients);
+	limits.login_timeout_ms = int64_t(AuthenticationTimeout) * 1000;
+	limits.batch_delay_us = local_cache_resp_batch_delay;
+	return limits;
+}
+
+/* ------------------------------------------------------------------------------- TLS */
+
+/*
+ * TLS on the worker's port (local_cache.resp_tls): the files are PostgreSQL's own (ssl_cert_file,
+ * ssl_key_file, ssl_ca_file: relative to the data directory, the key held to PostgreSQL's
+ * permission rule) unless local_cache.resp_tls_*_file name others, and so are the protocol range
+ * (ssl_min/max_protocol_version, at least TLSv1.2) and ssl_ciphers. As the postmaster does with
+ * its own, a reload builds a new context and a context that fails to load keeps the one before;
+ * connections keep the context they began with.
+ */
+std::string setting(const char *own, const char *postgres_setting)
+{
+	if (own != nullptr && own[0] != '\0')
+		return own;
+	const char *value = GetConfigOption(postgres_setting, true, false);
+	return value != nullptr ? value : "";
+}
+
+TlsConfig tls_config()
+{
+	TlsConfig config;
+	config.cert_file = setting(local_cache_resp_tls_cert_file, "ssl_cert_file");
+	config.key_file = setting(local_cache_resp_tls_key_file, "ssl_key_file");
+	config.ca_file = setting(local_cache_resp_tls_ca_file, "ssl_ca_file");
+	config.ciphers = setting(nullptr, "ssl_ciphers");
+	/* PostgreSQL may allow TLS 1.0 and 1.1 for its own port; the RESP port starts at 1.2. */
+	config.min_protocol = setting(nullptr, "ssl_min_protocol_version");
+	if (tls_protocol_version(config.min_protocol) == 0)
+		config.min_protocol = "TLSv1.2";
+	config.max_protocol = setting(nullptr, "ssl_max_protocol_version");
+	config.client_auth = local_cache_resp_tls_auth_clients == RESP_TLS_AUTH_CLIENTS_NO ? TlsClientAuth::No
+					   : local_cache_resp_tls_auth_clients == RESP_TLS_AUTH_CLIENTS_YES ? TlsClientAuth::Yes
+					   : TlsClientAuth::Optional;
+	return config;
+}
+
+/* Loads (at start) or reloads the TLS context of a TLS port; false when it could not (logged;
+ * a reload keeps the context before). True without TLS. */
+bool load_tls_context(Server *server)
+{
+	if (!local_cache_resp_tls)
+		return true;
+	std::string error;
+	std::shared_ptr<TlsContext> context = TlsContext::load(tls_config(), &error);
+	if (context == nullptr) {
+		ereport(LOG, (errmsg("local_cache RESP worker %d: %s; %s", server->worker_number, error.c_str(),
+							 server->tls != nullptr ? "keeping the TLS settings loaded before"
+													: "not listening until a reload loads them")));
+		return false;
+	}
+	server->tls = std::move(context);
+	return true;
+}
+
+/* ------------------------------------------------------------------------------ the loop */
 
 /* The settings the command layer keeps: SLOWLOG's and CLIENT TRACKING's. */
 void configure_commands(CommandProcessor *processor)
@@ -156,22 +313,64 @@ void configure_commands(CommandProcessor *processor)
 	processor->tracking().set_max_keys(size_t(local_cache_resp_tracking_max_keys));
 }
 
-/* Before the loop blocks, and after every wakeup: what PostgreSQL asked of this process. */
-void process_interrupts(Server *server)
+/* A worker's parts that its loop's turns and handles reach. */
+struct Worker final : public EventLoop::Turn {
+	Worker(EventLoop &event_loop, Server &clients, Authenticator &authenticator, CommandProcessor &commands);
+	~Worker() { wakeup_usable = false; }
+
+	EventLoop &loop;
+	Server &server;
+	Authenticator &logins; /* whose pg_hba.conf rules a reload reads again */
+	CommandProcessor &processor;
+	Wakeup woken;
+	Timer timer; /* housekeeping, every second */
+	FdWatch postmaster_watch;
+	PgActivity activity; /* this worker's pg_stat_activity row */
+	/* A worker folds its counts into the shared statistics at most once a millisecond (a fold
+	 * takes the table's lock), and what a worker that went quiet still holds within
+	 * kStatsFoldDelayMs: a timer, armed at most that often, since under load its wakeups cost
+	 * the requests CPU (docs/TECHNICAL.md, "Performance notes"). */
+	static constexpr uint64_t kStatsFoldDelayMs = 10;
+	Timer stats_timer;
+	uint64_t last_fold_ms = 0;
+
+	void before_blocking() override;
+	void after_turn() override;
+};
+
+void shut_down(Worker *worker)
 {
+	Server *server = &worker->server;
+	if (server->shutting_down)
+		return;
+	close_clients(server);
+	worker->timer.close();
+	worker->processor.fold_stats();
+	worker->stats_timer.close();
+	worker->postmaster_watch.close();
+	wakeup_usable = false;
+	worker->woken.close();
+	worker->loop.stop();
+}
+
+/* Before the loop blocks, and after every wakeup: what PostgreSQL asked of this process. */
+void process_interrupts(Worker *worker)
+{
+	Server *server = &worker->server;
 	if (server->shutting_down)
 		return;
 	if (ProcDiePending) {
-		shut_down(server);
+		shut_down(worker);
 		return;
 	}
 	if (ConfigReloadPending) {
 		ConfigReloadPending = false;
 		ProcessConfigFile(PGC_SIGHUP);
+		server->limits = read_limits();
 		load_tls_context(server);
-		worker_logins->load_rules();
+		worker->logins.load_rules();
 		forget_prefixes();
-		configure_commands(server->processor);
+		configure_commands(&worker->processor);
 	}
 	if (InterruptPending) {
 		QueryCancelPending = false;
@@ -182,155 +381,58 @@ void process_interrupts(Server *server)
 }
 
 /*
- * After each loop turn: a pause of local_cache.resp_batch_delay microseconds before the loop
- * blocks, when the load calls for it (batching.h says when and why). It does not first look
- * for requests already waiting: under that load they mostly are, so the look would cost a
- * system call per turn and spare few pauses. The pause is bounded (at most 1 ms) and a signal
- * ends it at once.
- * A worker with an io_uring pauses inside io_uring_enter, the turn's replies submitted in the
- * same call, not in nanosleep: as long a pause, but under many clients it serves more requests.
- * The measurements of both: docs/TECHNICAL.md, "Wakeups and local_cache.resp_batch_delay".
- */
-void pause_for_batch(Server *server)
-{
-	IoRing *ring = server->ring.get();
-	unsigned pauses_apart = ring != nullptr ? BatchPolicy::kPausesApartInRing : BatchPolicy::kPausesApartInSleep;
-	if (server->shutting_down ||
-		!server->batching.should_pause(uv_now(&server->loop), local_cache_resp_batch_delay, pauses_apart))
-		return;
-	if (ring != nullptr) {
-		ring->submit_and_pause(local_cache_resp_batch_delay);
-	} else {
-		timespec pause = {0, long(local_cache_resp_batch_delay) * 1000};
-		nanosleep(&pause, nullptr);
-	}
-	count(&server->counters->batch_pauses, 1);
-}
-
-void on_timer(uv_timer_t *timer)
-{
-	Server *server = static_cast<Server *>(timer->data);
-	throw_point("resp_timer");
-	int64_t now = now_ms();
-	if (server->listeners.empty() && now >= server->next_bind_attempt_ms)
-		start_listening(server);
-	resume_accepting(server);
-	if (local_cache_resp_timeout > 0) {
-		int64_t limit = int64_t(local_cache_resp_timeout) * 1000;
-		for (Connection *c = server->connections, *next; c != nullptr; c = next) {
-			next = c->next;
-			if (!c->write_in_flight && c->blocked_since_ms == 0 && now - c->last_active_ms > limit)
-				close_connection(c);
-		}
-	}
-	/* A login, its TLS handshake included, has as long as a PostgreSQL login. */
-	close_unauthenticated(server);
-	log_left_out_handshake_failures(server);
-	log_left_out_disconnects(server);
-	activity.check_waiting(!server->blocked.empty());
-	/* Table and I/O statistics of the commands, as a backend reports them when idle. */
-	pgstat_report_stat(false);
-}
-
-void on_stats_timer(uv_timer_t *timer);
-
-/*
  * The requests counted since the last fold go to the shared statistics: now, unless a fold
  * happened this millisecond (a busy worker folds a thousand times a second at most, not per loop
  * turn); then the timer folds them at most kStatsFoldDelayMs later, so a worker that goes quiet
  * is never left holding counts.
  */
-void fold_stats(Server *server)
+void fold_stats(Worker *worker)
 {
-	if (!server->processor->stats_pending())
+	if (!worker->processor.stats_pending())
 		return;
-	uint64_t now = uv_now(&server->loop);
-	if (now != last_fold_ms) {
-		last_fold_ms = now;
-		server->processor->fold_stats();
-	} else if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&stats_timer))) {
-		uv_timer_start(&stats_timer, uv_callback<on_stats_timer>, kStatsFoldDelayMs, 0);
+	uint64_t now = worker->loop.now_ms();
+	if (now != worker->last_fold_ms) {
+		worker->last_fold_ms = now;
+		worker->processor.fold_stats();
+	} else if (!worker->stats_timer.active()) {
+		worker->stats_timer.start(Worker::kStatsFoldDelayMs, 0);
 	}
 }
 
-void on_stats_timer(uv_timer_t *timer)
+void Worker::before_blocking()
 {
-	fold_stats(static_cast<Server *>(timer->data));
-}
-
-void on_wakeup(uv_async_t *handle)
-{
-	process_interrupts(static_cast<Server *>(handle->data));
-}
-
-void before_blocking(Server *server)
-{
-	process_interrupts(server);
-	if (!server->shutting_down) {
-		tracking_before_blocking(server);
-		fold_stats(server);
+	process_interrupts(this);
+	if (!server.shutting_down) {
+		tracking_before_blocking(&server);
+		fold_stats(this);
 	}
 }
 
-void after_turn(Server *server)
+void Worker::after_turn()
 {
-	tracking_after_wait(server);
-	pause_for_batch(server);
+	tracking_after_wait(&server);
+	pause_for_batch(&server);
 }
 
-void on_prepare(uv_prepare_t *handle)
+void on_timer(Worker *worker)
 {
-	before_blocking(static_cast<Server *>(handle->data));
+	throw_point("resp_timer");
+	housekeeping(&worker->server);
+	worker->activity.check_waiting(!worker->server.blocked.empty());
+	/* Table and I/O statistics of the commands, as a backend reports them when idle. */
+	pgstat_report_stat(false);
 }
 
-void on_check(uv_check_t *handle)
+Worker::Worker(EventLoop &event_loop, Server &clients, Authenticator &authenticator, CommandProcessor &commands)
+	: loop(event_loop), server(clients), logins(authenticator), processor(commands),
+	  woken(event_loop, [this] { process_interrupts(this); }), timer(event_loop, [this] { on_timer(this); }),
+	  stats_timer(event_loop, [this] { fold_stats(this); })
 {
-	after_turn(static_cast<Server *>(handle->data));
-}
-
-/*
- * The loop of a worker with an io_uring: each turn submits the sends the last one queued and
- * waits, in one io_uring_enter, for receives, sends, or libuv's epoll descriptor (polled through
- * the ring) to complete, or for libuv's next timer. libuv's loop runs, without blocking, only
- * when its descriptor was ready or a timer is due, so a busy turn makes that one system call.
- * It ends once shut_down has closed everything and the closed connections' last completions
- * have come.
- */
-void run_ring_loop(Server *server)
-{
-	IoRing &ring = *server->ring;
-	uv_loop_t *loop = &server->loop;
-	bool libuv_ready = true;
-	for (;;) {
-		uv_update_time(loop);
-		if (libuv_ready || uv_backend_timeout(loop) == 0) {
-			uv_run(loop, UV_RUN_NOWAIT);
-			/* Polled again only now: polled while libuv still had events to take, it would
-			 * complete at once. */
-			if (libuv_ready)
-				ring.poll_readable(uv_backend_fd(loop), kRingLibuv);
-			libuv_ready = false;
-		}
-		after_turn(server);
-		reap_closed_connections(server);
-		if (server->shutting_down && server->closed_on_ring == nullptr && !uv_loop_alive(loop))
-			return;
-		before_blocking(server);
-		int rc = ring.submit_and_wait(uv_backend_timeout(loop));
-		if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY)
-			throw std::runtime_error(std::string("io_uring_enter failed: ") + strerror(-rc));
-		ring.each_completion([&](const IoRing::Completion &done) {
-			if (done.user_data == kRingLibuv)
-				libuv_ready = true;
-			else
-				on_ring_completion(done);
-		});
-	}
-}
-
-void on_postmaster_death(uv_poll_t *, int, int)
-{
-	proc_exit(1);
+	processor.set_activity(&activity);
+	wakeup = &woken;
+	wakeup_usable = true;
+	timer.start(TIMER_INTERVAL_MS, TIMER_INTERVAL_MS);
+	postmaster_watch.open(event_loop, postmaster_alive_fds[POSTMASTER_FD_WATCH], [] { proc_exit(1); });
 }
 
 /*
@@ -358,9 +460,19 @@ void size_for_open_files(Server *server)
 
 void run_server(int worker_number, WorkerCounters *counters)
 {
-	Server server;
-	server.worker_number = worker_number;
-	server.counters = counters;
+	set_callback_failure_log(log_callback_failure_line);
+	EventLoop loop;
+	/* The backend: io_uring unless turned off or refused (then libuv's epoll); TLS or not. */
+	if (local_cache_resp_io_uring) {
+		int error = loop.use_ring();
+		if (error != 0)
+			ereport(LOG, (errmsg("local_cache RESP worker %d: io_uring not available (%s); serving through epoll",
+								 worker_number, strerror(error))));
+	}
+	PostgresHost host(counters);
+	Server server(worker_number, loop, host);
+	server.limits = read_limits();
+	server.listen = ListenSettings{local_cache_resp_listen_addresses, local_cache_resp_port, local_cache_resp_tls};
 	size_for_open_files(&server);
 	/* The commands' data sources on PostgreSQL, one object per interface (commands/data_source.h). */
 	PgRowReader rows;
@@ -369,68 +481,33 @@ void run_server(int worker_number, WorkerCounters *counters)
 	PgBatches batches;
 	Authenticator logins;
 	PgServerInfo server_info;
-	worker_logins = &logins;
 	CommandProcessor processor(DataSources(rows, hits, writes, batches, logins, server_info));
 	WorkerClients clients(&server);
 	processor.set_client_directory(&clients);
 	PgClusterTopology topology;
 	processor.set_cluster(&topology);
-	TrackingFeed tracking_feed(worker_number);
-	server.tracking_feed = &tracking_feed;
+	PostgresCommitFeed feed(worker_number);
 	configure_commands(&processor);
+	SharedCommandStats stats_store;
 	processor.set_stats_store(&stats_store);
-	processor.set_activity(&activity);
-	WritePool write_pool(&server, local_cache_resp_write_workers);
+	PostgresWriteWorkers write_workers;
+	WritePool write_pool(&server, write_workers, local_cache_resp_write_workers);
 	if (local_cache_resp_write_workers > 0)
 		processor.set_write_offload(&write_pool);
 	server.logins = &logins;
 	server.processor = &processor;
 	server.write_pool = &write_pool;
+	server.feed = &feed;
 
-	uv_loop_init(&server.loop);
-	uv_async_init(&server.loop, &wakeup, uv_callback<on_wakeup>);
-	wakeup.data = &server;
-	wakeup_usable = true;
-	if (local_cache_resp_io_uring && !local_cache_resp_tls)
-		open_ring(&server);
-	/* run_ring_loop calls them itself */
-	uv_prepare_init(&server.loop, &server.interrupts);
-	server.interrupts.data = &server;
-	uv_check_init(&server.loop, &server.batch_pause);
-	server.batch_pause.data = &server;
-	if (server.ring == nullptr) {
-		uv_prepare_start(&server.interrupts, uv_callback<on_prepare>);
-		uv_check_start(&server.batch_pause, uv_callback<on_check>);
-	}
-	/* nanosleep would round local_cache.resp_batch_delay up by the default 50 µs of slack */
-	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-	uv_timer_init(&server.loop, &server.timer);
-	server.timer.data = &server;
-	uv_timer_start(&server.timer, uv_callback<on_timer>, TIMER_INTERVAL_MS, TIMER_INTERVAL_MS);
-	uv_timer_init(&server.loop, &server.retry_timer);
-	server.retry_timer.data = &server;
-	uv_timer_init(&server.loop, &stats_timer);
-	stats_timer.data = &server;
+	Worker worker(loop, server, logins, processor);
 	start_tracking_delivery(&server);
-	uv_poll_init(&server.loop, &server.postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH]);
-	uv_poll_start(&server.postmaster_watch, UV_READABLE, uv_callback<on_postmaster_death>);
-
 	load_tls_context(&server);
 	start_listening(&server);
-	process_interrupts(&server); /* a SIGTERM that came during start-up */
-	if (server.ring != nullptr)
-		run_ring_loop(&server);
-	else
-		uv_run(&server.loop, UV_RUN_DEFAULT);
-	uv_loop_close(&server.loop);
+	process_interrupts(&worker); /* a SIGTERM that came during start-up */
+	loop.run(worker);
 }
 
 } // namespace
-
-int64_t now_ms()
-{
-	return GetCurrentTimestamp() / 1000;
-}
 
 /*
  * The worker's main, run through the boundary (LOCAL_CACHE_WORKER_MAIN): a C++ exception that

@@ -1,8 +1,8 @@
 /*
  * write_worker.cpp — a RESP write worker's main: the process that runs RESP writes (a write
  * command, or an EXEC that writes) for this server's RESP workers, so that the role's
- * triggers, defaults and checks run here and never hold a RESP worker's loop (net/write_pool.h
- * says how a write comes and goes).
+ * triggers, defaults and checks run here and never hold a RESP worker's loop
+ * (clients/write_pool.h says how a write comes and goes).
  *
  * Started by the launcher (launcher.cpp), local_cache.resp_write_workers of them, each connected
  * to local_cache.resp_database. It listens on its abstract Unix socket, takes connections from
@@ -23,7 +23,7 @@
 #include "extension/tracking_log.h"
 #include "resp_server/auth/logins.h"
 #include "resp_server/commands/write_job.h"
-#include "resp_server/net/write_pool.h"
+#include "resp_server/clients/write_pool.h"
 #include "resp_server/pg/activity.h"
 #include "resp_server/pg/batches.h"
 #include "resp_server/pg/command_stats_table.h"
@@ -70,7 +70,7 @@ constexpr long kLockRetryMs = 5;
 int listen_socket(int number)
 {
 	sockaddr_un address;
-	socklen_t length = write_worker_address(number, &address);
+	socklen_t length = write_worker_address(int(PostmasterPid), number, &address);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&address), length) != 0 || listen(fd, RESP_MAX_WORKERS) != 0)
 		ereport(FATAL, (errmsg("local_cache RESP write worker %d could not listen on its socket: %m", number)));

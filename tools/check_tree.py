@@ -7,14 +7,16 @@
 Rules (docs/TECHNICAL.md, "Layers"):
   includes   one include root: project headers are named from the top of the tree
              ("extension/fetch.h"), never with "../", and the named file exists
-  layers     what each folder may include (LAYERS below): resp_server/protocol/ and commands/ and
-             the unit tests are free of PostgreSQL and libuv; only net/ and the worker's main
-             use libuv; the core includes nothing from its front ends
+  layers     what each folder may include (LAYERS below): resp_server/protocol/, commands/,
+             clients/ and the unit tests are free of PostgreSQL and libuv, net/ (the transport)
+             of PostgreSQL; beside them only the worker's main includes the transport
+             (TRANSPORT_USERS); the core includes nothing from its front ends
   cycles     the folders include one another one way: no cycle in the graph the #include lines
-             make of them (resp_server/: its top -> net/, auth/ -> pg/ -> commands/ -> protocol/)
+             make of them (resp_server/: its top -> clients/ -> net/, auth/ -> pg/ -> commands/)
   pg-free    what those PostgreSQL-free (libuv-free) folders reach is too: every project file
              they include and the .cpp beside each such header, followed to the end (the
-             PostgreSQL-free set, which no list names; the Makefile builds the unit tests from it)
+             PostgreSQL-free set, which no list names; the Makefile builds the unit tests from it);
+             libuv stays behind net/'s headers: its .cpp files may use it (UV_BEHIND)
   readmes    every folder's README.md lists each of its files and sub-folders in its
              `| file | ... |` table, and lists nothing that is not there
   size       no tracked source file has more than 800 lines
@@ -23,7 +25,7 @@ Rules (docs/TECHNICAL.md, "Layers"):
              rmgr, dynahash functions and tree walkers name pg_entry<f>; functions PostgreSQL
              finds by name (PG_FUNCTION_INFO_V1, bgw_function_name, _PG_init) are defined by the
              macros of extension/boundary.h; libuv callbacks name uv_callback<f> or
-             connection_callback<f> (resp_server/net/server.h)
+             connection_callback<f> (resp_server/net/callback.h)
   definer    every SECURITY DEFINER function the SQL scripts leave behind (the last definition of
              each name, after renames and drops, in version order) sets search_path = pg_catalog,
              pg_temp: otherwise a caller's temporary table or type answers for a catalog's
@@ -55,10 +57,12 @@ LAYERS = {
     'extension': (True, False, ('extension/',)),
     'extension/tests': (False, False, ('extension/',)),
     'fdw': (True, False, ('extension/', 'fdw/')),
-    'resp_server': (True, True, None),
+    'resp_server': (True, False, None),
     'resp_server/protocol': (False, False, ('resp_server/protocol/', 'extension/')),
     'resp_server/commands': (False, False, ('resp_server/protocol/', 'resp_server/commands/', 'extension/')),
-    'resp_server/net': (True, True, ('resp_server/',) + ('extension/',)),
+    'resp_server/net': (False, True, ('resp_server/net/', 'resp_server/protocol/')),
+    'resp_server/clients': (False, False, ('resp_server/clients/', 'resp_server/net/', 'resp_server/commands/',
+                                           'resp_server/protocol/', 'extension/')),
     'resp_server/pg': (True, False, ('extension/', 'resp_server/protocol/', 'resp_server/commands/',
                                      'resp_server/pg/')),
     'resp_server/auth': (True, False, ('extension/', 'resp_server/commands/', 'resp_server/auth/',
@@ -66,9 +70,16 @@ LAYERS = {
     'resp_server/tests': (False, False, ('resp_server/', 'extension/', 'tools/lib/')),
 }
 
+# libuv-free code may reach net/'s headers (which include no libuv), not the libuv of its .cpp files.
+UV_BEHIND = 'resp_server/net/'
+# Outside the transport, the clients on it and the tests, only the worker's main includes them.
+TRANSPORT_HEADERS, TRANSPORT_USERS = ('resp_server/net/', 'resp_server/clients/server.h'), ('resp_server/worker.cpp',)
+TRANSPORT_FOLDERS = ('resp_server/net/', 'resp_server/clients/', 'resp_server/tests/')
+
 # Folders that must have a README.md with a file table (and any other folder that has one).
 README_FOLDERS = ('extension', 'fdw', 'resp_server', 'resp_server/protocol', 'resp_server/commands',
-                  'resp_server/net', 'resp_server/pg', 'resp_server/auth', 'sql', 'tools', 'bench', 'regress')
+                  'resp_server/net', 'resp_server/clients', 'resp_server/pg', 'resp_server/auth', 'sql', 'tools',
+                  'bench', 'regress')
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
 
@@ -144,6 +155,10 @@ def check_layers(root, files):
                 problems.append(f'{where} includes "{name}", outside what it may include')
             elif kind == '"' and name not in fileset and not pg_ok and '/' in name:
                 problems.append(f'{where} includes "{name}" (a PostgreSQL header?): this layer is PostgreSQL-free')
+            elif kind == '"' and name.startswith(TRANSPORT_HEADERS) and not f.startswith(TRANSPORT_FOLDERS) \
+                    and f not in TRANSPORT_USERS:
+                problems.append(f'{f} includes "{name}": only {", ".join(TRANSPORT_USERS)} knows both PostgreSQL '
+                                f'and the transport')
     return problems
 
 
@@ -278,7 +293,8 @@ def chain(parent, f):
 def check_pg_free(root, files):
     """The PostgreSQL-free set is a folder rule, not a list (docs/TECHNICAL.md, "Layers"): a
     folder of LAYERS that may not include PostgreSQL (or libuv) holds every file it reaches to the
-    same rule. The folders' own files are the layers check's."""
+    same rule, but for the libuv net/'s .cpp files use behind its headers (UV_BEHIND). The
+    folders' own files are the layers check's."""
     problems = []
     fileset = set(files)
     sources = [f for f in files if f.endswith(('.cpp', '.h'))]
@@ -287,6 +303,8 @@ def check_pg_free(root, files):
         parent = reached(root, files, seeds)
         offending = {}  # reached file -> what it includes that it may not
         for f in set(parent) - set(seeds):
+            if index and f.startswith(UV_BEHIND) and f.endswith('.cpp'):
+                continue  # libuv behind the transport's headers
             text = open(os.path.join(root, f), errors='replace').read()
             names = [name for kind, name in INCLUDE.findall(text)
                      if (name in UV_HEADERS if index else
@@ -426,7 +444,7 @@ def check_paths(root, files):
 # ---------------------------------------------------------------- boundary
 
 # Where the wrappers are defined: the only files that may write PG_FUNCTION_INFO_V1 and PGDLLEXPORT.
-BOUNDARY_HEADERS = ('extension/boundary.h', 'resp_server/net/server.h')
+BOUNDARY_HEADERS = ('extension/boundary.h', 'resp_server/net/callback.h')
 PG_WRAPPER = re.compile(r'^(local_cache::)?pg_entry<.+>$', re.S)
 UV_WRAPPER = re.compile(r'^(local_cache::resp::)?(uv_callback|connection_callback)<.+>$', re.S)
 NO_FUNCTION = ('nullptr', 'NULL', '0')
@@ -644,7 +662,7 @@ BREAKAGES = (
      lambda r: append(f'{r}/resp_server/pg/writes.cpp', '#include <uv.h>\n')),
     ('the core including a front end', 'layers',
      lambda r: append(f'{r}/extension/fetch.cpp', '#include "resp_server/pg/shared_state.h"\n')),
-    ('a net/ file including the top of resp_server/, whose worker.cpp includes net/', 'cycles',
+    ('a net/ file including the top of resp_server/, whose worker.cpp reaches net/', 'cycles',
      lambda r: append(f'{r}/resp_server/net/listener.cpp', '#include "resp_server/entry.h"\n')),
     ('pg/ including auth/, which includes pg/', 'layers',
      lambda r: append(f'{r}/resp_server/pg/writes.cpp', '#include "resp_server/auth/logins.h"\n')),
@@ -654,6 +672,12 @@ BREAKAGES = (
      lambda r: append(f'{r}/extension/shard.h', '#include "utils/elog.h"\n')),
     ('uv.h in a header of net/ that the unit tests include', 'pg-free',
      lambda r: append(f'{r}/resp_server/net/batching.h', '#include <uv.h>\n')),
+    ('extension/pg.h in net/', 'layers',
+     lambda r: append(f'{r}/resp_server/net/uv_stream.cpp', '#include "extension/pg.h"\n')),
+    ('uv.h in clients/', 'layers',
+     lambda r: append(f'{r}/resp_server/clients/connection.cpp', '#include <uv.h>\n')),
+    ('the transport included beside PostgreSQL outside the worker\'s main', 'layers',
+     lambda r: append(f'{r}/resp_server/write_worker.cpp', '#include "resp_server/net/transport.h"\n')),
     ('commands/ including a PostgreSQL-facing header of the core', 'pg-free',
      lambda r: append(f'{r}/resp_server/commands/glob.cpp', '#include "extension/fetch.h"\n')),
     ('a file missing from its README', 'readmes',
@@ -710,12 +734,14 @@ UNWRAPPED = (
     ('the rmgr table', 'extension/wal.cpp', 'pg_entry<redo>,', 'redo,'),
     ('a tree walker call', 'extension/planner.cpp', 'as_callback<Walker>(pg_entry<contains_rewritable>)',
      'as_callback<Walker>(contains_rewritable)'),
-    ('a libuv timer registration', 'resp_server/worker.cpp', 'uv_callback<on_timer>', 'on_timer'),
-    ('a libuv read registration', 'resp_server/net/connection.cpp', 'connection_callback<on_read>', 'on_read'),
-    ('a libuv check registration (a lambda)', 'resp_server/worker.cpp', 'uv_callback<on_check>', '[](uv_check_t *) noexcept {}'),
-    ('a libuv close registration', 'resp_server/net/listener.cpp', 'uv_callback<on_listener_closed>)', 'on_listener_closed)'),
-    ('a libuv poll registration', 'resp_server/net/listener.cpp', 'uv_callback<on_listener_readable>)',
-     'on_listener_readable)'),
+    ('a libuv timer registration', 'resp_server/net/event_loop.cpp', 'uv_callback<Handle::fired>, timeout_ms',
+     'Handle::fired, timeout_ms'),
+    ('a libuv read registration', 'resp_server/net/uv_stream.cpp', 'connection_callback<on_read>', 'on_read'),
+    ('a libuv check registration (a lambda)', 'resp_server/net/event_loop.cpp', 'uv_callback<Hooks::after_turn>',
+     '[](uv_check_t *) noexcept {}'),
+    ('a libuv close registration', 'resp_server/net/listener.cpp', 'uv_callback<Socket::closed>)', 'Socket::closed)'),
+    ('a libuv poll registration', 'resp_server/net/listener.cpp', 'uv_callback<Socket::readable>)',
+     'Socket::readable)'),
 )
 BREAKAGES += tuple((f'{what} naming an unwrapped function', 'boundary',
                     lambda r, path=path, old=old, new=new: replace(f'{r}/{path}', old, new))

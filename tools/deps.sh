@@ -13,6 +13,7 @@ PACKAGES=(
     postgresql-server-dev-15   # pg_config, PGXS, pg_regress, pg_isolation_regress
     libpq-dev                  # libpq headers for tools/stress_check/
     libuv1-dev
+    liburing-dev               # io_uring for the RESP workers' connections (liburing 2.3)
     libssl-dev                 # OpenSSL: RESP AUTH checks SCRAM/MD5 password secrets
     libkrb5-dev                # gssapi.h, which libpq/libpq-be.h (Port, for the ClientAuthentication hook) includes
     rapidjson-dev

@@ -145,8 +145,8 @@ ok = (m["meta-spec"]["version"] == "1.0.0" and m["license"] == "postgresql" and 
       and all(m.get(k) for k in ("name", "abstract", "maintainer")))
 sys.exit(0 if ok else 1)
 PY
-check "the library needs libuv and libcrypto (Depends from shlibs)" \
-    bash -c 'dpkg-deb -f "$1" Depends | grep -q libuv1 && dpkg-deb -f "$1" Depends | grep -q libssl' _ "$DEB"
+check "the library needs libuv, liburing and libcrypto (Depends from shlibs)" \
+    bash -c 'd=$(dpkg-deb -f "$1" Depends) && grep -q libuv1 <<<"$d" && grep -q liburing2 <<<"$d" && grep -q libssl <<<"$d"' _ "$DEB"
 
 # serve WHAT [postgresql.conf lines...]: a throwaway cluster of $PGBIN that preloads local_cache
 # (found as WHAT says), CREATE EXTENSION, an enabled table read through mget and RESP, DROP

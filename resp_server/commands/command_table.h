@@ -108,7 +108,7 @@ bool glob_match(std::string_view pattern, std::string_view text, bool ignore_cas
 /* Runs requests for the connections of one worker (one loop thread): holds the data sources and
  * scratch buffers reused from request to request, so the hit path does not allocate. */
 /*
- * Where a worker's writes run when not on its loop (resp_server/net/write_pool.h): a write
+ * Where a worker's writes run when not on its loop (resp_server/clients/write_pool.h): a write
  * command, or an EXEC whose queue writes, is handed over whole, so the role's triggers never
  * hold the loop that serves the other connections. Until its reply is there the request waits
  * (Session::retry_later: the connection's later requests wait behind it) and runs again, then

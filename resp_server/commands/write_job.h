@@ -1,9 +1,9 @@
 /*
  * write_job.h — a RESP write on its way to a write worker, and its reply on the way back
- * (resp_server/net/write_pool.cpp sends it, resp_server/write_worker.cpp runs it): the request's
- * arguments and what of the connection's session a write command reads (its client id, role and
- * protocol; for EXEC, the MULTI queue, the WATCHed versions and the CLIENT TRACKING mode its reads
- * are noted by), then the reply's bytes, how long the command ran, and the keys its reads noted
+ * (resp_server/clients/write_pool.cpp sends it, resp_server/write_worker.cpp runs it): the
+ * request's arguments and what of the connection's session a write command reads (its client id,
+ * role and protocol; for EXEC, the MULTI queue, the WATCHed versions and the CLIENT TRACKING mode
+ * its reads are noted by), then the reply's bytes, how long the command ran, and the keys its reads noted
  * for CLIENT TRACKING. A frame is its payload's length (8 bytes) then the payload; numbers are
  * little-endian. No PostgreSQL header: unit-tested alone (tests/write_offload_test.cpp).
  */

@@ -41,10 +41,17 @@ public:
 
 	/* How many pauses apart each connection's reads must be for a pause, by how the worker
 	 * pauses: four in io_uring_enter (the ring worker), since at eight busy clients went unpaused
-	 * and their tail grew; eight in nanosleep (the epoll worker: TLS, or resp_io_uring off), since
-	 * at four its dearer pause cost the clients it held up more than it saved them. */
+	 * and their tail grew; eight in nanosleep (the epoll worker: resp_io_uring off, or refused),
+	 * since at four its dearer pause cost the clients it held up more than it saved them. */
 	static constexpr unsigned kPausesApartInRing = 4;
 	static constexpr unsigned kPausesApartInSleep = 8;
+	/* The rule for a worker: eight on a TLS port too, through the ring as well, where at four
+	 * the clients a pause held up lost more than it saved them (pipelined GETs of 16 connections
+	 * fell to three quarters of the epoll worker's requests/s; without pauses the ring is ahead). */
+	static constexpr unsigned pauses_apart(bool ring, bool tls)
+	{
+		return ring && !tls ? kPausesApartInRing : kPausesApartInSleep;
+	}
 
 	/* At the end of a loop turn: pause delay_us microseconds? Only after a turn that read, and
 	 * only if the last whole millisecond had at least one read per pause and, per connection

@@ -1,9 +1,10 @@
 /*
  * io_ring.h — the io_uring a RESP worker waits, receives and sends through: one ring per
  * worker, used by its one thread only, with a pool of receive buffers the kernel picks from
- * when data arrives (a provided-buffer ring), so an idle connection holds none. Raw system
- * calls, no liburing (the build uses the project's listed Debian packages only). No PostgreSQL
- * or libuv header: tests/io_ring_test.cpp tests it over socket pairs.
+ * when data arrives (a provided-buffer ring), so an idle connection holds none. Built on
+ * liburing (Debian's liburing-dev), which owns the rings' memory barriers and index arithmetic;
+ * this class only chooses the setup and the requests. No PostgreSQL or libuv header:
+ * tests/io_ring_test.cpp tests it over socket pairs.
  *
  * Why: epoll costs a wait, a read and a write per request at the load of many clients, where
  * one io_uring_enter per loop turn submits every send and collects every receive
@@ -13,7 +14,7 @@
  */
 #pragma once
 
-#include <linux/io_uring.h>
+#include <liburing.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -56,14 +57,13 @@ public:
 	int submit_and_pause(int64_t timeout_us);
 
 	/* Calls visit(const Completion &) for each ready completion, in order; visit may queue and
-	 * submit requests. */
+	 * submit requests. Each completion is consumed before visit sees it. */
 	template <typename Visit> void each_completion(Visit &&visit)
 	{
-		unsigned head = *cq_head_;
-		while (head != __atomic_load_n(cq_tail_, __ATOMIC_ACQUIRE)) {
-			const io_uring_cqe &cqe = cqes_[head & cq_mask_];
-			Completion completion{cqe.user_data, cqe.res, cqe.flags};
-			__atomic_store_n(cq_head_, ++head, __ATOMIC_RELEASE);
+		io_uring_cqe *cqe = nullptr;
+		while (io_uring_peek_cqe(&ring_, &cqe) == 0 && cqe != nullptr) {
+			Completion completion{cqe->user_data, cqe->res, cqe->flags};
+			io_uring_cqe_seen(&ring_, cqe);
 			visit(completion);
 		}
 	}
@@ -75,29 +75,19 @@ public:
 	void recycle(const Completion &c);
 
 private:
-	/* A cleared request of the queue, with what every request has. */
-	io_uring_sqe *next_request(uint8_t opcode, int fd, uint64_t user_data);
-	/* Makes the queued requests visible to the kernel; how many it has not taken yet. */
-	unsigned publish();
-	int enter_and_wait(unsigned completions, int64_t timeout_ns);
-	void give_buffer(unsigned id);
+	/* A request slot of the queue, submitting the queue first when it is full. */
+	io_uring_sqe *next_request();
+	int wait(unsigned completions, int64_t timeout_ns);
+	/* Lends buffer `id` to the kernel again (made visible by the caller's advance). */
+	void add_buffer(unsigned id, int offset);
 
-	int fd_ = -1;
-	void *rings_ = nullptr;
-	size_t rings_size_ = 0;
-	io_uring_sqe *requests_ = nullptr;
-	size_t requests_size_ = 0;
-	unsigned *sq_head_ = nullptr, *sq_tail_ = nullptr;
-	unsigned sq_mask_ = 0, sq_entries_ = 0;
-	unsigned sq_local_tail_ = 0; /* requests queued, published to the kernel at submit */
-	unsigned *cq_head_ = nullptr, *cq_tail_ = nullptr;
-	unsigned cq_mask_ = 0, cq_entries_ = 0;
-	io_uring_cqe *cqes_ = nullptr;
+	io_uring ring_;
+	bool open_ = false;
+	unsigned cq_entries_ = 0;
 	/* The provided-buffer ring (group 0) and the buffers it lends. */
-	io_uring_buf *buffer_ring_ = nullptr;
+	io_uring_buf_ring *buffer_ring_ = nullptr;
 	size_t buffer_ring_size_ = 0;
-	unsigned buffer_mask_ = 0;
-	uint16_t buffer_tail_ = 0;
+	unsigned buffer_count_ = 0;
 	char *buffers_ = nullptr;
 	size_t buffers_size_ = 0;
 	unsigned buffer_size_ = 0;

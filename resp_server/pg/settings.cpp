@@ -150,9 +150,9 @@ void resp_define_settings(void)
 	/* A switch for hosts whose policy forbids io_uring; where the kernel refuses it, the workers
 	 * fall back by themselves. */
 	DefineCustomBoolVariable("local_cache.resp_io_uring",
-							 "Serve plaintext RESP connections through io_uring when the kernel allows it.",
+							 "Serve RESP connections, TLS or not, through io_uring when the kernel allows it.",
 							 "Off, or where the kernel refuses it (before Linux 6.1, kernel.io_uring_disabled, a "
-							 "seccomp filter): through epoll. TLS ports always use epoll.",
+							 "seccomp filter): through epoll.",
 							 &local_cache_resp_io_uring, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("local_cache.resp_tls_cert_file", "RESP server certificate file.",
 							   "Empty: PostgreSQL's ssl_cert_file.", &local_cache_resp_tls_cert_file, "",

@@ -28,7 +28,7 @@ namespace local_cache::resp {
 /* One worker's counters: written by that worker only, read by all. */
 struct WorkerCounters {
 	pg_atomic_uint64 connected_clients;
-	/* Those of connected_clients that have logged in (net/admission.cpp). */
+	/* Those of connected_clients that have logged in (clients/admission.cpp). */
 	pg_atomic_uint64 logged_in_clients;
 	pg_atomic_uint64 total_connections_received;
 	pg_atomic_uint64 total_commands_processed;

@@ -120,4 +120,12 @@ BOOST_AUTO_TEST_CASE(a_turn_without_reads_never_waits)
 	BOOST_TEST(policy.should_pause(1001, kDelayUs, BatchPolicy::kPausesApartInRing) == true);
 }
 
+BOOST_AUTO_TEST_CASE(four_pauses_apart_on_a_plaintext_ring_eight_under_tls_or_epoll)
+{
+	BOOST_TEST(BatchPolicy::pauses_apart(true, false) == BatchPolicy::kPausesApartInRing);
+	BOOST_TEST(BatchPolicy::pauses_apart(true, true) == BatchPolicy::kPausesApartInSleep);
+	BOOST_TEST(BatchPolicy::pauses_apart(false, false) == BatchPolicy::kPausesApartInSleep);
+	BOOST_TEST(BatchPolicy::pauses_apart(false, true) == BatchPolicy::kPausesApartInSleep);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

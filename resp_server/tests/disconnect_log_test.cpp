@@ -1,12 +1,12 @@
 /*
- * disconnect_log_test.cpp — Boost.Test cases of DisconnectLog (resp_server/net/disconnect_log.h):
+ * disconnect_log_test.cpp — Boost.Test cases of DisconnectLog (resp_server/clients/disconnect_log.h):
  * one line a second per reason then a count, reasons kept after the caller's text is gone,
  * and a full table that still logs every disconnect; and of HandshakeFailureLog: a few lines per
  * address and window then one count, each address on its own, and the bound on addresses.
  */
 #include <boost/test/unit_test.hpp>
 
-#include "resp_server/net/disconnect_log.h"
+#include "resp_server/clients/disconnect_log.h"
 
 #include <memory>
 #include <string>

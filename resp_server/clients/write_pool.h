@@ -3,8 +3,8 @@
  * processes that run RESP writes so that a role's triggers, defaults and checks never hold the
  * loop that serves the worker's other connections (CommandProcessor's WriteOffload).
  *
- * A write claims an idle write worker in shared memory (claim_write_worker: one write at a time
- * each), goes to it whole over a Unix socket of its own (the abstract address
+ * A write claims an idle write worker (WriteWorkers::claim, host.h: one write at a time each),
+ * goes to it whole over a Unix socket of its own (the abstract address
  * write_worker_address names; the write worker takes connections from this server's RESP
  * workers only), and its connection waits (its later requests behind it) until the reply frame
  * comes back; then the request runs again and takes the reply. With every write worker busy, a
@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include "resp_server/clients/host.h"
 #include "resp_server/commands/command_table.h"
 
 #include <sys/socket.h>
@@ -30,12 +31,13 @@ namespace local_cache::resp {
 
 struct Server;
 
-/* The abstract Unix socket address write worker `number` of this server listens on. */
-socklen_t write_worker_address(int number, sockaddr_un *address);
+/* The abstract Unix socket address write worker `number` of the server whose postmaster is
+ * `postmaster_pid` listens on. */
+socklen_t write_worker_address(int postmaster_pid, int number, sockaddr_un *address);
 
 class WritePool final : public WriteOffload {
 public:
-	WritePool(Server *server, int write_workers);
+	WritePool(Server *server, WriteWorkers &workers, int write_workers);
 	~WritePool();
 	WritePool(const WritePool &) = delete;
 	WritePool &operator=(const WritePool &) = delete;
@@ -65,6 +67,7 @@ private:
 	void retry(uint64_t session_id);
 
 	Server *server_;
+	WriteWorkers &workers_;
 	std::vector<std::unique_ptr<Link>> links_;
 	std::unordered_map<uint64_t, Done> done_; /* by session id, until its request runs again */
 	std::deque<uint64_t> waiting_;            /* sessions whose write waits for a free write worker */

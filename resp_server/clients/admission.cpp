@@ -5,7 +5,7 @@
  * at once, its verified client certificate's (a `cert` line of pg_hba.conf) when its TLS handshake
  * completes, or the role of a successful AUTH or HELLO ... AUTH. The rule:
  *   - local_cache.resp_max_clients bounds the connections that have logged in, across workers
- *     (WorkerCounters::logged_in_clients). Past it a connection that logs in is answered
+ *     (ClientCounter::LoggedIn). Past it a connection that logs in is answered
  *     "-ERR max number of clients reached" and closed: at accept when local_cache.resp_role logs
  *     it in, else instead of the reply to the request that logged it in.
  *   - Connections that have not logged in do not count against it: each worker holds at most
@@ -18,18 +18,10 @@
  * A worker keeps its connections waiting for login in one list, oldest first (Connection::
  * waiting_prev/next): the one to close for room is its head, and the timer stops at the first
  * one whose time is not up. Everything runs on the worker's thread; the counters are atomics in
- * shared memory (pg/shared_state.h), read without a lock, so resp_max_clients may be passed by the
- * logins of other workers at the same instant (as before, when it counted every connection).
+ * shared memory (ClientHost::count), read without a lock, so resp_max_clients may be passed by
+ * the logins of other workers at the same instant (as before, when it counted every connection).
  */
-#include "extension/pg.h"
-
-#include "resp_server/net/server.h"
-#include "resp_server/pg/settings.h"
-#include "resp_server/pg/shared_state.h"
-
-extern "C" {
-#include "postmaster/postmaster.h"
-}
+#include "resp_server/clients/server.h"
 
 namespace local_cache::resp {
 
@@ -41,16 +33,16 @@ const char *const kClosedForRoom = "waited longest for login while the worker ho
 const char *const kClosedForDescriptors = "waited longest for login while the worker's open files are all in use; "
 										  "closed to make room";
 
-bool logged_in_clients_full()
+bool logged_in_clients_full(Server *server)
 {
-	return logged_in_clients_total() >= uint64(local_cache_resp_max_clients);
+	return server->host.logged_in_clients_total() >= uint64_t(server->limits.max_clients);
 }
 
 void start_waiting(Connection *c)
 {
 	Server *server = c->server;
 	c->waiting_for_login = true;
-	c->waiting_since_ms = now_ms();
+	c->waiting_since_ms = server->host.now_ms();
 	c->waiting_prev = server->waiting_newest;
 	c->waiting_next = nullptr;
 	if (server->waiting_newest != nullptr)
@@ -84,7 +76,7 @@ void count_logged_in(Connection *c, bool logged_in)
 	if (c->counted_as_logged_in == logged_in)
 		return;
 	c->counted_as_logged_in = logged_in;
-	count(&c->server->counters->logged_in_clients, logged_in ? 1 : -1);
+	c->server->host.count(ClientCounter::LoggedIn, logged_in ? 1 : -1);
 }
 
 } // namespace
@@ -92,13 +84,13 @@ void count_logged_in(Connection *c, bool logged_in)
 bool admit(Connection *c)
 {
 	if (c->session.authenticated()) {
-		if (logged_in_clients_full())
+		if (logged_in_clients_full(c->server))
 			return false;
 		count_logged_in(c, true);
 		return true;
 	}
 	Server *server = c->server;
-	while (server->waiting_here >= size_t(local_cache_resp_max_clients) && server->waiting_oldest != nullptr)
+	while (server->waiting_here >= server->limits.max_clients && server->waiting_oldest != nullptr)
 		disconnect(server->waiting_oldest, kClosedForRoom);
 	start_waiting(c);
 	return true;
@@ -106,7 +98,7 @@ bool admit(Connection *c)
 
 void refuse_connection(Connection *c)
 {
-	send_refusal(c->server, c->fd);
+	send_refusal(c->server, c->stream->identity().fd);
 	close_connection(c);
 }
 
@@ -128,8 +120,8 @@ void note_login(Connection *c, size_t reply_start)
 		start_waiting(c);
 		return;
 	}
-	if (logged_in_clients_full()) {
-		count(&c->server->counters->rejected_connections, 1);
+	if (logged_in_clients_full(c->server)) {
+		c->server->host.count(ClientCounter::Rejected, 1);
 		c->pending.truncate(reply_start);
 		ReplyWriter(c->pending, c->session.protocol).error(kMaxClientsReached);
 		c->session.close_after_reply = true;
@@ -147,12 +139,12 @@ void forget_login(Connection *c)
 
 void close_unauthenticated(Server *server)
 {
-	int64_t limit_ms = int64_t(AuthenticationTimeout) * 1000;
-	int64_t now = now_ms();
+	int64_t limit_ms = server->limits.login_timeout_ms;
+	int64_t now = server->host.now_ms();
 	while (Connection *c = server->waiting_oldest) {
 		if (now - c->waiting_since_ms <= limit_ms)
 			return;
-		if (c->tls != nullptr && !c->tls->handshake_done())
+		if (c->stream->tls() != nullptr && !c->stream->tls()->handshake_done())
 			disconnect(c, "TLS handshake not completed within authentication_timeout");
 		else
 			disconnect(c, "not logged in within authentication_timeout");

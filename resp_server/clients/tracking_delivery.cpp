@@ -1,8 +1,9 @@
 /*
- * tracking_delivery.cpp — CLIENT TRACKING in the event layer: hands what the feed collected
- * (pg/tracking_feed.h) to the worker's tracking table (commands/client_tracking.h), and writes
- * the invalidations it answers to their connections: a RESP3 push, or a Pub/Sub message of
- * __redis__:invalidate on a RESP2 connection subscribed to it. An invalidation for a connection
+ * tracking_delivery.cpp — CLIENT TRACKING among a worker's clients: hands what the commit feed
+ * collected (CommitFeed, host.h: the worker's reader of the tracking log) to the worker's
+ * tracking table (commands/client_tracking.h), and writes the invalidations it answers to their
+ * connections: a RESP3 push, or a Pub/Sub message of __redis__:invalidate on a RESP2 connection
+ * subscribed to it. An invalidation for a connection
  * of another worker goes there through the tracking log (a relay). An invalidation reaches a
  * REDIRECT target only while it acts as the tracking connection's role.
  *
@@ -10,15 +11,7 @@
  * keep coming (below), and while the feed holds records whose transaction has not ended
  * (nothing wakes it for those).
  */
-#include "resp_server/net/server.h"
-
-#include "extension/tracking_log.h"
-
-#include <sys/timerfd.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <system_error>
+#include "resp_server/clients/server.h"
 
 namespace local_cache::resp {
 
@@ -156,7 +149,7 @@ void send(Server *server, const Invalidation &invalidation)
 		return;
 	uint64_t tracker_role = tracker->session.role->id;
 	if (!is_local(server, invalidation.target)) {
-		server->tracking_feed->relay(invalidation.target, encode_relay(invalidation, tracker_role));
+		server->feed->relay(invalidation.target, encode_relay(invalidation, tracker_role));
 		return;
 	}
 	Connection *target = find_connection(server, invalidation.target);
@@ -191,9 +184,7 @@ void send_invalidations(Server *server)
 
 void arm_tick(Server *server, long microseconds)
 {
-	itimerspec when = {};
-	when.it_value.tv_nsec = microseconds * 1000;
-	timerfd_settime(server->tracking_tick_fd, 0, &when, nullptr);
+	server->tracking_tick->arm(microseconds);
 }
 
 /* Whether a change must reach this worker's connections promptly: they track keys or prefixes,
@@ -202,13 +193,13 @@ bool needs_prompt(Server *server)
 {
 	TrackingStats tracked = server->processor->tracking().stats();
 	return tracked.keys > 0 || tracked.prefixes > 0 || server->invalidation_subscribers > 0 ||
-		server->tracking_feed->waiting();
+		server->feed->waiting();
 }
 
 /* The next tick of a worker that polls (the rule at the top). */
 long next_tick(Server *server, TrackingWake mode, bool after_signal)
 {
-	const TrackingFeed &feed = *server->tracking_feed;
+	CommitFeed &feed = *server->feed;
 	if (mode == TrackingWake::Idle)
 		return kIdleTickMicroseconds;
 	if (feed.has_news() || !feed.waiting())
@@ -222,18 +213,14 @@ void poll_every(Server *server, TrackingWake mode)
 {
 	bool after_signal = server->tracking_wake == TrackingWake::Signal;
 	if (after_signal)
-		server->tracking_feed->awake();
+		server->feed->awake();
 	server->tracking_wake = mode;
 	arm_tick(server, next_tick(server, mode, after_signal));
 }
 
-void on_tick(uv_poll_t *handle, int, int)
+void on_tick(Server *server)
 {
-	Server *server = static_cast<Server *>(handle->data);
-	uint64_t expirations;
-	if (read(server->tracking_tick_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-		throw std::system_error(errno, std::generic_category(), "reading the tracking timer");
-	TrackingFeed &feed = *server->tracking_feed;
+	CommitFeed &feed = *server->feed;
 	bool news = feed.has_news();
 	if (news || feed.waiting())
 		deliver_invalidations(server);
@@ -249,36 +236,36 @@ void on_tick(uv_poll_t *handle, int, int)
 
 void deliver_invalidations(Server *server)
 {
-	TrackingFeed &feed = *server->tracking_feed;
+	CommitFeed &feed = *server->feed;
 	TrackingTable &table = server->processor->tracking();
-	std::vector<TrackedChange> changes;
-	std::vector<TrackingRelay> relays;
+	std::vector<CommittedChange> changes;
+	std::vector<RelayedInvalidation> relays;
 	TrackingStats tracked = table.stats();
 	bool news = feed.has_news();
 	feed.collect(changes, relays, tracked.keys > 0 || tracked.prefixes > 0);
 	/* Records may have joined those that wait for their transaction's end (poll_every). */
 	server->tracking_new_waits = news && feed.waiting();
-	for (const TrackedChange &change : changes) {
+	for (const CommittedChange &change : changes) {
 		switch (change.kind) {
-		case TrackedChange::Kind::Key:
+		case CommittedChange::Kind::Key:
 			table.key_changed(change.name, change.writer, [&](uint64_t client) {
 				Connection *c = find_connection(server, client);
 				return c != nullptr && c->session.role && feed.role_may_read(c->session.role->id, change.relid);
 			});
 			break;
-		case TrackedChange::Kind::Table:
+		case CommittedChange::Kind::Table:
 			table.table_flushed(change.name);
 			break;
-		case TrackedChange::Kind::Everything:
+		case CommittedChange::Kind::Everything:
 			table.everything_flushed();
 			break;
-		case TrackedChange::Kind::Unlogged:
+		case CommittedChange::Kind::Unlogged:
 			close_trackers(server);
 			break;
 		}
 	}
 	send_invalidations(server);
-	for (const TrackingRelay &relay : relays) {
+	for (const RelayedInvalidation &relay : relays) {
 		Invalidation invalidation;
 		uint64_t tracker_role = 0;
 		Connection *target = find_connection(server, relay.target);
@@ -289,7 +276,7 @@ void deliver_invalidations(Server *server)
 
 void tracking_before_blocking(Server *server)
 {
-	TrackingFeed &feed = *server->tracking_feed;
+	CommitFeed &feed = *server->feed;
 	bool prompt = needs_prompt(server);
 	switch (server->tracking_wake) {
 	case TrackingWake::Busy:
@@ -320,23 +307,18 @@ void tracking_before_blocking(Server *server)
 void tracking_after_wait(Server *server)
 {
 	if (server->tracking_wake == TrackingWake::Signal)
-		server->tracking_feed->awake();
+		server->feed->awake();
 }
 
 void start_tracking_delivery(Server *server)
 {
-	server->tracking_tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (server->tracking_tick_fd < 0)
-		throw std::system_error(errno, std::generic_category(), "creating the tracking timer");
-	uv_poll_init(&server->loop, &server->tracking_tick, server->tracking_tick_fd);
-	server->tracking_tick.data = server;
-	uv_poll_start(&server->tracking_tick, UV_READABLE, uv_callback<on_tick>);
+	server->tracking_tick = std::make_unique<MicroTimer>(server->loop, [server] { on_tick(server); });
 }
 
 void stop_tracking_delivery(Server *server)
 {
-	uv_close(reinterpret_cast<uv_handle_t *>(&server->tracking_tick), nullptr);
-	close(server->tracking_tick_fd);
+	if (server->tracking_tick != nullptr)
+		server->tracking_tick->close();
 }
 
 void note_tracking_mode(Connection *c)
@@ -352,8 +334,8 @@ void note_tracking_mode(Connection *c)
 	if (on == c->counted_as_tracker)
 		return;
 	c->counted_as_tracker = on;
-	tracking_log_count_trackers(on ? 1 : -1);
-	if (on && !TrackingFeed::changes_logged())
+	c->server->feed->count_trackers(on ? 1 : -1);
+	if (on && !c->server->feed->changes_logged())
 		disconnect(c, kUnlogged);
 }
 
@@ -366,7 +348,7 @@ void forget_tracking(Connection *c)
 	if (c->counted_as_tracker) {
 		c->server->processor->tracking().session_stopped_tracking(c->session.id);
 		c->counted_as_tracker = false;
-		tracking_log_count_trackers(-1);
+		c->server->feed->count_trackers(-1);
 	}
 }
 

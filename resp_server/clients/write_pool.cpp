@@ -2,15 +2,10 @@
  * write_pool.cpp — a RESP worker's side of the write workers (write_pool.h): claiming one,
  * sending a write over its socket, taking the reply back to the connection that waits for it.
  */
-#include "resp_server/net/write_pool.h"
+#include "resp_server/clients/write_pool.h"
 
+#include "resp_server/clients/server.h"
 #include "resp_server/commands/write_job.h"
-#include "resp_server/net/server.h"
-#include "resp_server/pg/settings.h"
-
-extern "C" {
-#include "miscadmin.h"
-}
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -36,19 +31,19 @@ struct WritePool::Link {
 	WritePool *pool;
 	int number;
 	int fd = -1;
-	uv_poll_t poll; /* while fd is open; poll.data points back here */
-	bool closing = false; /* the handle is closing: the descriptor is closed in its callback */
+	FdWatch watch;        /* while fd is open */
+	bool closing = false; /* the watch is closing: the descriptor is closed once it has */
 	uint64_t session = 0; /* the connection whose write it runs; 0: none */
 	std::string input;    /* reply bytes read so far */
 };
 
-socklen_t write_worker_address(int number, sockaddr_un *address)
+socklen_t write_worker_address(int postmaster_pid, int number, sockaddr_un *address)
 {
 	memset(address, 0, sizeof(*address));
 	address->sun_family = AF_UNIX;
 	/* Abstract (a leading NUL): no file to clean up; named after the postmaster, one server's. */
 	int length = snprintf(address->sun_path + 1, sizeof(address->sun_path) - 1, "local_cache.%d.write.%d",
-						  int(PostmasterPid), number);
+						  postmaster_pid, number);
 	return socklen_t(offsetof(sockaddr_un, sun_path) + 1 + size_t(length));
 }
 
@@ -59,22 +54,19 @@ void on_link_readable(WritePool::Link *link)
 
 namespace {
 
-void on_readable(uv_poll_t *handle, int, int)
+/* The link's watch has closed: so does its descriptor. */
+void close_link(WritePool::Link *link)
 {
-	on_link_readable(static_cast<WritePool::Link *>(handle->data));
-}
-
-void on_link_closed(uv_handle_t *handle)
-{
-	WritePool::Link *link = static_cast<WritePool::Link *>(handle->data);
-	::close(link->fd);
-	link->fd = -1;
-	link->closing = false;
+	link->watch.close([link] {
+		::close(link->fd);
+		link->fd = -1;
+		link->closing = false;
+	});
 }
 
 } // namespace
 
-WritePool::WritePool(Server *server, int write_workers) : server_(server)
+WritePool::WritePool(Server *server, WriteWorkers &workers, int write_workers) : server_(server), workers_(workers)
 {
 	for (int i = 0; i < write_workers; i++) {
 		links_.push_back(std::make_unique<Link>());
@@ -98,14 +90,14 @@ WriteOffload::Outcome WritePool::run(const Request &request, const Session &sess
 	if (in_flight(session.id))
 		return Outcome{Status::Pending, 0};
 	for (const auto &link : links_) {
-		if (write_worker_pid(link->number) == 0)
+		if (!workers_.running(link->number))
 			continue;
 		any_running = true;
-		if (link->session != 0 || link->closing || !claim_write_worker(link->number))
+		if (link->session != 0 || link->closing || !workers_.claim(link->number))
 			continue;
 		if (send_job(*link, request, session))
 			return Outcome{Status::Pending, 0};
-		release_write_worker(link->number, MyProcPid);
+		workers_.release(link->number);
 	}
 	if (!any_running)
 		return Outcome{Status::RunHere, 0};
@@ -128,19 +120,18 @@ bool WritePool::send_job(Link &link, const Request &request, const Session &sess
 {
 	if (link.fd < 0) {
 		sockaddr_un address;
-		socklen_t length = write_worker_address(link.number, &address);
+		socklen_t length = workers_.address(link.number, &address);
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return false;
 		/* A local connect: done at once, or refused (the write worker is not listening yet). */
+		Link *watched = &link;
 		if (connect(fd, reinterpret_cast<sockaddr *>(&address), length) != 0 || fcntl(fd, F_SETFL, O_NONBLOCK) != 0 ||
-			uv_poll_init(&server_->loop, &link.poll, fd) != 0) {
+			!link.watch.open(server_->loop, fd, [watched] { on_link_readable(watched); })) {
 			::close(fd);
 			return false;
 		}
 		link.fd = fd;
-		link.poll.data = &link;
-		uv_poll_start(&link.poll, UV_READABLE, uv_callback<on_readable>);
 	}
 	frame_.clear();
 	encode_write_job(request, session, frame_);
@@ -178,7 +169,7 @@ void WritePool::finish(Link &link, Done done)
 {
 	uint64_t session = link.session;
 	link.session = 0;
-	release_write_worker(link.number, MyProcPid);
+	workers_.release(link.number);
 	if (server_->connections_by_id.count(session) > 0)
 		done_[session] = std::move(done);
 	/* The connection's request runs again and takes the reply; then the writes waiting for a
@@ -204,12 +195,12 @@ void WritePool::drop(Link &link, const char *why)
 {
 	if (link.fd < 0 || link.closing)
 		return;
-	ereport(LOG, (errmsg("local_cache RESP worker %d: closing its link to write worker %d: %s", server_->worker_number,
-						 link.number, why)));
+	log_line(server_, "local_cache RESP worker %d: closing its link to write worker %d: %s", server_->worker_number,
+			 link.number, why);
 	link.closing = true;
 	link.input.clear();
-	uv_poll_stop(&link.poll);
-	uv_close(reinterpret_cast<uv_handle_t *>(&link.poll), uv_callback<on_link_closed>);
+	link.watch.stop();
+	close_link(&link);
 	if (link.session != 0)
 		finish(link, Done{kWriteWorkerEnded, 0, {}});
 }
@@ -219,8 +210,8 @@ void WritePool::close()
 	for (const auto &link : links_) {
 		if (link->fd >= 0 && !link->closing) {
 			link->closing = true;
-			uv_poll_stop(&link->poll);
-			uv_close(reinterpret_cast<uv_handle_t *>(&link->poll), uv_callback<on_link_closed>);
+			link->watch.stop();
+			close_link(link.get());
 		}
 	}
 }

@@ -24,7 +24,9 @@ DATA = sql/local_cache--1.0.sql sql/local_cache--1.0--1.1.sql sql/local_cache--1
 	sql/local_cache--1.4--1.5.sql
 PGFILEDESC = "local_cache - shared-memory row cache for PostgreSQL tables"
 # Installed under $(docdir)/extension/local_cache/ (set after the PGXS include below).
-DOCS = README.md CHANGELOG.md SECURITY.md LICENSE docs/TECHNICAL.md
+# With every doc of docs/ but the generated benchmark report.
+DOCS = README.md CHANGELOG.md SECURITY.md LICENSE \
+	$(patsubst $(project_root)/%,%,$(filter-out %/BENCHMARKS.md,$(wildcard $(project_root)/docs/*.md)))
 
 REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite prepared_xacts serializable stats fdw fdw_keys fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT)

@@ -10,7 +10,7 @@
  *   - the version is settled: inserted by a committed transaction other than ours, and
  *     not deleted or updated by a transaction that is in progress or committed.
  * Together with invalidation at pre-commit this keeps every cached version the newest
- * committed one; docs/TECHNICAL.md has the argument.
+ * committed one; docs/CONSISTENCY.md has the argument.
  *
  * SERIALIZABLE reads are served with the predicate locks SSI needs (serve_serializable).
  *

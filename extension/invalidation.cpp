@@ -11,7 +11,7 @@
  * the commit is visible (XACT_EVENT_COMMIT) the same lists go to the tracking log for CLIENT
  * TRACKING; a PREPARE logs them at once, marked with its xid (tracking_log.h). The keys a RESP
  * command wrote itself are marked as its own there (invalidation_own_write), for NOLOOP.
- * Why that is enough, with the fill rules in fetch.cpp: docs/TECHNICAL.md.
+ * Why that is enough, with the fill rules in fetch.cpp: docs/CONSISTENCY.md.
  */
 #include "extension/invalidation.h"
 

@@ -6,7 +6,7 @@
  * some connection tracks; a PREPARE and a hot standby's replay of an INVALIDATE record always,
  * marked with the transaction's xid: that change becomes visible later (COMMIT PREPARED, the
  * replay of the commit record), so a reader holds such a record until the xid has ended and
- * drops it if it aborted (docs/TECHNICAL.md, "Client-side caching"). The RESP workers also relay
+ * drops it if it aborted (docs/RESP.md, "Client-side caching"). The RESP workers also relay
  * invalidations for a connection on another worker through it.
  *
  * Readers: each RESP worker, from its own position. A reader the writers lapped has lost

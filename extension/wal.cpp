@@ -8,7 +8,7 @@
  *               pre-commit (and pre-prepare) of every transaction that wrote cached tables, so it
  *               precedes the commit record; a hot standby's startup process replays it by
  *               invalidating its own cache the same way, before the commit becomes visible to
- *               standby readers (docs/TECHNICAL.md, "Replicas").
+ *               standby readers (docs/CONSISTENCY.md, "Replicas").
  *   STOP        from here on, commits may change cached tables without INVALIDATE records: the
  *               standby flushes its cache and stops serving from it.
  *   START       every write is logged again: the standby flushes and serves from its cache.

@@ -329,7 +329,7 @@ struct Worker final : public EventLoop::Turn {
 	/* A worker folds its counts into the shared statistics at most once a millisecond (a fold
 	 * takes the table's lock), and what a worker that went quiet still holds within
 	 * kStatsFoldDelayMs: a timer, armed at most that often, since under load its wakeups cost
-	 * the requests CPU (docs/TECHNICAL.md, "Performance notes"). */
+	 * the requests CPU (docs/OPERATIONS.md, "Performance notes"). */
 	static constexpr uint64_t kStatsFoldDelayMs = 10;
 	Timer stats_timer;
 	uint64_t last_fold_ms = 0;

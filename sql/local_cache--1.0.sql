@@ -23,7 +23,7 @@ GRANT SELECT ON local_cache.tables TO PUBLIC;
 
 -- The triggers on every cached table: mark the table written at the start of a writing
 -- statement, collect the changed keys, which are invalidated at pre-commit, and catch
--- TRUNCATE (see docs/TECHNICAL.md).
+-- TRUNCATE (see docs/CONSISTENCY.md).
 CREATE FUNCTION local_cache.capture_changes() RETURNS trigger
     AS 'MODULE_PATHNAME', 'local_cache_capture_changes' LANGUAGE C;
 

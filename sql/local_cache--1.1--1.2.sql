@@ -3,7 +3,7 @@
 
    The views are replaced, never dropped, so that they keep their privileges and the views users
    built on them; the counter functions, whose result columns grow, must be dropped, and their
-   privileges pass to the new ones (docs/TECHNICAL.md, "Upgrades"). */
+   privileges pass to the new ones (docs/SQL.md, "Upgrades"). */
 
 \echo Use "ALTER EXTENSION local_cache UPDATE TO '1.2'" to load this file. \quit
 

@@ -5,7 +5,7 @@
    ones get the privileges the old ones had. A view (or SQL-body function) that calls the old ones
    cannot survive their DROP, and an overload kept for it would make untyped calls ambiguous in
    every database: the update stops with an error that names those objects and says what to do,
-   as contrib's upgrades do when a signature changes (docs/TECHNICAL.md, "Upgrades"). */
+   as contrib's upgrades do when a signature changes (docs/SQL.md, "Upgrades"). */
 
 \echo Use "ALTER EXTENSION local_cache UPDATE TO '1.3'" to load this file. \quit
 

@@ -112,7 +112,10 @@ DOC=usr/share/doc/$PACKAGE
 FILES=("$LIB/local_cache.so" "$EXT/local_cache.control" "usr/share/doc/$PACKAGE/copyright")
 for f in "$ROOT"/sql/*.sql; do FILES+=("$EXT/$(basename "$f")"); done
 missing=()
-for f in README.md changelog SECURITY.md TECHNICAL.md MONITORING.md; do
+# debian/rules installs every doc of docs/ but the generated BENCHMARKS.md
+DOCS=(README.md changelog SECURITY.md)
+for f in "$ROOT"/docs/*.md; do [[ $f == */BENCHMARKS.md ]] || DOCS+=("$(basename "$f")"); done
+for f in "${DOCS[@]}"; do
     # dh_compress gzips the larger ones
     if [[ -f "$ROOTFS/$DOC/$f.gz" ]]; then FILES+=("$DOC/$f.gz"); else FILES+=("$DOC/$f"); fi
 done

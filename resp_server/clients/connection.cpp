@@ -475,7 +475,7 @@ void retry_blocked(Server *server)
  * for requests already waiting: under that load they mostly are (4 turns in 5 measured), so
  * the look cost a system call per turn and saved a pause in few. The pause is bounded (at
  * most 1 ms) and a signal ends it at once. On the ring the pause is an io_uring_enter that also
- * submits the turn's replies (EventLoop::pause; docs/TECHNICAL.md, "Wakeups and
+ * submits the turn's replies (EventLoop::pause; docs/OPERATIONS.md, "Wakeups and
  * local_cache.resp_batch_delay", says what each costs).
  */
 void pause_for_batch(Server *server)

@@ -3,7 +3,7 @@
  * CLUSTER, ROLE, READONLY and WAIT commands ask (implemented on PostgreSQL by pg/topology.cpp,
  * faked by tests/fake_cluster.h), Redis's key slot (CRC16 with hash tags), and the routing rule
  * the dispatcher applies before a request runs or is queued (cluster_redirect). No PostgreSQL
- * header. The design (node ids, announce, discovery, guarantees): docs/TECHNICAL.md, "Replication
+ * header. The design (node ids, announce, discovery, guarantees): docs/RESP.md, "Replication
  * groups as one Redis Cluster shard".
  */
 #pragma once
@@ -31,7 +31,7 @@ int key_slot(std::string_view key);
 /* One node of the shard as clients should reach it: its announced RESP endpoint. */
 struct ClusterNode {
 	enum class Health { Online, Loading, Failed };
-	std::string id; /* 40 hex digits, stable across restarts (docs/TECHNICAL.md) */
+	std::string id; /* 40 hex digits, stable across restarts (docs/RESP.md) */
 	std::string host;
 	int port = 0;
 	bool primary = false;

@@ -12,7 +12,7 @@
  * The pause only pays when requests arrive faster than one per pause and many clients each
  * wait far longer between their requests than the pause lasts; with few clients the pause
  * would hold up the very requests they are waiting to send (a lone client's always).
- * The measurements behind the policy and its constants: docs/TECHNICAL.md, "Performance notes"
+ * The measurements behind the policy and its constants: docs/OPERATIONS.md, "Performance notes"
  * ("Wakeups and local_cache.resp_batch_delay").
  */
 #pragma once

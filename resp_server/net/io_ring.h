@@ -8,7 +8,7 @@
  *
  * Why: epoll costs a wait, a read and a write per request at the load of many clients, where
  * one io_uring_enter per loop turn submits every send and collects every receive
- * (docs/TECHNICAL.md, performance notes). It needs Linux 6.1 (deferred task running, multishot
+ * (docs/OPERATIONS.md, "Performance notes"). It needs Linux 6.1 (deferred task running, multishot
  * receive); open() fails on older kernels, where io_uring is disabled, or where a seccomp
  * filter refuses it, and the worker then serves through libuv's epoll.
  */

@@ -103,7 +103,7 @@ std::shared_ptr<TlsContext> TlsContext::load(const TlsConfig &config, std::strin
 	SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
 	/* No SSL_MODE_RELEASE_BUFFERS: a connection keeps OpenSSL's record buffers (about 34 kB)
 	 * between requests, as Redis's do; releasing them costs two allocations per request
-	 * (measured: docs/TECHNICAL.md, "How TLS runs in a worker"). */
+	 * (measured: docs/RESP_SECURITY.md, "How TLS runs in a worker"). */
 	if (!config.ciphers.empty() && SSL_CTX_set_cipher_list(context, config.ciphers.c_str()) != 1) {
 		*error = "could not set the cipher list \"" + config.ciphers + "\": " + openssl_reason();
 		return nullptr;

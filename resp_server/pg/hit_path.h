@@ -1,6 +1,6 @@
 /*
  * hit_path.h — GET, MGET and EXISTS answered from cache hits without a transaction (see
- * docs/TECHNICAL.md, "Cache hits without a transaction"): CacheHits (commands/data_source.h)
+ * docs/RESP.md, "Cache hits without a transaction"): CacheHits (commands/data_source.h)
  * on PostgreSQL (PgCacheHits, one per worker), and the same lookups for the row reader's GET
  * and MGET, which try them first (serve_hits, learn_readers, count_hits; row_reader.cpp).
  */

@@ -17,7 +17,7 @@
  * The exception: GET, MGET and EXISTS whose keys are all cache hits are served without a
  * transaction (serve_hits), from what earlier transactions learned — the prefix map, which
  * role may read which table, the tables' facts — as long as the catalog epoch (store.h) they
- * learned it at is current. Why that is exact: docs/TECHNICAL.md, "Cache hits without a
+ * learned it at is current. Why that is exact: docs/RESP.md, "Cache hits without a
  * transaction".
  */
 #include "extension/pg.h"

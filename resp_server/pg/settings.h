@@ -49,7 +49,7 @@ void resp_define_settings(void);
  * How many workers run: local_cache.resp_workers, or for 0 (the default) one per four CPU
  * cores, at least one. Each worker is a process with its own event loop, as redis-server is
  * one: on a small machine whose cores the clients share, a second loop costs CPU per request
- * (measured: docs/TECHNICAL.md, "Performance notes") rather than adding throughput.
+ * (measured: docs/OPERATIONS.md, "Performance notes") rather than adding throughput.
  */
 int resp_worker_count(void);
 

@@ -3,7 +3,7 @@
  * committed, as CLIENT TRACKING's table takes it (key names, table prefixes), and the relays
  * other workers sent for this worker's connections.
  *
- * Exactness (docs/TECHNICAL.md, "Client-side caching"): a change is handed over only once it is
+ * Exactness (docs/RESP.md, "Client-side caching"): a change is handed over only once it is
  * visible to a new read. Records marked with an xid (a PREPARE, a standby's replay) wait here
  * until that transaction has ended, and are dropped if it aborted. Records this worker cannot
  * have seen (it was lapped, or they were written before it started) become "everything

@@ -19,7 +19,8 @@ Rules (docs/TECHNICAL.md, "Layers"):
              libuv stays behind net/'s headers: its .cpp files may use it (UV_BEHIND)
   readmes    every folder's README.md lists each of its files and sub-folders in its
              `| file | ... |` table, and lists nothing that is not there
-  size       no tracked source file has more than 800 lines
+  size       no tracked source file has more than 800 lines, nor a doc of docs/ but the generated
+             docs/BENCHMARKS.md (split by concern; docs/TECHNICAL.md maps them)
   boundary   every function PostgreSQL or libuv calls is registered through a named wrapper
              (docs/TECHNICAL.md, "C++ inside PostgreSQL"): hooks, callbacks, FDW routines, the
              rmgr, dynahash functions and tree walkers name pg_entry<f>; functions PostgreSQL
@@ -31,10 +32,11 @@ Rules (docs/TECHNICAL.md, "Layers"):
              pg_temp: otherwise a caller's temporary table or type answers for a catalog's
   paths      every file a README, SECURITY.md, docs/*.md or CHANGELOG.md's unreleased sections
              name, and every .cpp file or path a C++ comment names, is in the tree (a glob matches
-             a file; build outputs, named in a .gitignore, count): a name that went stale fails
+             a file; build outputs, named in a .gitignore, count): a name that went stale fails;
+             a link to a Markdown file, or a docs/X.md#anchor, names one of the tree's and a heading
+             of it (tools/check_prose.py)
 Each rule prints one `ok - ...` or `not ok - ...` line; the last line is `N passed, N failed`.
 """
-import fnmatch
 import os
 import re
 import shutil
@@ -42,9 +44,13 @@ import subprocess
 import sys
 import tempfile
 
+import check_prose  # beside this file: the paths rule
+
 MAX_LINES = 800
 SOURCE_SUFFIXES = ('.c', '.cpp', '.h', '.py', '.go', '.js', '.mjs', '.sh', '.pl', '.pm', '.sql', '.spec')
 SOURCE_NAMES = ('Makefile', 'run', 'report', 'rules')
+# Docs bound like sources, but for the generated report (bench/report writes it whole).
+GENERATED_DOCS = ('docs/BENCHMARKS.md',)
 
 # Headers that mean "PostgreSQL" or "libuv" wherever they are included.
 PG_HEADERS = ('postgres.h', 'postgres_fe.h', 'extension/pg.h', 'fmgr.h')
@@ -216,7 +222,8 @@ def check_size(root, files):
     problems = []
     for f in files:
         base = os.path.basename(f)
-        if not (f.endswith(SOURCE_SUFFIXES) or base in SOURCE_NAMES):
+        doc = os.path.dirname(f) == 'docs' and f.endswith('.md') and f not in GENERATED_DOCS
+        if not (f.endswith(SOURCE_SUFFIXES) or base in SOURCE_NAMES or doc):
             continue
         with open(os.path.join(root, f), 'rb') as fh:
             lines = fh.read().count(b'\n')
@@ -324,121 +331,10 @@ def check_pg_free(root, files):
 
 # ------------------------------------------------------------------- paths
 
-# Prose whose file names must name files of the tree: these, docs/*.md and every README.md, and
-# the comments of the C++ sources. CHANGELOG.md's released sections are history: they name the
-# files there were then.
-PROSE_FILES = ('README.md', 'SECURITY.md', 'CHANGELOG.md')
-# What is taken for a name of the tree's: a name with a slash whose first folder is a folder of
-# the tree, and that starts at the top (`bench/run`), ends with a slash (`checks/`) or names a
-# file with an extension (`net/server.h`, `t/RespTls.pm`): not `utils/elog.h`, `I/O` or `t/f`;
-# a name without a slash when it ends so (not .c, .conf or .json, Redis's and PostgreSQL's files
-# and the outputs of commands); in C++ comments only .cpp (a bare .h there is often PostgreSQL's).
-# A file from outside is named in angle brackets (<lib/stringinfo.h>), or as a URL.
-NAME_SUFFIXES = ('.cpp', '.h', '.py', '.sh', '.pl', '.pm', '.sql', '.mjs', '.spec', '.dict', '.go')
-NAME = re.compile(r'(?:[\w.*?/<>=$~+-]|\{[\w.,*-]*\})+')
-URL = re.compile(r'\b[a-z][\w+.-]*://\S+')
-
-
-def current_text(path, text):
-    """The text whose names must exist: CHANGELOG.md without its released sections."""
-    if os.path.basename(path) != 'CHANGELOG.md':
-        return text
-    parts = re.split(r'(?m)^(?=## )', text)
-    return ''.join(p if not p.startswith('## ') or 'unreleased' in p.split('\n', 1)[0] else
-                   '\n' * p.count('\n') for p in parts)
-
-
-def expand_braces(name):
-    m = re.search(r'\{([^{}]*)\}', name)
-    if not m:
-        return [name]
-    return [x for part in m.group(1).split(',') for x in expand_braces(name[:m.start()] + part + name[m.end():])]
-
-
-def ignored_patterns(root, files):
-    """(folder, pattern, anchored) of every .gitignore: build outputs may be named though absent."""
-    patterns = []
-    for g in (f for f in files if os.path.basename(f) == '.gitignore'):
-        for line in open(os.path.join(root, g)).read().splitlines():
-            line = line.strip()
-            if line and not line.startswith(('#', '!')):
-                patterns.append((os.path.dirname(g), line.strip('/'), '/' in line.rstrip('/')))
-    return patterns
-
-
-def is_ignored(path, patterns):
-    for folder, pattern, anchored in patterns:
-        if folder and not path.startswith(folder + '/'):
-            continue
-        rest = path[len(folder) + 1:] if folder else path
-        if anchored:
-            if fnmatch.fnmatchcase(rest, pattern) or rest.startswith(pattern + '/'):
-                return True
-        elif any(fnmatch.fnmatchcase(part, pattern) for part in rest.split('/')):
-            return True
-    return False
-
-
-class Tree:
-    def __init__(self, root, files):
-        self.entries = set(files) | {os.path.dirname(f) for f in files} | {os.path.dirname(f) + '/' for f in files}
-        self.folders = {part for f in files for part in f.split('/')[:-1]}
-        self.top = {f.split('/')[0] for f in files if '/' in f}
-        self.ignored = ignored_patterns(root, files)
-
-    def is_name(self, name, bare_suffixes):
-        if not re.search(r'[\w*?]', name) or re.search(r'[<>=$~]', name) or name.startswith('/') or '//' in name:
-            return False
-        if name.startswith(('./', '../')):
-            return True
-        last = name.rstrip('/').rsplit('/', 1)[-1]
-        if '/' in name:
-            return name.split('/')[0] in self.folders and (
-                name.split('/')[0] in self.top or name.endswith('/') or '.' in last or re.search(r'[*?{]', last))
-        return bool(re.match(r'[\w*{]', name)) and any(n.endswith(bare_suffixes) for n in expand_braces(name)) \
-            and name not in PG_HEADERS + UV_HEADERS
-
-    def has(self, name, folder):
-        """Whether name (a glob; a folder when it ends with /) is a file or folder of the tree:
-        from the top, from the folder of the text that names it, or the end of a path
-        (`net/server.h`; a bare name: any file of that name)."""
-        paths = []
-        for base in (folder,) if name.startswith('../') else ('', folder):
-            path = os.path.normpath(os.path.join(base, name))
-            if path.startswith('..'):
-                return True  # outside the tree
-            if is_ignored(path, self.ignored):
-                return True
-            paths.append(path + '/' if name.endswith('/') else path)
-        if not re.search(r'[*?[]', name):
-            return any(p in self.entries for p in paths) or (
-                not name.startswith('.') and any(e.endswith('/' + name) for e in self.entries))
-        if not name.startswith('.'):
-            paths.append('*/' + name)
-        return any(fnmatch.fnmatchcase(e, p) for p in paths for e in self.entries)
-
-    def stale(self, where, text, bare_suffixes, first_line=1):
-        folder = os.path.dirname(where)
-        for m in NAME.finditer(URL.sub(lambda u: ' ' * len(u.group(0)), text)):
-            name = m.group(0).rstrip('.')
-            if ('/' not in name and '.' not in name) or not self.is_name(name, bare_suffixes):
-                continue
-            missing = [n for n in expand_braces(name) if not self.has(n, folder)]
-            if missing:
-                yield (f'{where}:{first_line + text.count(chr(10), 0, m.start())}: `{name}` names no file of the '
-                       f'tree' + (f' ({", ".join(missing)})' if missing != [name] else ''))
-
-
 def check_paths(root, files):
-    tree, problems = Tree(root, files), []
-    for f in files:
-        if f in PROSE_FILES or f.endswith('/README.md') or (f.startswith('docs/') and f.endswith('.md')):
-            problems += tree.stale(f, current_text(f, open(os.path.join(root, f)).read()), NAME_SUFFIXES)
-        elif f.endswith(('.cpp', '.h')):
-            text = open(os.path.join(root, f), errors='replace').read()
-            for m in COMMENTS.finditer(text):
-                problems += tree.stale(f, m.group(0), ('.cpp',), 1 + text.count('\n', 0, m.start()))
-    return problems
+    """Names of the tree's files, and links to its Markdown headings, in prose resolve
+    (tools/check_prose.py)."""
+    return check_prose.check_paths(root, files, PG_HEADERS + UV_HEADERS, COMMENTS)
 
 
 # ---------------------------------------------------------------- boundary
@@ -686,6 +582,8 @@ BREAKAGES = (
      lambda r: os.remove(f'{r}/resp_server/commands/glob.cpp')),
     ('a source file over 800 lines', 'size',
      lambda r: append(f'{r}/resp_server/commands/glob.cpp', '\n' * (MAX_LINES + 1))),
+    ('a doc of docs/ over 800 lines', 'size',
+     lambda r: append(f'{r}/docs/RESP.md', '\n' * (MAX_LINES + 1))),
     ('a PG_FUNCTION_INFO_V1 function whose body does not go through the wrapper', 'boundary',
      lambda r: append(f'{r}/extension/sql_functions.cpp', 'extern "C" {\nPG_FUNCTION_INFO_V1(local_cache_bare);\n}\n'
                       'extern "C" Datum local_cache_bare(PG_FUNCTION_ARGS)\n{\n\treturn (Datum) 0;\n}\n')),
@@ -708,6 +606,12 @@ BREAKAGES = (
      lambda r: append(f'{r}/resp_server/pg/README.md', '\nWrites and batches: write_commands.cpp.\n')),
     ('a README linking to a README that is gone', 'paths',
      lambda r: append(f'{r}/README.md', '\nThe [layers](resp_server/network/README.md).\n')),
+    ('a heading renamed that a link of docs/ names by its anchor', 'paths',
+     lambda r: replace(f'{r}/docs/TECHNICAL.md', '\n## Locking\n', '\n## Locks\n')),
+    ('a doc linking to a doc of docs/ that is not there', 'paths',
+     lambda r: append(f'{r}/docs/RESP.md', '\nSee [the notes](NOTES.md).\n')),
+    ('a C++ comment naming a heading of docs/ that is not there', 'paths',
+     lambda r: append(f'{r}/resp_server/commands/write_job.h', '/* docs/RESP.md#write-jobs */\n')),
     ('a file renamed that the docs still name', 'paths',
      lambda r: os.rename(f'{r}/regress/t/011_resp_tls.pl', f'{r}/regress/t/011_tls.pl')),
     ('an unreleased CHANGELOG section naming a script that is not there', 'paths',

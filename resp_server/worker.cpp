@@ -134,6 +134,10 @@ public:
 	}
 	int64_t now_ms() override { return GetCurrentTimestamp() / 1000; }
 	void count(ClientCounter counter, int64_t delta) override { resp::count(slot(counter), delta); }
+	void note_largest_output_buffer(uint64_t bytes) override
+	{
+		pg_atomic_write_u64(&counters_->largest_output_buffer, bytes);
+	}
 	uint64_t next_client_number() override { return pg_atomic_add_fetch_u64(&counters_->clients_issued, 1); }
 	uint64_t logged_in_clients_total() override { return resp::logged_in_clients_total(); }
 	std::vector<pid_t> our_workers() override

@@ -174,3 +174,18 @@ SELECT e.usesysid, r.rolname AS usename, e.error, e.count
   FROM local_cache.resp_error_counters() e
   LEFT JOIN pg_catalog.pg_roles r ON r.oid = e.usesysid;
 GRANT SELECT ON local_cache.resp_commands, local_cache.resp_errors TO PUBLIC;
+
+/* The RESP server's counters that INFO reports (summed over its workers), for SQL readers and
+   for the alerts of docs/MONITORING.md: rejected connections, the largest output buffer a client
+   has not read (largest_output_buffer: CLIENT TRACKING pushes or replies; INFO's
+   client_recent_max_output_buffer), and the RESP workers' and write workers' restarts since the
+   server started. Every role may read them, as every RESP client reads INFO. */
+CREATE FUNCTION local_cache.resp_server_counters(
+    OUT connected_clients bigint, OUT total_connections_received bigint,
+    OUT total_commands_processed bigint, OUT rejected_connections bigint,
+    OUT largest_output_buffer bigint, OUT worker_restarts bigint, OUT last_worker_start timestamptz)
+RETURNS record
+    AS 'MODULE_PATHNAME', 'local_cache_resp_server_counters' LANGUAGE C STRICT VOLATILE;
+CREATE VIEW local_cache.resp_server AS
+SELECT * FROM local_cache.resp_server_counters();
+GRANT SELECT ON local_cache.resp_server TO PUBLIC;

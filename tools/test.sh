@@ -41,6 +41,9 @@
 #              TRACKING checker (SQL and RESP writers, tracking clients' local copies compared
 #              with the table after quiescence) for TRACKING_CHECK_SECONDS (default 15); counts
 #              as one
+#   alerts     tools/alerts_test.py: docs/alerts/local_cache.rules.yml checked by promtool and fed
+#              prometheus-redis-exporter's real scrapes of a throwaway primary and standby while
+#              each alert's condition is produced; each check counts as one
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh) with the RESP server on;
 #              counts as one
 # The regress and isolation suites run as the `postgres` OS user when we are root (servers
@@ -590,6 +593,18 @@ show_logs_of() {
     done
 }
 
+# The alerting rules against the exporter's real output (about 40 s).
+step_alerts() {
+    local rc=0
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record alerts "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    banner "alerts: tools/alerts_test.py"
+    run_logged "$LOGS/alerts.log" "$(step_timeout 300)" env PG_CONFIG="$PG_CONFIG" python3 "$ROOT/tools/alerts_test.py" || rc=$?
+    record_summary alerts "$LOGS/alerts.log" "$rc"
+}
+
 step_stress() {
     local rc=0 conninfo
     if [[ ${STATUS[install]:-} != ok ]]; then
@@ -748,6 +763,7 @@ step_installcheck || true
 step_tap || true
 step_resp || true
 step_tracking_check || true
+step_alerts || true
 step_stress || true
 step_bench || true
 

@@ -201,6 +201,8 @@ SELECT count(*) > 0 AS has_rows FROM local_cache.stats;
 -- The RESP command statistics too: a role's own rows (it sent no RESP request).
 SELECT count(*) AS resp_commands FROM local_cache.resp_commands;
 SELECT count(*) AS resp_errors FROM local_cache.resp_errors;
+-- and the RESP server's counters (one row), as INFO shows them to every RESP client.
+SELECT count(*) AS resp_server, sum(rejected_connections) >= 0 AS counted FROM local_cache.resp_server;
 -- local_cache.max_row_size is for superusers; local_cache.enabled for everyone.
 SET local_cache.max_row_size = 100;
 SET local_cache.enabled = off;

@@ -502,6 +502,14 @@ void housekeeping(Server *server)
 				close_connection(c);
 		}
 	}
+	/* A client that does not read its replies or pushes: CLIENT LIST's omem, and INFO's
+	 * client_recent_max_output_buffer. */
+	size_t largest = 0;
+	for (Connection *c = server->connections; c != nullptr; c = c->next) {
+		c->session.unsent_output = unsent_bytes(c);
+		largest = std::max(largest, unsent_bytes(c));
+	}
+	server->host.note_largest_output_buffer(largest);
 	/* A login, its TLS handshake included, has as long as a PostgreSQL login. */
 	close_unauthenticated(server);
 	log_left_out_handshake_failures(server);

@@ -57,6 +57,9 @@ public:
 	/* The clock of Session::connected_at_ms and the clients' timeouts (milliseconds). */
 	virtual int64_t now_ms() = 0;
 	virtual void count(ClientCounter counter, int64_t delta) = 0;
+	/* The most bytes one of the worker's connections has not been sent, every second (INFO's
+	 * client_recent_max_output_buffer). */
+	virtual void note_largest_output_buffer(uint64_t bytes) = 0;
 	/* The next number for a client id of this worker (CLIENT ID is worker << 40 | number); never
 	 * the same twice, also across restarts of the worker. */
 	virtual uint64_t next_client_number() = 0;

@@ -182,7 +182,8 @@ void close_failed_handshake(Connection *c, const char *reason);
 /* After each loop turn: the batching pause, when the load calls for it (batching.h). */
 void pause_for_batch(Server *server);
 /* The worker's timer, every second: listening again after a failed bind, accepting again after
- * running out of descriptors, idle and login timeouts, the log lines rate limits left out. */
+ * running out of descriptors, idle and login timeouts, the log lines rate limits left out, each
+ * connection's unsent bytes (CLIENT LIST omem) and their largest (ClientHost). */
 void housekeeping(Server *server);
 /* Shutting down: closes the listeners, every connection, the write workers' links and the
  * tracking tick. */

@@ -314,7 +314,9 @@ void append_replication_info(CommandContext &c, std::string &out)
 		number("slave_repl_offset", offset);
 		number("slave_read_only", 1);
 		number("connected_slaves", 0);
-		number("master_repl_offset", offset);
+		/* Where the primary's WAL ends, as it last said: less slave_repl_offset is how far this
+		 * standby's cache lags behind (docs/MONITORING.md, "Alerts"). */
+		number("master_repl_offset", primary != nullptr && primary->offset > offset ? primary->offset : offset);
 		return;
 	}
 	field("role", "master");

@@ -305,7 +305,9 @@ void append_client_line(std::string &line, const Session &s, const Session &call
 	append_number(line, s.multi.active ? int64_t(s.multi.count()) : -1);
 	line.append(" watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=");
 	append_number(line, s.multi.active ? s.multi.memory() : 0);
-	line.append(" rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=").append(last_command);
+	line.append(" rbs=0 rbp=0 obl=0 oll=0 omem=");
+	append_number(line, s.unsent_output);
+	line.append(" tot-mem=0 events=r cmd=").append(last_command);
 	line.append(" user=");
 	line.append(s.role ? std::string_view(s.role->name) : std::string_view("default"));
 	line.append(" redir=");

@@ -105,6 +105,9 @@ struct Session {
 	int fd = -1;
 	int64_t connected_at_ms = 0;    /* when the connection was accepted */
 	int64_t last_request_at_ms = 0; /* when the request being executed arrived */
+	/* Bytes of replies and pushes not sent yet (the client does not read them), as of the worker's
+	 * last second: CLIENT LIST's omem. */
+	uint64_t unsent_output = 0;
 	/* TLS, filled in by the server: the connection speaks TLS (every connection of a TLS
 	 * port); once its handshake is done, whether the client's certificate verified against the
 	 * CA, and that certificate's Common Name. */
@@ -261,6 +264,8 @@ struct InfoStats {
 	int tls_port = 0;
 	std::string tls_auth_clients;   /* a TLS port's local_cache.resp_tls_auth_clients */
 	std::string bind_addresses;     /* CONFIG GET bind */
+	/* Since the latest start of a RESP worker or write worker (the server's start at the
+	 * latest): a worker's restart shows as Redis's restart does, uptime_in_seconds going back. */
 	int64_t uptime_seconds = 0;
 	int64_t idle_timeout_seconds = 0; /* CONFIG GET timeout; 0 = never */
 
@@ -270,6 +275,9 @@ struct InfoStats {
 	uint64_t total_commands_processed = 0;
 	uint64_t rejected_connections = 0;
 	uint64_t batch_pauses = 0; /* local_cache.resp_batch_delay's pauses, every worker's */
+	/* client_recent_max_output_buffer: the most bytes one connection had not been sent (replies
+	 * or CLIENT TRACKING pushes it does not read), as every worker saw it at its last second. */
+	uint64_t largest_output_buffer = 0;
 
 	uint64_t used_memory = 0; /* bytes of the cache in use */
 	uint64_t max_memory = 0;  /* the cache's size (local_cache.memory) */
@@ -286,6 +294,12 @@ struct InfoStats {
 	bool master_link_up = false;
 	std::string master_host;
 	int master_port = 0;
+	/* WAL positions (LSNs, in bytes). A standby: master_repl_offset, where the primary's WAL ends
+	 * as the primary last said; slave_repl_offset, how far it replayed, so how far its cache was
+	 * invalidated (the invalidations are WAL records replayed in order). A primary: its WAL's end
+	 * (master_repl_offset). */
+	uint64_t master_repl_offset = 0;
+	uint64_t slave_repl_offset = 0;
 };
 
 /*

@@ -366,6 +366,7 @@ void info_command(CommandContext &c)
 		begin_section("Clients");
 		info_number(out, "connected_clients", stats.connected_clients);
 		info_number(out, "maxclients", stats.max_clients);
+		info_number(out, "client_recent_max_output_buffer", stats.largest_output_buffer);
 		info_number(out, "blocked_clients", 0);
 	}
 	if (sections & INFO_MEMORY) {
@@ -413,11 +414,13 @@ void info_command(CommandContext &c)
 				info_number(out, "master_port", stats.master_port);
 			}
 			info_field(out, "master_link_status", stats.master_link_up ? "up" : "down");
+			info_number(out, "slave_repl_offset", stats.slave_repl_offset);
 			info_number(out, "slave_read_only", 1);
 		} else {
 			info_field(out, "role", "master");
 		}
 		info_number(out, "connected_slaves", 0);
+		info_number(out, "master_repl_offset", stats.master_repl_offset);
 	}
 	if (sections & (INFO_COMMANDSTATS | INFO_ERRORSTATS | INFO_LATENCYSTATS)) {
 		const std::vector<CommandCounters> &totals = visible_command_totals(c);

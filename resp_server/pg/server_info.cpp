@@ -14,6 +14,7 @@
 
 extern "C" {
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "replication/walreceiver.h"
@@ -51,6 +52,8 @@ void PgServerInfo::fill_info(InfoStats &stats)
 	ServerCounters counters = {};
 	int64 uptime_us = 0;
 	bool replica = false;
+	uint64 primary_end = 0;
+	uint64 replayed = 0;
 	bool streaming = false;
 	char host[NI_MAXHOST] = "";
 	int port = 0;
@@ -58,13 +61,20 @@ void PgServerInfo::fill_info(InfoStats &stats)
 	if (!outside_transaction([&]() noexcept {
 			store_global_counters(&global);
 			counters = server_counters();
-			uptime_us = GetCurrentTimestamp() - PgStartTime;
+			uptime_us = GetCurrentTimestamp() - Max(PgStartTime, counters.last_worker_start);
 			replica = RecoveryInProgress();
+			if (replica) {
+				replayed = GetXLogReplayRecPtr(nullptr);
+				primary_end = replayed;
+			} else {
+				primary_end = GetXLogWriteRecPtr();
+			}
 			if (replica && WalRcv != nullptr) {
 				SpinLockAcquire(&WalRcv->mutex);
 				streaming = WalRcv->walRcvState == WALRCV_STREAMING;
 				strlcpy(host, WalRcv->sender_host, sizeof(host));
 				port = WalRcv->sender_port;
+				primary_end = Max(primary_end, uint64(WalRcv->latestWalEnd));
 				SpinLockRelease(&WalRcv->mutex);
 			}
 		}, &error))
@@ -86,6 +96,7 @@ void PgServerInfo::fill_info(InfoStats &stats)
 	stats.total_commands_processed = counters.total_commands_processed;
 	stats.rejected_connections = counters.rejected_connections;
 	stats.batch_pauses = counters.batch_pauses;
+	stats.largest_output_buffer = counters.largest_output_buffer;
 	stats.used_memory = global.bytes;
 	stats.max_memory = global.memory_budget;
 	stats.keyspace_hits = global.counters[COUNTER_HITS];
@@ -99,6 +110,8 @@ void PgServerInfo::fill_info(InfoStats &stats)
 		stats.master_host = host;
 		stats.master_port = port;
 	}
+	stats.master_repl_offset = primary_end;
+	stats.slave_repl_offset = replayed;
 }
 
 } // namespace local_cache::resp

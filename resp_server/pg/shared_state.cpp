@@ -5,20 +5,27 @@
  * worker claims it for one write (compare-and-swap from 0 to its pid) and releases it. Per role, the RESP sessions of every
  * worker. Counters live as long as the server, so the sums INFO reports never go backwards when
  * a worker restarts; a worker's exit callback zeroes its connected (and logged-in) clients, whose
- * connections ended with it. The SCAN cursor secret: written once, at shared memory creation, then only read.
+ * connections ended with it, and its largest output buffer. local_cache.resp_server_counters()
+ * shows them to SQL. Each start of a worker or write
+ * worker is noted (a restart when its number ran before): INFO's uptime_in_seconds counts from
+ * the latest, so that a restart shows as Redis's does. The SCAN cursor secret: written once, at shared memory creation, then only read.
  */
 #include "extension/pg.h"
 
 #include "extension/boundary.h"
+#include "extension/store.h"
 #include "resp_server/pg/command_stats_table.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/pg/shared_state.h"
 
 extern "C" {
+#include "access/htup_details.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "utils/timestamp.h"
 }
 
 namespace local_cache {
@@ -28,6 +35,7 @@ namespace {
 /* A cache line per worker: each worker writes its own counters on every command. */
 struct alignas(PG_CACHE_LINE_SIZE) WorkerSlot {
 	pg_atomic_uint32 pid;
+	pg_atomic_uint32 started; /* 1 once it ever ran */
 	resp::WorkerCounters counters;
 };
 
@@ -42,6 +50,7 @@ struct RoleSessions {
 struct WriteWorkerSlot {
 	pg_atomic_uint32 pid;
 	pg_atomic_uint32 claimed_by;
+	pg_atomic_uint32 started; /* 1 once it ever ran */
 };
 
 struct RespSharedState {
@@ -49,6 +58,8 @@ struct RespSharedState {
 	WriteWorkerSlot write_workers[RESP_MAX_WRITE_WORKERS];
 	RoleSessions roles[resp::kMaxCountedRoles];
 	pg_atomic_uint32 sessions; /* every role's: the RESP database's CONNECTION LIMIT counts them */
+	pg_atomic_uint64 worker_restarts;   /* ServerCounters::worker_restarts */
+	pg_atomic_uint64 last_worker_start; /* a TimestampTz */
 	unsigned char scan_cursor_secret[resp::ScanCursorKey::kSecretBytes];
 };
 
@@ -78,7 +89,16 @@ void worker_ended(int, Datum number)
 	WorkerSlot *slot = &shared->workers[DatumGetInt32(number)];
 	pg_atomic_write_u64(&slot->counters.connected_clients, 0);
 	pg_atomic_write_u64(&slot->counters.logged_in_clients, 0);
+	pg_atomic_write_u64(&slot->counters.largest_output_buffer, 0);
 	pg_atomic_write_u32(&slot->pid, 0);
+}
+
+/* A worker or write worker starts; `started` its slot's flag. */
+void note_start(pg_atomic_uint32 *started)
+{
+	if (pg_atomic_exchange_u32(started, 1) != 0)
+		pg_atomic_fetch_add_u64(&shared->worker_restarts, 1);
+	pg_atomic_write_u64(&shared->last_worker_start, uint64(GetCurrentTimestamp()));
 }
 
 } // namespace
@@ -99,6 +119,7 @@ void resp_shmem_startup(void)
 		for (int i = 0; i < RESP_MAX_WORKERS; i++) {
 			WorkerSlot *slot = &shared->workers[i];
 			pg_atomic_init_u32(&slot->pid, 0);
+			pg_atomic_init_u32(&slot->started, 0);
 			pg_atomic_init_u64(&slot->counters.connected_clients, 0);
 			pg_atomic_init_u64(&slot->counters.logged_in_clients, 0);
 			pg_atomic_init_u64(&slot->counters.total_connections_received, 0);
@@ -106,16 +127,20 @@ void resp_shmem_startup(void)
 			pg_atomic_init_u64(&slot->counters.rejected_connections, 0);
 			pg_atomic_init_u64(&slot->counters.batch_pauses, 0);
 			pg_atomic_init_u64(&slot->counters.clients_issued, 0);
+			pg_atomic_init_u64(&slot->counters.largest_output_buffer, 0);
 		}
 		for (int i = 0; i < RESP_MAX_WRITE_WORKERS; i++) {
 			pg_atomic_init_u32(&shared->write_workers[i].pid, 0);
 			pg_atomic_init_u32(&shared->write_workers[i].claimed_by, 0);
+			pg_atomic_init_u32(&shared->write_workers[i].started, 0);
 		}
 		for (int i = 0; i < resp::kMaxCountedRoles; i++) {
 			pg_atomic_init_u32(&shared->roles[i].role, 0);
 			pg_atomic_init_u32(&shared->roles[i].sessions, 0);
 		}
 		pg_atomic_init_u32(&shared->sessions, 0);
+		pg_atomic_init_u64(&shared->worker_restarts, 0);
+		pg_atomic_init_u64(&shared->last_worker_start, 0);
 		if (!pg_strong_random(shared->scan_cursor_secret, sizeof(shared->scan_cursor_secret)))
 			ereport(FATAL, (errmsg("local_cache: could not generate the RESP SCAN cursor secret")));
 	}
@@ -129,6 +154,7 @@ WorkerCounters *worker_started(int number)
 {
 	WorkerSlot *slot = &shared->workers[number];
 	pg_atomic_write_u32(&slot->pid, uint32(MyProcPid));
+	note_start(&slot->started);
 	on_shmem_exit(pg_entry<worker_ended>, Int32GetDatum(number));
 	return &slot->counters;
 }
@@ -150,6 +176,7 @@ void write_worker_started(int number)
 	/* A write the worker before this one had taken ended with it. */
 	pg_atomic_write_u32(&slot->claimed_by, 0);
 	pg_atomic_write_u32(&slot->pid, uint32(MyProcPid));
+	note_start(&slot->started);
 	on_shmem_exit(pg_entry<write_worker_ended>, Int32GetDatum(number));
 }
 
@@ -190,15 +217,18 @@ uint64 worker_clients_issued(int number)
 
 ServerCounters server_counters(void)
 {
-	ServerCounters sum = {0, 0, 0, 0, 0};
+	ServerCounters sum = {};
 	for (int i = 0; i < RESP_MAX_WORKERS; i++) {
 		WorkerCounters *c = &shared->workers[i].counters;
+		sum.largest_output_buffer = Max(sum.largest_output_buffer, pg_atomic_read_u64(&c->largest_output_buffer));
 		sum.connected_clients += pg_atomic_read_u64(&c->connected_clients);
 		sum.total_connections_received += pg_atomic_read_u64(&c->total_connections_received);
 		sum.total_commands_processed += pg_atomic_read_u64(&c->total_commands_processed);
 		sum.rejected_connections += pg_atomic_read_u64(&c->rejected_connections);
 		sum.batch_pauses += pg_atomic_read_u64(&c->batch_pauses);
 	}
+	sum.worker_restarts = pg_atomic_read_u64(&shared->worker_restarts);
+	sum.last_worker_start = TimestampTz(pg_atomic_read_u64(&shared->last_worker_start));
 	return sum;
 }
 
@@ -237,4 +267,37 @@ const unsigned char *scan_cursor_secret(void)
 
 } // namespace resp
 
+/* ---- the SQL function (sql/local_cache--1.4--1.5.sql: local_cache.resp_server) ---- */
+
+namespace {
+
+/* local_cache.resp_server_counters(): INFO's server counters, one row, for every role (as INFO
+ * shows them to every RESP client). */
+Datum resp_server_counters(PG_FUNCTION_ARGS)
+{
+	store_require_available();
+	TupleDesc descriptor;
+	if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("function returning record called in context "
+																		"that cannot accept type record")));
+	resp::ServerCounters sum = {};
+	if (shared != nullptr)
+		sum = resp::server_counters();
+	Datum values[7];
+	bool nulls[7] = {};
+	values[0] = Int64GetDatum(int64(sum.connected_clients));
+	values[1] = Int64GetDatum(int64(sum.total_connections_received));
+	values[2] = Int64GetDatum(int64(sum.total_commands_processed));
+	values[3] = Int64GetDatum(int64(sum.rejected_connections));
+	values[4] = Int64GetDatum(int64(sum.largest_output_buffer));
+	values[5] = Int64GetDatum(int64(sum.worker_restarts));
+	values[6] = TimestampTzGetDatum(sum.last_worker_start);
+	nulls[6] = sum.last_worker_start == 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
+}
+
+} // namespace
+
 } // namespace local_cache
+
+LOCAL_CACHE_V1_FUNCTION(local_cache_resp_server_counters, local_cache::resp_server_counters)

@@ -12,6 +12,7 @@
 #include "resp_server/commands/data_source.h"
 
 extern "C" {
+#include "datatype/timestamp.h"
 #include "port/atomics.h"
 }
 
@@ -37,6 +38,10 @@ struct WorkerCounters {
 	/* Client ids handed out (CLIENT ID is worker << 40 | this count): kept across restarts of
 	 * the worker, so an id is never given twice. */
 	pg_atomic_uint64 clients_issued;
+	/* The most bytes one of its connections had not been sent, at its last timer tick (every
+	 * second): INFO's client_recent_max_output_buffer, a client that does not read its replies
+	 * or CLIENT TRACKING pushes. Written (not added to) by the worker; zeroed when it ends. */
+	pg_atomic_uint64 largest_output_buffer;
 };
 
 /* Worker `number` says it runs (its pid) and, through an exit callback, that it ended (its
@@ -58,13 +63,18 @@ void release_write_worker(int number, pid_t claimant);
 /* How many client ids worker `number` has handed out (WorkerCounters::clients_issued). */
 uint64 worker_clients_issued(int number);
 
-/* The sums over every worker. */
+/* The sums over every worker; largest_output_buffer the largest of theirs. */
 struct ServerCounters {
 	uint64 connected_clients;
 	uint64 total_connections_received;
 	uint64 total_commands_processed;
 	uint64 rejected_connections;
 	uint64 batch_pauses;
+	uint64 largest_output_buffer;
+	/* Starts of a RESP worker or write worker whose number had run before (since the server
+	 * started), and when the latest worker or write worker started (0: none yet). */
+	uint64 worker_restarts;
+	TimestampTz last_worker_start;
 };
 ServerCounters server_counters(void);
 /* What local_cache.resp_max_clients bounds: the connections that have logged in, every worker's. */

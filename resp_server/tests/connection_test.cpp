@@ -32,6 +32,7 @@ struct FakeHost final : public ClientHost {
 	std::vector<std::string> lines;
 	int64_t counters[6] = {};
 	uint64_t issued = 0;
+	uint64_t largest_output_buffer = 0;
 
 	void log(const char *line, const char *, const char *) noexcept override { lines.emplace_back(line); }
 	int64_t now_ms() override
@@ -40,6 +41,7 @@ struct FakeHost final : public ClientHost {
 		return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 	}
 	void count(ClientCounter counter, int64_t delta) override { counters[int(counter)] += delta; }
+	void note_largest_output_buffer(uint64_t bytes) override { largest_output_buffer = bytes; }
 	uint64_t next_client_number() override { return ++issued; }
 	uint64_t logged_in_clients_total() override { return uint64_t(counters[int(ClientCounter::LoggedIn)]); }
 	std::vector<pid_t> our_workers() override { return {getpid()}; }
@@ -282,6 +284,52 @@ BOOST_AUTO_TEST_CASE(input_past_max_request_size_closes_the_client_with_a_log_li
 			for (const std::string &line : worker.host.lines)
 				logged = logged || line.find("closing client") != std::string::npos;
 			BOOST_TEST(logged);
+			close(client);
+		}
+	}
+}
+
+/* INFO's client_recent_max_output_buffer (what the push-backlog alert reads): the worker's timer
+ * reports the most bytes one connection has not read, and 0 once it has read them; CLIENT LIST
+ * shows them as the connection's omem. */
+BOOST_AUTO_TEST_CASE(the_timer_reports_the_largest_unread_output)
+{
+	for (bool ring : {false, true}) {
+		BOOST_TEST_CONTEXT((ring ? "io_uring" : "libuv"))
+		{
+			Worker worker(ring);
+			int client = worker.connect();
+			std::string argument(64 * 1024, 'x');
+			std::string pipeline;
+			for (int i = 0; i < 40; i++)
+				pipeline += "*2\r\n$4\r\nECHO\r\n$" + std::to_string(argument.size()) + "\r\n" + argument + "\r\n";
+			size_t sent = 0;
+			uint64_t omem = 0;
+			std::string replies;
+			auto reported = [&] {
+				housekeeping(worker.server.get());
+				return worker.host.largest_output_buffer;
+			};
+			worker.steps = {
+				{[&] {
+					 ssize_t n = send(client, pipeline.data() + sent, pipeline.size() - sent, MSG_DONTWAIT);
+					 sent += n > 0 ? size_t(n) : 0;
+					 return sent == pipeline.size();
+				 },
+				 [] {}},
+				{[&] { return reported() > (size_t(1) << 20); },
+				 [&] {
+					 worker.clients->each_session([&](const Session &session) { omem = session.unsent_output; });
+				 }},
+				{[&] {
+					 receive(client, replies);
+					 return replies.size() == 40 * (argument.size() + 10) && reported() == 0;
+				 },
+				 [] {}},
+			};
+			worker.run();
+			BOOST_TEST(replies.size() == 40 * (argument.size() + 10));
+			BOOST_TEST(omem > (uint64_t(1) << 20));
 			close(client);
 		}
 	}

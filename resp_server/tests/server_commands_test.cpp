@@ -154,6 +154,7 @@ BOOST_AUTO_TEST_CASE(info)
 	BOOST_TEST(fields["uptime_in_days"] == "2");
 	BOOST_TEST(fields["connected_clients"] == "3");
 	BOOST_TEST(fields["maxclients"] == "10000");
+	BOOST_TEST(fields["client_recent_max_output_buffer"] == "0");
 	BOOST_TEST(fields["used_memory"] == "3670016");
 	BOOST_TEST(fields["used_memory_human"] == "3.50M");
 	BOOST_TEST(fields["maxmemory_human"] == "128.00M");
@@ -178,11 +179,18 @@ BOOST_AUTO_TEST_CASE(info)
 	BOOST_TEST(c.value({"INFO", "default"}).text == reply.text);
 
 	/* On a standby, where the primary is only to members of pg_read_all_stats. */
+	c.data.server.info.master_repl_offset = 9000;
+	BOOST_TEST(info_fields(c.value({"INFO", "replication"}).text)["master_repl_offset"] == "9000");
+	BOOST_TEST(info_fields(c.value({"INFO", "replication"}).text).count("slave_repl_offset") == 0u);
 	c.data.server.info.replica = true;
 	c.data.server.info.master_host = "primary.example";
 	c.data.server.info.master_port = 5432;
+	c.data.server.info.slave_repl_offset = 7000;
 	fields = info_fields(c.value({"INFO", "replication"}).text);
 	BOOST_TEST(fields["role"] == "slave");
+	/* The alerts' standby lag (docs/MONITORING.md): the primary's WAL end less what was replayed. */
+	BOOST_TEST(fields["master_repl_offset"] == "9000");
+	BOOST_TEST(fields["slave_repl_offset"] == "7000");
 	BOOST_TEST(fields.count("master_host") == 0u);
 	BOOST_TEST(fields.count("master_port") == 0u);
 	c.data.server.stats_readers.insert(c.session.role->id);

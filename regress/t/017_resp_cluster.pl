@@ -8,7 +8,10 @@
 # writes on the primary and reads on both standbys (INFO commandstats of each node); WAIT counts
 # the standbys that replayed the connection's write (a paused standby is not counted), keeps its
 # timeout, and without a write counts every standby that replayed all WAL so far (as Redis counts
-# every replica); a stopped standby is marked failed on the primary and on the other standby.
+# every replica); with the default wal_receiver_status_interval (10 s) WAIT 2 3000 after a write
+# returns 2 even from a standby whose replay waits (recovery_min_apply_delay): a standby reports its
+# replay once it replayed all it received; a stopped standby is marked failed on the primary and on
+# the other standby.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -50,7 +53,6 @@ for my $name ('standby1', 'standby2') {
 	$standby->append_conf('postgresql.conf', qq{
 local_cache.resp_port = $port
 local_cache.resp_cluster_primary = '127.0.0.1:$primary_resp'
-wal_receiver_status_interval = 1
 primary_conninfo = '$conninfo'
 });
 	$standby->start;
@@ -193,6 +195,16 @@ like(`printf 'HSET items:9 value one\\nWAIT 1 0\\n' | redis-cli -p $primary_resp
 like(`printf 'MULTI\\nHSET items:10 value multi\\nWAIT 2 0\\nEXEC\\n' | redis-cli -p $primary_resp 2>&1`,
 	qr/^0\n[01]$/m, 'WAIT inside EXEC answers at once (as Redis)');
 $standbys[0]->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
+# A standby reports its replay without waiting for wal_receiver_status_interval (10 s here): its
+# startup process asks the WAL receiver to when it has replayed all it received.
+is($standbys[0]->safe_psql('postgres', 'SHOW wal_receiver_status_interval'), '10s', 'standbys report at 10 s intervals');
+$standbys[0]->append_conf('postgresql.conf', "recovery_min_apply_delay = '300ms'");
+$standbys[0]->reload;
+select(undef, undef, undef, 0.3);    # the startup process reads it
+like(`printf 'HSET items:12 value delayed\\nWAIT 2 3000\\n' | redis-cli -p $primary_resp 2>&1`, qr/^0\n2$/m,
+	'WAIT 2 3000 with a standby replaying 300 ms late: 2, well before its next status report');
+$standbys[0]->append_conf('postgresql.conf', "recovery_min_apply_delay = 0");
+$standbys[0]->reload;
 
 my $waited = `printf 'HSET items:6 value waited\\nWAIT 2 10000\\n' | redis-cli -p $primary_resp 2>&1`;
 like($waited, qr/^0\n2$/m, 'WAIT 2 after a write: both standbys replayed it');

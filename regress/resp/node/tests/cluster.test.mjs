@@ -55,7 +55,7 @@ before(async () => {
   for (const dir of STANDBY_DIRS) {
     const port = Number(cluster('freeport').trim());
     cluster('standby', PRIMARY_DIR, dir, 'auto', `local_cache.resp_port = ${port}`,
-      `local_cache.resp_cluster_primary = '${HOST}:${PORT}'`, 'wal_receiver_status_interval = 1');
+      `local_cache.resp_cluster_primary = '${HOST}:${PORT}'`);
     made.push(dir);
     standbyPorts.push(port);
     // The standby announces its RESP endpoint to the primary in its application_name.

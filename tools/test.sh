@@ -12,6 +12,9 @@
 #              files are the ones tested after it; each check counts as one
 #   tree-check, tree-self-test  tools/check_tree.py: the tree's rules (its opening comment);
 #              its self-test breaks each rule in a copy and must see it fail; each counts as one
+#   bench-cluster  bench/tests/cluster_test.py: the cluster section (each node's share of the reads,
+#              its CPU per GET, WAIT's table) on a made-up result, and bench/report --cluster;
+#              each check counts as one
 #   bench-profile  bench/tests/profile_test.py: the profile mode's folding, budget categories and
 #              flame graphs on canned perf output, and bench/report --profile on the committed
 #              result; each check counts as one

@@ -11,7 +11,7 @@
 # every replica); with the default wal_receiver_status_interval (10 s) WAIT 2 3000 after a write
 # returns 2 even from a standby whose replay waits (recovery_min_apply_delay): a standby reports its
 # replay once it replayed all it received; a stopped standby is marked failed on the primary and on
-# the other standby.
+# the other standby; a promoted standby answers as the primary (ROLE, CLUSTER NODES, writes).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -246,5 +246,21 @@ for (1 .. 100) {
 }
 like($off, qr/^ERR This instance has cluster support disabled$/m, 'cluster mode off: CLUSTER refused');
 like(redis($resp{standby1}, 'GET items:1'), qr/"v1"/, 'cluster mode off: a standby serves reads');
+
+# Failover: standby1 promoted (as an HA manager would) answers as the primary at once.
+$standbys[0]->append_conf('postgresql.conf', 'local_cache.resp_cluster = on');
+$standbys[0]->reload;
+$standbys[0]->promote;
+my $role;
+for (1 .. 100) {
+	$role = redis($resp{standby1}, 'ROLE');
+	last if $role =~ /\Amaster\n/;
+	select(undef, undef, undef, 0.1);
+}
+like($role, qr/\Amaster\n/, 'promoted standby: ROLE master');
+like(redis($resp{standby1}, 'CLUSTER NODES'), qr/^$ids{standby1} \S+ myself,master - .* connected 0-16383$/m,
+	'promoted standby: CLUSTER NODES, itself as master with the same id');
+like(redis($resp{standby1}, q{SET items:13 '{"id":13,"value":"after-failover"}'}), qr/^OK$/m,
+	'promoted standby: a write runs there (no MOVED)');
 
 done_testing();

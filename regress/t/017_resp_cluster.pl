@@ -8,7 +8,8 @@
 # writes on the primary and reads on both standbys (INFO commandstats of each node); WAIT counts
 # the standbys that replayed the connection's write (a paused standby is not counted), keeps its
 # timeout, and without a write counts every standby that replayed all WAL so far (as Redis counts
-# every replica); with the default wal_receiver_status_interval (10 s) WAIT 2 3000 after a write
+# every replica); a standby whose replay is paused is flagged lag on every node, and no longer once it
+# caught up; with the default wal_receiver_status_interval (10 s) WAIT 2 3000 after a write
 # returns 2 even from a standby whose replay waits (recovery_min_apply_delay): a standby reports its
 # replay once it replayed all it received; a stopped standby is marked failed on the primary and on
 # the other standby; a promoted standby answers as the primary (ROLE, CLUSTER NODES, writes).
@@ -194,7 +195,14 @@ like(`printf 'HSET items:9 value one\\nWAIT 1 0\\n' | redis-cli -p $primary_resp
 	'WAIT 1 0 with standby1 paused: answers once standby2 replayed');
 like(`printf 'MULTI\\nHSET items:10 value multi\\nWAIT 2 0\\nEXEC\\n' | redis-cli -p $primary_resp 2>&1`,
 	qr/^0\n[01]$/m, 'WAIT inside EXEC answers at once (as Redis)');
+like(poll_like($primary_resp, 'CLUSTER NODES', qr/^$ids{standby1} \S+ slave,lag /m), qr/^$ids{standby1} \S+ slave,lag /m,
+	'primary: standby1, its replay more than a second behind, is flagged lag');
+like(poll_like($resp{standby2}, 'CLUSTER NODES', qr/^$ids{standby1} \S+ slave,lag /m), qr/^$ids{standby1} \S+ slave,lag /m,
+	'standby2: its sibling is flagged lag too (as the primary published it)');
+like(redis($primary_resp, 'CLUSTER SLOTS'), qr/^$resp{standby1}$/m, 'primary: a lagging standby stays in CLUSTER SLOTS');
 $standbys[0]->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
+like(poll_like($resp{standby2}, 'CLUSTER NODES', qr/^$ids{standby1} \S+ slave [0-9a-f]+ .* connected$/m),
+	qr/^$ids{standby1} \S+ slave [0-9a-f]+ .* connected$/m, 'standby2: its sibling, caught up, is no longer flagged');
 # A standby reports its replay without waiting for wal_receiver_status_interval (10 s here): its
 # startup process asks the WAL receiver to when it has replayed all it received.
 is($standbys[0]->safe_psql('postgres', 'SHOW wal_receiver_status_interval'), '10s', 'standbys report at 10 s intervals');

@@ -8,7 +8,8 @@
  *     the RESP port;
  *   - the primary's standbys: pg_stat_replication, each standby's application_name (set in its
  *     primary_conninfo) being its endpoint "host:port" or "name@host:port" (an empty host: the
- *     standby's client_addr, or this host's for a Unix socket);
+ *     standby's client_addr, or this host's for a Unix socket); one that is not streaming, or
+ *     whose replay is more than a second behind (replay_lag), is loading ("lag");
  *   - a standby's siblings: local_cache.cluster_members, which the primary's first worker keeps
  *     equal to what it sees (publish_members, once a second) and WAL carries to every standby;
  *     a standby that left pg_stat_replication stays there as failed;
@@ -50,7 +51,7 @@ constexpr int kMaxStandbys = 64;
 struct StandbyRow {
 	char name[NAMEDATALEN];
 	char address[64];
-	bool streaming;
+	bool streaming; /* and its replay at most a second behind */
 	uint64 replay;
 };
 
@@ -273,7 +274,8 @@ void PgClusterTopology::describe(ClusterState &state)
 	int count = 0;
 	in_transaction([&]() noexcept {
 		SPI_connect();
-		if (SPI_execute("SELECT application_name, coalesce(host(client_addr), ''), state = 'streaming', replay_lsn "
+		if (SPI_execute("SELECT application_name, coalesce(host(client_addr), ''), "
+						"state = 'streaming' AND coalesce(replay_lag <= interval '1 second', true), replay_lsn "
 						"FROM pg_stat_replication ORDER BY application_name",
 						true, kMaxStandbys) == SPI_OK_SELECT) {
 			for (uint64 i = 0; i < SPI_processed && count < kMaxStandbys; i++) {

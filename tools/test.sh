@@ -38,7 +38,7 @@
 #              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one
 #   resp-cli-epoll  the same, suites commands, connection, protocol, writes and limits, with
 #              local_cache.resp_io_uring = off (connections through libuv's epoll)
-#   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v6 and ioredis on a
+#   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v5/v6 and ioredis on a
 #              throwaway cluster (needs node >= 20 and npm); each test counts as one
 #   tracking-check  regress/resp/node/run.sh checks/tracking.check.mjs: the randomized CLIENT
 #              TRACKING checker (SQL and RESP writers, tracking clients' local copies compared

@@ -5,14 +5,15 @@
 # nodes and survive a restart; a standby answers -MOVED to the primary for writes and for reads
 # before READONLY, and serves reads after READONLY; `redis-cli -c` follows MOVED from a standby;
 # redis-py's RedisCluster (read_from_replicas=True, cluster_redis_py.py) started from one standby
-# writes on the primary and reads on both standbys (INFO commandstats of each node); WAIT counts
+# writes on the primary and reads on both standbys (INFO commandstats of each node). WAIT counts
 # the standbys that replayed the connection's write (a paused standby is not counted), keeps its
-# timeout, and without a write counts every standby that replayed all WAL so far (as Redis counts
-# every replica); a standby whose replay is paused is flagged lag on every node, and no longer once it
-# caught up; with the default wal_receiver_status_interval (10 s) WAIT 2 3000 after a write
-# returns 2 even from a standby whose replay waits (recovery_min_apply_delay): a standby reports its
-# replay once it replayed all it received; a stopped standby is marked failed on the primary and on
-# the other standby; a promoted standby answers as the primary (ROLE, CLUSTER NODES, writes).
+# timeout, covers a write committed with synchronous_commit = off, and without a write counts
+# every standby that replayed all WAL so far (as Redis counts every replica); with the default
+# wal_receiver_status_interval (10 s) WAIT 2 3000 after a write returns 2 even from a standby whose
+# replay waits (recovery_min_apply_delay): a standby reports its replay once it replayed all it
+# received. A standby whose replay is paused is flagged lag on every node, and no longer once it
+# caught up; a stopped standby is marked failed on the primary and on the other standby; a
+# promoted standby answers as the primary (ROLE, CLUSTER NODES, writes).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -237,6 +238,23 @@ for my $name (sort keys %resp) {
 	like(`printf 'READONLY\\nGET items:6\\n' | redis-cli -p $resp{$name} 2>&1`, qr/waited/,
 		"$name: after WAIT the write is read on the standby");
 }
+# With synchronous_commit = off a commit's WAL is flushed by the walwriter up to wal_writer_delay
+# later (10 s here, so that the walwriter, awake, is not nudged by each commit): WAIT covers the write
+# all the same (it counts from the end of the WAL inserted, which it flushes).
+$primary->append_conf('postgresql.conf', "synchronous_commit = off\nwal_writer_delay = '10s'");
+$primary->reload;
+my $async_seen = 0;
+for my $round (1 .. 5) {
+	my $reply = `printf 'HSET items:14 value async$round\\nWAIT 2 5000\\n' | redis-cli -p $primary_resp 2>&1`;
+	my $seen = 1;
+	for my $name (sort keys %resp) {
+		$seen = 0 unless `printf 'READONLY\\nHGET items:14 value\\n' | redis-cli -p $resp{$name} 2>&1` =~ /^async$round$/m;
+	}
+	$async_seen += $reply =~ /^2$/m && $seen;
+}
+is($async_seen, 5, 'synchronous_commit = off: after WAIT 2 answered 2, both standbys read the write, 5 times out of 5');
+$primary->append_conf('postgresql.conf', "synchronous_commit = on\nwal_writer_delay = '200ms'");
+$primary->reload;
 like(redis($resp{standby1}, 'WAIT 1 0'), qr/^ERR WAIT cannot be used with replica instances/m, 'standby: WAIT refused');
 
 # ---- stable ids; a stopped standby ----

@@ -46,6 +46,10 @@ every client but redis-benchmark, with the pause, on that build, in a block of t
 "baseline"; driver_lib/builds.py installs one build or the other and restarts the cluster between
 blocks): the "no loss" check in one sitting.
 
+The cluster mode (bench/run cluster) runs bench/node/cluster.js, a Redis Cluster client, through the
+primary and two hot standbys against the primary alone, and times WAIT (driver_lib/cluster.py), in
+doc["cluster"].
+
 The tls mode (bench/run tls) runs redis-benchmark alone against both RESP servers with TLS and in
 plaintext, alternating blocks; our server restarts between them (driver_lib/tls.py), and each
 state is checked before its first sample.
@@ -70,6 +74,7 @@ from driver_lib.soak import run_soak, run_standby_check  # noqa: E402
 from driver_lib.tracking import run_tracking  # noqa: E402
 from driver_lib.profile import run_profile  # noqa: E402
 from driver_lib.stall import run_stall  # noqa: E402
+from driver_lib.cluster import run_cluster  # noqa: E402
 
 
 def run_check(client):
@@ -180,8 +185,8 @@ def main():
             doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             save()
             return 0
-        if MODE in ("tracking", "profile", "stall"):
-            {"tracking": run_tracking, "profile": run_profile, "stall": run_stall}[MODE](doc, save)
+        if MODE in ("tracking", "profile", "stall", "cluster"):
+            {"tracking": run_tracking, "profile": run_profile, "stall": run_stall, "cluster": run_cluster}[MODE](doc, save)
             doc["partial"] = False
             doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             save()

@@ -8,7 +8,7 @@ standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
     bench/report FILE.json --keys KEYS.json --soak SOAK.json > docs/BENCHMARKS.md
     bench/report FILE.json ... --serializable SER.json --tls TLS.json --tracking TRK.json --profile PROF.json \
-        --tail TAIL.json --stall STALL.json --soak SOAK.json > docs/BENCHMARKS.md
+        --tail TAIL.json --stall STALL.json --cluster CLUSTER.json --soak SOAK.json > docs/BENCHMARKS.md
 
 The other sections read the bigint table's samples (samples without "keys" are those) whose SQL
 paths send text parameters (samples without "params" are those). The "Key types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
@@ -27,7 +27,9 @@ flame graphs (flame_*.svg beside the charts). With --tail a bench/run tail resul
 and without the batching pause, and its other paths against the same run's baseline build
 (BENCH_BASELINE_DIR). With --stall a bench/run stall result gives the section "One role's slow
 trigger beside everyone else's reads" after that: GET latency alone and beside a writer whose
-trigger sleeps. With --soak the soak document is the last section.
+trigger sleeps. With --cluster a bench/run cluster result gives the section "Reads through a Redis
+Cluster client: the primary and two hot standbys" after that: the reads' spread over the nodes and
+the server CPU per request on each, and WAIT's time. With --soak the soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -51,6 +53,7 @@ from report_lib.targets import write_notes, write_ratios  # noqa: E402
 from report_lib.tls import tls_section  # noqa: E402
 from report_lib.tracking import tracking_section  # noqa: E402
 from report_lib.stall import stall_section  # noqa: E402
+from report_lib.cluster import cluster_section  # noqa: E402
 from report_lib.profile import profile_section  # noqa: E402
 from report_lib.tail import tail_section  # noqa: E402
 
@@ -90,6 +93,8 @@ def main():
                                    "client beside redis-server, and its other paths against its baseline build's")
     ap.add_argument("--stall", help="a bench/run stall result: the section on one role's slow trigger beside "
                                     "everyone else's reads")
+    ap.add_argument("--cluster", help="a bench/run cluster result: the section on reads through a Redis Cluster "
+                                      "client, the primary alone and with two hot standbys, and WAIT's time")
     ap.add_argument("--profile", help="a bench/run profile result: the section on where the CPU goes, with its "
                                       "flame graphs")
     args = ap.parse_args()
@@ -97,6 +102,7 @@ def main():
     tdoc = sampleless_doc(args.tracking, "tracking") if args.tracking else None
     pdoc = sampleless_doc(args.profile, "profile") if args.profile else None
     stall_doc = sampleless_doc(args.stall, "stall") if args.stall else None
+    cluster_doc = sampleless_doc(args.cluster, "cluster") if args.cluster else None
     doc = load(args.file)
     if doc.get("partial", True) or doc.get("error"):
         die(f"{args.file} is a partial result ({doc.get('error') or 'not finished'}); refusing to report it")
@@ -108,7 +114,7 @@ def main():
         sys.stdout.write("\n".join(soak_report(doc, args, charts)))
         return
     if not doc.get("samples"):
-        for mode in ("tracking", "profile", "stall"):
+        for mode in ("tracking", "profile", "stall", "cluster"):
             if doc.get(mode):
                 die(f"{args.file} is a bench/run {mode} result: give it with --{mode} beside a bench/run result "
                     "with samples")
@@ -141,6 +147,8 @@ def main():
         out += tail_section(extra_doc(args.tail), args.tail)
     if stall_doc:
         out += stall_section(stall_doc, args.stall)
+    if cluster_doc:
+        out += cluster_section(cluster_doc, args.cluster)
     write_notes(w, doc, data, cfg, misses, cpu_over)
     if args.soak:
         out += soak_section(args, charts)

@@ -337,6 +337,8 @@ struct Worker final : public EventLoop::Turn {
 	static constexpr uint64_t kStatsFoldDelayMs = 10;
 	Timer stats_timer;
 	uint64_t last_fold_ms = 0;
+	/* Worker 0's: the primary publishes its standbys every housekeeping tick (topology.h). */
+	PgClusterTopology *publishes_topology = nullptr;
 
 	void before_blocking() override;
 	void after_turn() override;
@@ -423,6 +425,8 @@ void on_timer(Worker *worker)
 	throw_point("resp_timer");
 	housekeeping(&worker->server);
 	worker->activity.check_waiting(!worker->server.blocked.empty());
+	if (worker->publishes_topology != nullptr)
+		worker->publishes_topology->publish_members();
 	/* Table and I/O statistics of the commands, as a backend reports them when idle. */
 	pgstat_report_stat(false);
 }
@@ -504,6 +508,8 @@ void run_server(int worker_number, WorkerCounters *counters)
 	server.feed = &feed;
 
 	Worker worker(loop, server, logins, processor);
+	if (worker_number == 0)
+		worker.publishes_topology = &topology;
 	start_tracking_delivery(&server);
 	load_tls_context(&server);
 	start_listening(&server);

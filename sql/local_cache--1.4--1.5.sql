@@ -189,3 +189,16 @@ RETURNS record
 CREATE VIEW local_cache.resp_server AS
 SELECT * FROM local_cache.resp_server_counters();
 GRANT SELECT ON local_cache.resp_server TO PUBLIC;
+
+/* Cluster mode (local_cache.resp_cluster): the standbys the primary's RESP server sees, by the
+   RESP endpoint each announces in its application_name, and their health. The primary's first
+   RESP worker keeps it current (once a second, writing only on a change); WAL carries it to the
+   standbys, which list their siblings from it, so every node describes the whole group. A
+   standby gone stays 'failed' until its row is deleted. Not dumped: it describes the servers,
+   not the data. */
+CREATE TABLE local_cache.cluster_members (
+    endpoint text PRIMARY KEY,
+    health text NOT NULL CHECK (health IN ('online', 'loading', 'failed')),
+    changed_at timestamptz NOT NULL DEFAULT now()
+);
+GRANT SELECT ON local_cache.cluster_members TO PUBLIC;

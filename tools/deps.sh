@@ -25,7 +25,7 @@ PACKAGES=(
     prometheus-redis-exporter  # regress/resp/suites/monitoring.sh scrapes the RESP server
     curl                       # with it, over HTTP
     prometheus                 # promtool: tools/alerts_test.py checks docs/alerts/local_cache.rules.yml
-    python3-redis              # redis-py, for its SCAN iterator (regress/resp/suites/clients.sh)
+    python3-redis              # redis-py: its SCAN iterator (regress/resp/suites/clients.sh), RedisCluster (regress/t/cluster_redis_py.py)
     golang-go                  # the benchmark's Go client (bench/go), built in GOPATH mode from
     golang-github-jackc-pgx-v4-dev  # Debian's packages only: pgx v4 and its dependencies
     make

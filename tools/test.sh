@@ -12,6 +12,9 @@
 #              files are the ones tested after it; each check counts as one
 #   tree-check, tree-self-test  tools/check_tree.py: the tree's rules (its opening comment);
 #              its self-test breaks each rule in a copy and must see it fail; each counts as one
+#   bench-cluster  bench/tests/cluster_test.py: the cluster section (each node's share of the reads,
+#              its CPU per GET, WAIT's table) on a made-up result, and bench/report --cluster;
+#              each check counts as one
 #   bench-profile  bench/tests/profile_test.py: the profile mode's folding, budget categories and
 #              flame graphs on canned perf output, and bench/report --profile on the committed
 #              result; each check counts as one
@@ -35,7 +38,7 @@
 #              on a throwaway cluster, every suite of regress/resp/suites/; each case counts as one
 #   resp-cli-epoll  the same, suites commands, connection, protocol, writes and limits, with
 #              local_cache.resp_io_uring = off (connections through libuv's epoll)
-#   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v6 and ioredis on a
+#   resp-node  regress/resp/node/run.sh: node --test with node-redis v4/v5/v6 and ioredis on a
 #              throwaway cluster (needs node >= 20 and npm); each test counts as one
 #   tracking-check  regress/resp/node/run.sh checks/tracking.check.mjs: the randomized CLIENT
 #              TRACKING checker (SQL and RESP writers, tracking clients' local copies compared

@@ -8,7 +8,11 @@
  *     the RESP port;
  *   - the primary's standbys: pg_stat_replication, each standby's application_name (set in its
  *     primary_conninfo) being its endpoint "host:port" or "name@host:port" (an empty host: the
- *     standby's client_addr, or this host's for a Unix socket);
+ *     standby's client_addr, or this host's for a Unix socket); one that is not streaming, or
+ *     whose replay is more than a second behind (replay_lag), is loading ("lag");
+ *   - a standby's siblings: local_cache.cluster_members, which the primary's first worker keeps
+ *     equal to what it sees (publish_members, once a second) and WAL carries to every standby;
+ *     a standby that left pg_stat_replication stays there as failed;
  *   - a standby's primary: local_cache.resp_cluster_primary, else the WAL receiver's host (this
  *     node's announced host for a Unix socket) and its PostgreSQL port shifted by this node's
  *     resp_port - port (nodes that keep the same distance between their two ports need nothing);
@@ -32,6 +36,8 @@ extern "C" {
 #include "replication/walreceiver.h"
 #include "replication/walsender.h"
 #include "replication/walsender_private.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
 #include "utils/pg_lsn.h"
 }
 
@@ -45,7 +51,7 @@ constexpr int kMaxStandbys = 64;
 struct StandbyRow {
 	char name[NAMEDATALEN];
 	char address[64];
-	bool streaming;
+	bool streaming; /* and its replay at most a second behind */
 	uint64 replay;
 };
 
@@ -107,6 +113,48 @@ bool parse_endpoint(std::string text, std::string *host, int *port)
 	return true;
 }
 
+/* A row of local_cache.cluster_members (plain data). */
+struct MemberRow {
+	char endpoint[NAMEDATALEN + 8];
+	ClusterNode::Health health;
+};
+
+std::string_view health_text(ClusterNode::Health health)
+{
+	return health == ClusterNode::Health::Online ? "online" : health == ClusterNode::Health::Loading ? "loading" : "failed";
+}
+
+ClusterNode::Health health_of(const char *text)
+{
+	return strcmp(text, "online") == 0 ? ClusterNode::Health::Online
+		: strcmp(text, "loading") == 0 ? ClusterNode::Health::Loading : ClusterNode::Health::Failed;
+}
+
+/* Inside a transaction: local_cache.cluster_members' rows (none when this database's
+ * local_cache predates it), at most kMaxStandbys. */
+int read_members(MemberRow *rows)
+{
+	int count = 0;
+	SPI_connect();
+	if (SPI_execute("SELECT to_regclass('local_cache.cluster_members') IS NOT NULL", true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1) {
+		bool null = false;
+		bool exists = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null));
+		if (exists && SPI_execute("SELECT endpoint, health FROM local_cache.cluster_members ORDER BY endpoint", true,
+								  kMaxStandbys) == SPI_OK_SELECT) {
+			for (uint64 i = 0; i < SPI_processed && count < kMaxStandbys; i++) {
+				char *endpoint = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+				char *health = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+				strlcpy(rows[count].endpoint, endpoint != nullptr ? endpoint : "", sizeof(rows[count].endpoint));
+				rows[count].health = health_of(health != nullptr ? health : "");
+				count++;
+			}
+		}
+	}
+	SPI_finish();
+	return count;
+}
+
 struct ReceiverState {
 	bool present = false;
 	bool streaming = false;
@@ -160,6 +208,20 @@ bool PgClusterTopology::primary_endpoint(std::string *host, int *port)
 	return *port > 0 && *port <= 65535;
 }
 
+namespace {
+
+/* A member row's endpoint as a node: its id and health (false when it is not an endpoint). */
+bool member_node(const MemberRow &row, uint64 system_id, ClusterNode *node)
+{
+	if (!parse_endpoint(row.endpoint, &node->host, &node->port))
+		return false;
+	node->id = node_id(system_id, node->host, node->port);
+	node->health = row.health;
+	return true;
+}
+
+} // namespace
+
 void PgClusterTopology::describe(ClusterState &state)
 {
 	state = ClusterState();
@@ -180,19 +242,30 @@ void PgClusterTopology::describe(ClusterState &state)
 	me.myself = true;
 	me.primary = !in_recovery;
 	me.offset = my_position;
+	MemberRow members[kMaxStandbys];
+	int member_count = -1;
 
 	if (in_recovery) {
 		ReceiverState receiver = read_receiver();
 		state.primary_link_up = receiver.streaming;
 		ClusterNode primary;
-		if (primary_endpoint(&primary.host, &primary.port)) {
+		bool primary_known = primary_endpoint(&primary.host, &primary.port);
+		if (primary_known) {
 			primary.id = node_id(system_id, primary.host, primary.port);
 			primary.primary = true;
 			primary.health = receiver.streaming ? ClusterNode::Health::Online : ClusterNode::Health::Failed;
 			primary.offset = receiver.latest_end;
-			state.nodes.push_back(std::move(primary));
+			state.nodes.push_back(primary);
 		}
-		state.nodes.push_back(std::move(me));
+		in_transaction([&]() noexcept { member_count = read_members(members); }, &error);
+		state.nodes.push_back(me);
+		/* The siblings, as the primary last published them (their offsets are not known here). */
+		for (int i = 0; i < member_count; i++) {
+			ClusterNode sibling;
+			if (member_node(members[i], system_id, &sibling) && sibling.id != me.id &&
+				(!primary_known || sibling.id != primary.id))
+				state.nodes.push_back(std::move(sibling));
+		}
 		return;
 	}
 
@@ -201,7 +274,8 @@ void PgClusterTopology::describe(ClusterState &state)
 	int count = 0;
 	in_transaction([&]() noexcept {
 		SPI_connect();
-		if (SPI_execute("SELECT application_name, coalesce(host(client_addr), ''), state = 'streaming', replay_lsn "
+		if (SPI_execute("SELECT application_name, coalesce(host(client_addr), ''), "
+						"state = 'streaming' AND coalesce(replay_lag <= interval '1 second', true), replay_lsn "
 						"FROM pg_stat_replication ORDER BY application_name",
 						true, kMaxStandbys) == SPI_OK_SELECT) {
 			for (uint64 i = 0; i < SPI_processed && count < kMaxStandbys; i++) {
@@ -220,9 +294,9 @@ void PgClusterTopology::describe(ClusterState &state)
 			}
 		}
 		SPI_finish();
+		member_count = read_members(members);
 	}, &error);
 	state.nodes.push_back(me);
-	std::vector<std::string> present;
 	for (int i = 0; i < count; i++) {
 		ClusterNode standby;
 		if (!parse_endpoint(rows[i].name, &standby.host, &standby.port))
@@ -232,25 +306,72 @@ void PgClusterTopology::describe(ClusterState &state)
 		standby.id = node_id(system_id, standby.host, standby.port);
 		standby.health = rows[i].streaming ? ClusterNode::Health::Online : ClusterNode::Health::Loading;
 		standby.offset = rows[i].replay;
-		present.push_back(standby.id);
-		bool known = false;
-		for (ClusterNode &seen : seen_)
-			if (seen.id == standby.id) {
-				seen = standby;
-				known = true;
-			}
-		if (!known && seen_.size() < size_t(kMaxStandbys))
-			seen_.push_back(standby);
+		bool listed = false;
+		for (const ClusterNode &node : state.nodes)
+			listed = listed || node.id == standby.id;
+		if (!listed)
+			state.nodes.push_back(std::move(standby));
 	}
-	/* Standbys seen before and gone from pg_stat_replication: down, until they stream again. */
-	for (ClusterNode &seen : seen_) {
-		bool here = false;
-		for (const std::string &id : present)
-			here = here || id == seen.id;
-		if (!here)
-			seen.health = ClusterNode::Health::Failed;
-		state.nodes.push_back(seen);
+	/* Standbys published before and gone from pg_stat_replication: down, until they stream
+	 * again. (This node itself when it was a standby before a promotion: not a standby.) */
+	published_.clear();
+	members_table_ = member_count >= 0;
+	for (int i = 0; i < member_count; i++) {
+		ClusterNode gone;
+		if (!member_node(members[i], system_id, &gone))
+			continue;
+		published_.push_back(gone);
+		bool listed = false;
+		for (const ClusterNode &node : state.nodes)
+			listed = listed || node.id == gone.id;
+		if (!listed) {
+			gone.health = ClusterNode::Health::Failed;
+			state.nodes.push_back(std::move(gone));
+		}
 	}
+}
+
+void PgClusterTopology::publish_members()
+{
+	if (!enabled() || replica() || batch.active)
+		return;
+	ClusterState state;
+	describe(state);
+	if (!members_table_)
+		return;
+	/* The rows to write: standbys new to the table or whose health changed (plain data). */
+	MemberRow changes[kMaxStandbys];
+	int count = 0;
+	for (const ClusterNode &node : state.nodes) {
+		if (node.myself || count == kMaxStandbys)
+			continue;
+		bool same = false;
+		for (const ClusterNode &row : published_)
+			same = same || (row.id == node.id && row.health == node.health);
+		if (same)
+			continue;
+		std::string endpoint = node.host.find(':') != std::string::npos ? "[" + node.host + "]" : node.host;
+		endpoint.append(":").append(std::to_string(node.port));
+		strlcpy(changes[count].endpoint, endpoint.c_str(), sizeof(changes[count].endpoint));
+		changes[count++].health = node.health;
+	}
+	if (count == 0)
+		return;
+	const char *health[kMaxStandbys];
+	for (int i = 0; i < count; i++)
+		health[i] = health_text(changes[i].health).data();
+	PgError error;
+	in_transaction([&]() noexcept {
+		SPI_connect();
+		Oid types[2] = {TEXTOID, TEXTOID};
+		for (int i = 0; i < count; i++) {
+			Datum values[2] = {CStringGetTextDatum(changes[i].endpoint), CStringGetTextDatum(health[i])};
+			SPI_execute_with_args("INSERT INTO local_cache.cluster_members AS m (endpoint, health) VALUES ($1, $2) "
+								  "ON CONFLICT (endpoint) DO UPDATE SET health = excluded.health, changed_at = now()",
+								  2, types, values, nullptr, false, 0);
+		}
+		SPI_finish();
+	}, &error);
 }
 
 uint64_t PgClusterTopology::wait_position(const Session &)

@@ -1,7 +1,8 @@
 /*
  * topology.h — the shard's topology on PostgreSQL (commands/cluster.h's ClusterTopology): this
  * node's id and announced endpoint, the primary's standbys from pg_stat_replication, a standby's
- * primary from its WAL receiver, WAIT's positions from the walsenders. The rules (ids, announce,
+ * primary from its WAL receiver, its siblings from local_cache.cluster_members (which the
+ * primary publishes), WAIT's positions from the walsenders. The rules (ids, announce,
  * discovery): docs/RESP.md, "Replication groups as one Redis Cluster shard".
  */
 #pragma once
@@ -21,10 +22,15 @@ public:
 	void describe(ClusterState &state) override;
 	uint64_t wait_position(const Session &session) override;
 	int replicas_at(uint64_t position) override;
+	/* On the primary: local_cache.cluster_members made to list the standbys with the health
+	 * describe() gives them, writing only what changed (the housekeeping timer calls it). */
+	void publish_members();
 
 private:
-	/* Standbys this worker saw streaming and no longer sees: listed as failed. */
-	std::vector<ClusterNode> seen_;
+	/* The primary's describe(): local_cache.cluster_members' rows, and whether the table is
+	 * there (a database whose local_cache predates it). */
+	std::vector<ClusterNode> published_;
+	bool members_table_ = false;
 };
 
 } // namespace local_cache::resp

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# regress/resp/node/run.sh: runs the node --test suites of the RESP server (node-redis v6 and
+# regress/resp/node/run.sh: runs the node --test suites of the RESP server (node-redis v6, v5 and
 # v4, ioredis) against throwaway clusters of their own: one plaintext, one whose RESP port speaks
 # TLS (tests/tls.test.mjs, with certificates made here).
 #

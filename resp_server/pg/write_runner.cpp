@@ -101,6 +101,33 @@ void begin_role_statement(Oid role)
 	}
 }
 
+namespace {
+
+/* The settings RecordTransactionCommit reads, and their values when the body ended (palloc'd in
+ * the transaction, which they do not outlive). */
+constexpr const char *kCommitSettings[] = {"synchronous_commit", "commit_delay", "commit_siblings"};
+constexpr int kCommitSettingCount = int(sizeof(kCommitSettings) / sizeof(kCommitSettings[0]));
+char *commit_setting_values[kCommitSettingCount];
+
+} // namespace
+
+void remember_commit_settings()
+{
+	for (int i = 0; i < kCommitSettingCount; i++)
+		commit_setting_values[i] = pstrdup(GetConfigOption(kCommitSettings[i], false, false));
+}
+
+void restore_commit_settings()
+{
+	for (int i = 0; i < kCommitSettingCount; i++) {
+		if (strcmp(GetConfigOption(kCommitSettings[i], false, false), commit_setting_values[i]) != 0)
+			(void) set_config_option(kCommitSettings[i], commit_setting_values[i], PGC_SUSET, PGC_S_SESSION,
+									 GUC_ACTION_LOCAL, true, 0, false);
+		pfree(commit_setting_values[i]);
+		commit_setting_values[i] = nullptr;
+	}
+}
+
 bool end_role_statement()
 {
 	if (!statement_timeout_armed)

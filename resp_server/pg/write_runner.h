@@ -39,6 +39,17 @@ LookupResult write_failure(const PgError &error, bool statement_timed_out);
 void begin_role_statement(Oid role);
 bool end_role_statement();
 
+/*
+ * The settings the transaction's commit reads (synchronous_commit, commit_delay,
+ * commit_siblings) outlive run_for_role's GUC nest level, which ends before the commit: taken as
+ * the role's settings and its triggers left them before the level is rolled back
+ * (remember_commit_settings), set again as SET LOCAL after it (restore_commit_settings), so that
+ * a role's synchronous_commit = off or local holds for its RESP writes as for its SQL; the
+ * commit's end undoes them.
+ */
+void remember_commit_settings();
+void restore_commit_settings();
+
 /* After run_for_role's transaction, committed or not: what a trigger may have left in the
  * worker's session outside the GUCs (prepared statements, session advisory locks, sequences'
  * currval) is discarded. */
@@ -49,7 +60,8 @@ void discard_session_leftovers();
  * (REFRESH MATERIALIZED VIEW, VACUUM's index functions), so that nothing one role's triggers do
  * reaches another role's commands: in a transaction (transaction.h), connected to SPI, with the
  * role as the user id inside a security-restricted operation (no temporary objects, LISTEN,
- * cursors WITH HOLD or SET ROLE), and a GUC nest level rolled back after the body — a trigger's
+ * cursors WITH HOLD or SET ROLE), and a GUC nest level rolled back after the body (but for the
+ * settings the commit reads, remember_commit_settings) — a trigger's
  * set_config(..., false) of search_path, default_transaction_read_only, TimeZone or DateStyle
  * ends with the command. What a trigger can leave outside the GUCs (prepared statements,
  * session advisory locks, sequences' currval) is discarded after the transaction, committed or
@@ -75,7 +87,9 @@ template <typename Body> bool run_for_role(const Session &session, Body &&body, 
 			elog(ERROR, "SPI_connect failed");
 		body();
 		SPI_finish();
+		remember_commit_settings();
 		AtEOXact_GUC(false, nest_level);
+		restore_commit_settings();
 		SetUserIdAndSecContext(saved_user, saved_context);
 	}, error);
 }

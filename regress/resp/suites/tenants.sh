@@ -14,7 +14,7 @@
 #   write workers  a role's slow trigger holds neither other connections' reads nor another
 #                role's write; the connection's own next request waits behind it, in order
 #   settings     ALTER ROLE / ALTER DATABASE ... SET (default_transaction_read_only, search_path,
-#                statement_timeout) and postgresql.conf's statement_timeout apply to a role's
+#                statement_timeout, synchronous_commit at the commit) and postgresql.conf's statement_timeout apply to a role's
 #                RESP writes, for that command only
 # Sourced by regress/resp/redis_cli.sh (alone: regress/resp/redis_cli.sh tenants). Creates and
 # drops its own roles (regress_resp_mallory, regress_resp_victim), schema and tables.
@@ -352,6 +352,19 @@ check "a trigger slower than the role's statement_timeout: canceled as PostgreSQ
     "ERR canceling statement due to statement timeout (SQLSTATE 57014)" "$(vcli SET st:6 '{"v":"slow"}')"
 check "... nothing written, and the role's next write works" "<no row> OK" "$(seen 6) $(vcli SET st:6 '{"v":"f"}')"
 sql "ALTER ROLE regress_resp_victim RESET ALL; ALTER ROLE regress_resp_victim IN DATABASE postgres RESET ALL" >/dev/null
+# The commit reads synchronous_commit after the command's settings are rolled back: the role's
+# own value must still hold there. With a synchronous standby named that never connects, a commit
+# under the server's synchronous_commit = on (the throwaway cluster's is off) would wait for it
+# forever.
+sql "ALTER ROLE regress_resp_victim SET synchronous_commit = local" >/dev/null
+set_setting synchronous_commit on
+set_setting synchronous_standby_names nobody
+sleep 1 # every process has taken the reload
+check "the role's synchronous_commit = local holds at its RESP write's commit (no wait for the synchronous standby)" \
+    "OK" "$(timeout 10 redis-cli -h 127.0.0.1 -p "$RESP_PORT" --no-auth-warning --user regress_resp_victim --pass "$PW_VICTIM" --raw SET st:8 '{"v":"g"}' 2>&1)"
+set_setting synchronous_standby_names DEFAULT
+set_setting synchronous_commit DEFAULT
+sql "ALTER ROLE regress_resp_victim RESET ALL" >/dev/null
 set_setting statement_timeout 300ms
 server_timeout() { [[ "$(mcli SET st:7 '{"v":"slow"}')" == *"(SQLSTATE 57014)" ]]; }
 wait_case "postgresql.conf's statement_timeout applies to RESP writes" "ERR canceling statement ... (SQLSTATE 57014)" 15 \

@@ -24,6 +24,9 @@ PACKAGES=(
     redis-tools
     prometheus-redis-exporter  # regress/resp/suites/monitoring.sh scrapes the RESP server
     curl                       # with it, over HTTP
+    patroni                    # the failover check (tools/patroni.sh): Patroni 3.0 manages three nodes,
+    etcd-server                # with one etcd 3.4 member as its DCS (Patroni's etcd3: section, which
+    python3-etcd               # needs python-etcd's exceptions)
     python3-redis              # redis-py, for its SCAN iterator (regress/resp/suites/clients.sh)
     golang-go                  # the benchmark's Go client (bench/go), built in GOPATH mode from
     golang-github-jackc-pgx-v4-dev  # Debian's packages only: pgx v4 and its dependencies

@@ -41,6 +41,11 @@
 #              TRACKING checker (SQL and RESP writers, tracking clients' local copies compared
 #              with the table after quiescence) for TRACKING_CHECK_SECONDS (default 15); counts
 #              as one
+#   failover   regress/resp/node/run.sh checks/failover.check.mjs: a Patroni cluster (etcd and three
+#              nodes, tools/patroni.sh) through a switchover and a kill -9 of the primary while
+#              cluster clients write (WAIT 1) and read; 0 acknowledged writes lost, 0 reads back in
+#              time, every node's cache exact; each test counts as one (about 75 s); skipped only
+#              when patroni or etcd is not installed
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh) with the RESP server on;
 #              counts as one
 # The regress and isolation suites run as the `postgres` OS user when we are root (servers
@@ -48,7 +53,7 @@
 # failed step counts as one failure, and so does every suite it kept from running.
 # The last line is always `N passed, N failed`; the exit status is 0 only if nothing failed.
 # The whole run is capped at TEST_BUDGET seconds (default 1800 = 30 minutes; a run takes about
-# 17 on 2 cores, the package and installcheck steps about 3 of them).
+# 18 on 2 cores, the package and installcheck steps about 3 of them, the failover step 1.5).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -515,7 +520,7 @@ cli_step() {
 }
 
 step_resp() {
-    local rc=0 line p f c
+    local rc=0
     if [[ ${STATUS[install]:-} != ok ]]; then
         record resp-cli "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
         record resp-cli-epoll "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
@@ -533,20 +538,50 @@ step_resp() {
     fi
     banner "resp-node: regress/resp/node/run.sh (node --test)"
     run_logged "$LOGS/resp_node.log" "$(step_timeout 420)" "$ROOT/regress/resp/node/run.sh" || rc=$?
-    p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
-    f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
-    c=$(sed -n 's/^# cancelled \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
+    record_node_tests resp-node "$LOGS/resp_node.log" "$rc"
+}
+
+# record_node_tests NAME LOG RC: records a run.sh step by node --test's TAP summary (`# pass N`,
+# `# fail N`, `# cancelled N`); each test counts as one.
+record_node_tests() {
+    local name=$1 log=$2 rc=$3 p f c
+    p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log" | tail -n 1)
+    f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$log" | tail -n 1)
+    c=$(sed -n 's/^# cancelled \([0-9]*\)$/\1/p' "$log" | tail -n 1)
     if [[ -z "$p" || -z "$f" ]]; then
-        record resp-node "NOT RUN" 0 1 "no node --test summary (exit $rc$(timed_out "$rc")); see above"
+        record "$name" "NOT RUN" 0 1 "no node --test summary (exit $rc$(timed_out "$rc")); see above"
         return
     fi
     f=$((f + ${c:-0}))
     if ((f > 0 || rc != 0)); then
         ((f == 0)) && f=1
-        record resp-node FAILED "$p" "$f" "$p passed, $f failed (see the 'not ok' entries above; exit $rc$(timed_out "$rc"))"
+        record "$name" FAILED "$p" "$f" "$p passed, $f failed (see the 'not ok' entries above; exit $rc$(timed_out "$rc"))"
     else
-        record resp-node PASSED "$p" 0 "$p passed"
+        record "$name" PASSED "$p" 0 "$p passed"
     fi
+}
+
+# Failover run by Patroni (etcd and three nodes, tools/patroni.sh): a switchover and a kill -9
+# of the primary under cluster clients' writes and reads; each test of the check counts as one.
+step_failover() {
+    local rc=0 summary
+    if [[ ${STATUS[install]:-} != ok ]]; then
+        record failover "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
+        return
+    fi
+    if ! command -v patroni >/dev/null 2>&1 || ! command -v etcd >/dev/null 2>&1; then
+        record failover SKIPPED 0 0 "patroni or etcd is not installed (Debian's patroni, etcd-server, python3-etcd: tools/deps.sh)"
+        return
+    fi
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        record failover "NOT RUN" 0 1 "node and npm are not installed: regress/resp/node needs Node.js >= 20 with npm"
+        return
+    fi
+    banner "failover: regress/resp/node/run.sh checks/failover.check.mjs (Patroni switchover and kill -9)"
+    run_logged "$LOGS/failover.log" "$(step_timeout 360)" "$ROOT/regress/resp/node/run.sh" checks/failover.check.mjs || rc=$?
+    record_node_tests failover "$LOGS/failover.log" "$rc"
+    summary=$(sed -n 's/^# failover-check: //p' "$LOGS/failover.log" | tail -n 1)
+    [[ -z "$summary" ]] || SUMMARY[-1]+=" ($summary)"
 }
 
 # The randomized CLIENT TRACKING checker: node writers and tracking clients on run.sh's
@@ -748,6 +783,7 @@ step_installcheck || true
 step_tap || true
 step_resp || true
 step_tracking_check || true
+step_failover || true
 step_stress || true
 step_bench || true
 

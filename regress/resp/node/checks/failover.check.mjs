@@ -95,6 +95,8 @@ test('no acknowledged write lost, no read back in time, every node\'s cache exac
   const stats = workload.stats;
   assert.ok(stats.acked > 0 && stats.reads > 0, `writes acknowledged and reads done: ${JSON.stringify(stats)}`);
   const rows = new Map(sql(DIR, `SELECT id, ver FROM ${TABLE} ORDER BY id`).split('\n').map((l) => l.split('|').map(Number)));
+  // both writers (ioredis ids 1-10, node-redis 11-20) had writes acknowledged
+  assert.deepEqual([...rows.keys()].filter((id) => !workload.acked.has(id)), [], 'rows without an acknowledged write');
   const lost = [...workload.acked].filter(([id, version]) => !(rows.get(id) >= version));
   assert.deepEqual(lost, [], 'acknowledged versions missing on the new primary (id, version)');
   const unshown = [...workload.shown].filter(([id, version]) => !(rows.get(id) >= version));

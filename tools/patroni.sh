@@ -13,7 +13,10 @@
 #   tools/patroni.sh leader DIR        the leader's name
 #   tools/patroni.sh wait DIR [SECS]   until a leader and two streaming replicas run (default 60 s)
 #   tools/patroni.sh switchover DIR [CANDIDATE]   patronictl switchover --force
-#   tools/patroni.sh kill-primary DIR  kill -9 of the leader's postmaster; prints its name
+#   tools/patroni.sh kill-primary DIR [SQL]   kill -9 of the leader's postmaster; prints its name.
+#                                      With SQL: first its walsenders stop (SIGSTOP), SQL runs on
+#                                      it, then they are killed with it: a crash that loses SQL's
+#                                      writes, which the old primary has and must rewind
 #   tools/patroni.sh status DIR        patronictl list
 #   tools/patroni.sh psql DIR NAME|leader [psql args...]
 #   tools/patroni.sh patronictl DIR [args...]
@@ -39,7 +42,7 @@ NODES=3
 die() { echo "patroni.sh: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '7,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '7,22p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -322,14 +325,20 @@ cmd_switchover() {
 }
 
 cmd_kill_primary() {
-    [[ $# -eq 1 ]] || usage
-    local dir leader n pid
+    [[ $# -ge 1 && $# -le 2 ]] || usage
+    local dir leader n pid senders=()
     dir=$(abspath "$1")
     leader=$(cmd_leader "$dir")
     [[ -n "$leader" ]] || die "no leader"
     n=$(awk -v m="$leader" '$1 == m { print $5 }' < <(node_lines "$dir"))
     pid=$(head -n 1 "$dir/node$n/data/postmaster.pid")
-    kill -KILL "$pid"
+    if [[ $# -eq 2 ]]; then
+        read -r -a senders < <(cmd_psql "$dir" "$leader" -Atq -c "SELECT string_agg(pid::text, ' ') FROM pg_stat_replication")
+        ((${#senders[@]} > 0)) || die "the leader has no walsender to stop"
+        kill -STOP "${senders[@]}"
+        cmd_psql "$dir" "$leader" -v ON_ERROR_STOP=1 -Atq -c "$2" >/dev/null || { kill -CONT "${senders[@]}"; die "SQL failed"; }
+    fi
+    kill -KILL "$pid" "${senders[@]}"
     echo "$leader"
 }
 

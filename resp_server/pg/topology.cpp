@@ -148,6 +148,35 @@ bool PgClusterTopology::replica()
 	return in_recovery;
 }
 
+/*
+ * WalRcv->flushedUpto is where the WAL the receiver got from its primary ends; it starts, at the
+ * first streaming request since the server started (or on a new timeline), at the start of the
+ * segment streaming begins in, which is at or before the replay position. A primary accepts a
+ * streaming request only at a point of its own history, and sends WAL of that history only, so
+ * replay <= flushedUpto, once the primary has sent something (lastMsgReceiptTime: the one case
+ * where flushedUpto is the replay position before any WAL came, a replay ending exactly at a
+ * segment's start, needs the primary to have accepted the request), means the primary had
+ * everything replayed here. A crashed primary that comes back as a standby of the new one replays
+ * its own WAL first, past the new timeline's fork: its receiver streams at most up to the fork,
+ * and the test stays false until pg_rewind (a restart, which starts the WAL receiver's state anew).
+ */
+bool PgClusterTopology::replay_received()
+{
+	bool received = false;
+	PgError error;
+	outside_transaction([&]() noexcept {
+		if (WalRcv == nullptr)
+			return;
+		SpinLockAcquire(&WalRcv->mutex);
+		XLogRecPtr start = WalRcv->receiveStart;
+		XLogRecPtr flushed = WalRcv->flushedUpto;
+		bool heard = WalRcv->lastMsgReceiptTime != 0;
+		SpinLockRelease(&WalRcv->mutex);
+		received = start != InvalidXLogRecPtr && heard && GetXLogReplayRecPtr(nullptr) <= flushed;
+	}, &error);
+	return received;
+}
+
 bool PgClusterTopology::primary_endpoint(std::string *host, int *port)
 {
 	if (local_cache_resp_cluster_primary != nullptr && local_cache_resp_cluster_primary[0] != '\0')

@@ -17,6 +17,7 @@ class PgClusterTopology final : public ClusterTopology {
 public:
 	bool enabled() override;
 	bool replica() override;
+	bool replay_received() override;
 	bool primary_endpoint(std::string *host, int *port) override;
 	void describe(ClusterState &state) override;
 	uint64_t wait_position(const Session &session) override;

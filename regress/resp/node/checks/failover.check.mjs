@@ -6,6 +6,9 @@
 // while cluster clients write and read (failover_lib.mjs's Workload, their default options: no
 // application code follows the failover). After each, every surviving node's ROLE and CLUSTER
 // SHARDS name the new primary within 10 s of its promotion, and the clients write on it again.
+// The crash loses a write: the primary's walsenders are stopped, row LOST_ID is updated on it, and
+// it is killed with them; as Patroni restarts it as a standby (and rewinds it), its RESP port never
+// shows that version.
 // At the end, with the three nodes streaming again: no write a WAIT 1 acknowledged is missing
 // from the new primary (SQL), no reader read a version older than one it had read, and every
 // node's cache (RESP, READONLY on the standbys) equals its SQL. Its summary line starts with
@@ -16,13 +19,15 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { HOST, sleep } from '../tests/helpers.mjs';
-import { RawResp } from '../tests/resp3_raw.mjs';
+import { RawResp, RespError } from '../tests/resp3_raw.mjs';
 import {
   patroni, patroniAsync, nodes, sql, startCluster, Workload, untilAllName, untilPromoted, ROWS_PER_WRITER, TABLE,
 } from './failover_lib.mjs';
 
 const DIR = `${dirname(process.env.LC_CLUSTER_DIR)}/patroni`;
 const ROWS = 2 * ROWS_PER_WRITER;
+const LOST_ID = ROWS + 1; // no writer's: only the crash's lost write changes it
+const LOST_VERSION = 1000000000;
 const TOPOLOGY_LIMIT_MS = 10000;
 const LOAD_MS = 3000;
 const ROUNDS = Number(process.env.LC_FAILOVER_ROUNDS || 1);
@@ -32,7 +37,7 @@ let workload;
 const timings = [];
 
 before(async () => {
-  all = startCluster(DIR, ROWS);
+  all = startCluster(DIR, ROWS + 1);
   workload = new Workload(all);
   await workload.start();
 });
@@ -53,7 +58,10 @@ async function failover(event) {
   const old = all.find((n) => n.role === 'leader');
   assert.ok(old, `a leader before the ${event}`);
   const started = Date.now();
-  const done = event === 'switchover' ? patroniAsync('switchover', DIR) : patroniAsync('kill-primary', DIR);
+  const done = event === 'switchover' ? patroniAsync('switchover', DIR)
+    : patroniAsync('kill-primary', DIR, `UPDATE ${TABLE} SET ver = ${LOST_VERSION} WHERE id = ${LOST_ID}`);
+  // from the kill on (before it, the primary rightly shows its own write)
+  const watch = event === 'switchover' ? null : (await done, watchLostVersion(old));
   const promoted = await untilPromoted(all, old.name, 60000);
   assert.ok(promoted, `a node other than ${old.name} promoted after the ${event}`);
   const promotedAt = Date.now();
@@ -67,6 +75,15 @@ async function failover(event) {
   // the old primary rejoins as a standby (a demotion, or pg_rewind after the crash)
   await patroniAsync('wait', DIR, '90');
   all = nodes(DIR);
+  if (watch) {
+    watch.stop = true;
+    const seen = await watch.done;
+    assert.deepEqual(seen.lost, [], `${old.name}, restarted as a standby, showed the write the crash lost`);
+    assert.ok(seen.answers > 0, `${old.name} answered the watch (${JSON.stringify(seen)})`);
+    assert.equal(sql(DIR, `SELECT ver FROM ${TABLE} WHERE id = ${LOST_ID}`), '0', 'the crash lost the write');
+    console.log(`${event}: the old primary answered ${seen.answers} reads of the lost row while it rejoined `
+      + `(${seen.moved} -MOVED), none with the lost version`);
+  }
   assert.equal(all.find((n) => n.role === 'leader')?.name, promoted.name, 'Patroni\'s leader is the promoted node');
   assert.equal(await untilAllName(all, primary, 20000) !== null, true, 'all three nodes name the new primary once the old one rejoined');
   const until = Date.now() + 20000;
@@ -80,6 +97,35 @@ async function failover(event) {
     + `${topologyMs} ms, first write ${workload.firstWriteAfter} ms and first acknowledged write `
     + `${workload.firstAckAfter} ms after the promotion; `
     + `${workload.stats.writeErrors - before.writeErrors} write errors, ${workload.stats.readErrors - before.readErrors} read errors meanwhile`);
+}
+
+// Reads LOST_ID on the old primary's RESP port (READONLY) as fast as it answers, until stopped.
+function watchLostVersion(old) {
+  const watch = { stop: false };
+  watch.done = (async () => {
+    const seen = { answers: 0, moved: 0, refused: 0, lost: [] };
+    while (!watch.stop) {
+      let c;
+      try {
+        c = await RawResp.connect({ port: old.resp, protocol: 2 });
+        await c.call('READONLY');
+        while (!watch.stop) {
+          const value = await c.call('HGET', `fo:${LOST_ID}`, 'ver');
+          seen.answers++;
+          if (value instanceof RespError && String(value).startsWith('MOVED')) seen.moved++;
+          if (value === String(LOST_VERSION)) seen.lost.push(Date.now());
+          await sleep(2);
+        }
+      } catch {
+        seen.refused++;
+        await sleep(5);
+      } finally {
+        c?.close();
+      }
+    }
+    return seen;
+  })();
+  return watch;
 }
 
 for (let round = 1; round <= ROUNDS; round++) {
@@ -96,10 +142,10 @@ test('no acknowledged write lost, no read back in time, every node\'s cache exac
   assert.ok(stats.acked > 0 && stats.reads > 0, `writes acknowledged and reads done: ${JSON.stringify(stats)}`);
   const rows = new Map(sql(DIR, `SELECT id, ver FROM ${TABLE} ORDER BY id`).split('\n').map((l) => l.split('|').map(Number)));
   // both writers (ioredis ids 1-10, node-redis 11-20) had writes acknowledged
-  assert.deepEqual([...rows.keys()].filter((id) => !workload.acked.has(id)), [], 'rows without an acknowledged write');
+  assert.deepEqual([...rows.keys()].filter((id) => id <= ROWS && !workload.acked.has(id)), [], 'rows without an acknowledged write');
   const lost = [...workload.acked].filter(([id, version]) => !(rows.get(id) >= version));
   assert.deepEqual(lost, [], 'acknowledged versions missing on the new primary (id, version)');
-  const unshown = [...workload.shown].filter(([id, version]) => !(rows.get(id) >= version));
+  const unshown = [...workload.shown].filter(([id, read]) => !(rows.get(id) >= read.version));
   assert.deepEqual(unshown, [], 'versions a standby showed missing on the new primary (id, version)');
   assert.deepEqual(workload.backInTime, [], 'reads older than a version the same reader read on the same node');
   // every node's cache against its own SQL, once the standbys replayed everything
@@ -116,7 +162,7 @@ test('no acknowledged write lost, no read back in time, every node\'s cache exac
     try {
       if (n !== leader) await c.call('READONLY');
       const cached = [];
-      for (let id = 1; id <= ROWS; id++) cached.push(await c.call('HGET', `fo:${id}`, 'ver'));
+      for (let id = 1; id <= LOST_ID; id++) cached.push(await c.call('HGET', `fo:${id}`, 'ver'));
       assert.equal(cached.join(','), expected, `${n.name} (${n.role}): RESP reads equal SQL`);
     } finally {
       c.close();

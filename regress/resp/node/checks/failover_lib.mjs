@@ -11,7 +11,10 @@
 // node went back in time, and every version read on a standby must still be there at the end (a
 // failover lost no write a standby had shown). Reads the client sends to the primary because
 // its slot map lists no standby (ioredis's fallback) are counted apart and checked for neither:
-// a crash can lose what a primary shows before any standby has it.
+// a crash can lose what a primary shows before any standby has it. ioredis refreshes its slot map
+// on errors and -MOVED only, unless slotsRefreshInterval asks for more: a client that only reads
+// meets neither when a standby it reads from is promoted, and would go on reading the new primary
+// as a standby; the readers refresh every second (docs/PATRONI.md).
 import { execFile, execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
@@ -162,7 +165,7 @@ export class Workload {
         const before = this.seen.get(where) ?? 0;
         if (version < before) this.backInTime.push({ reader: index, node: chosen.node, id, read: version, before, at: Date.now() });
         else this.seen.set(where, version);
-        if (version > (this.shown.get(id) ?? 0)) this.shown.set(id, version);
+        if (version > (this.shown.get(id)?.version ?? 0)) this.shown.set(id, { version, node: chosen.node, at: Date.now() });
       } catch {
         this.stats.readErrors++;
         await sleep(20);
@@ -208,7 +211,7 @@ export class Workload {
         chosen.standby = pick > 0;
         return candidates[pick];
       };
-      const reader = new Redis.Cluster(this.rootNodes, { scaleReads });
+      const reader = new Redis.Cluster(this.rootNodes, { scaleReads, slotsRefreshInterval: 1000 });
       reader.on('error', () => {});
       this.clients.push({ close: () => reader.disconnect() });
       this.loops.push(this.#reader(i, reader, chosen, all));

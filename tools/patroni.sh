@@ -145,6 +145,7 @@ postgresql:
     shared_preload_libraries: 'local_cache'
     wal_log_hints: 'on'
     wal_receiver_status_interval: 1
+    wal_retrieve_retry_interval: '1s'
     fsync: 'off'
     full_page_writes: 'on'
     logging_collector: 'on'

@@ -46,13 +46,7 @@ usage() {
     exit 2
 }
 
-as_server() {
-    if [[ $(id -u) -eq 0 ]]; then
-        (cd / && runuser -u postgres -- "$@")
-    else
-        "$@"
-    fi
-}
+as_server() { "$CLUSTER_SH" as-server "$@"; }
 
 abspath() { realpath -m -- "$1"; }
 

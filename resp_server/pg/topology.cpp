@@ -12,7 +12,8 @@
  *   - a standby's primary: local_cache.resp_cluster_primary, else the WAL receiver's host (this
  *     node's announced host for a Unix socket) and its PostgreSQL port shifted by this node's
  *     resp_port - port (nodes that keep the same distance between their two ports need nothing);
- *   - positions: the primary's flushed WAL, a standby's replay, the walsenders' apply positions.
+ *   - positions: the primary's flushed WAL, a standby's replay, the walsenders' apply positions;
+ *   - whether a standby's replay is WAL its primary sent it (replay_received: it serves reads).
  */
 #include "resp_server/pg/topology.h"
 

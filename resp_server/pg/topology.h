@@ -1,7 +1,8 @@
 /*
  * topology.h — the shard's topology on PostgreSQL (commands/cluster.h's ClusterTopology): this
  * node's id and announced endpoint, the primary's standbys from pg_stat_replication, a standby's
- * primary from its WAL receiver, WAIT's positions from the walsenders. The rules (ids, announce,
+ * primary from its WAL receiver (and whether its replay came from it), WAIT's positions from the
+ * walsenders. The rules (ids, announce,
  * discovery): docs/TECHNICAL.md, "Replication groups as one Redis Cluster shard".
  */
 #pragma once

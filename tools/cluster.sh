@@ -15,6 +15,7 @@
 #   tools/cluster.sh conninfo DIR      print a libpq conninfo (TCP on 127.0.0.1)
 #   tools/cluster.sh freeport          print a free TCP port on 127.0.0.1
 #   tools/cluster.sh hba DIR LINE...   pg_hba.conf becomes "local all all trust" plus LINEs; reload
+#   tools/cluster.sh as-server CMD...  runs CMD as the servers' OS user (postgres when run as root), from /
 #
 # Layout: DIR/data (PGDATA), DIR/sock (unix socket dir), DIR/server.log, DIR/port.
 # The cluster listens on 127.0.0.1 and DIR/sock only, with trust authentication (it is
@@ -34,7 +35,7 @@ MARKER=.local_cache_cluster
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '6,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '6,19p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -302,5 +303,6 @@ case "$cmd" in
     conninfo) cmd_conninfo "$@" ;;
     freeport) freeport ;;
     hba)      cmd_hba "$@" ;;
+    as-server) [[ $# -ge 1 ]] || usage; as_server "$@" ;;
     *)        usage ;;
 esac

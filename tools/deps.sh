@@ -25,6 +25,9 @@ PACKAGES=(
     prometheus-redis-exporter  # regress/resp/suites/monitoring.sh scrapes the RESP server
     curl                       # with it, over HTTP
     prometheus                 # promtool: tools/alerts_test.py checks docs/alerts/local_cache.rules.yml
+    patroni                    # the failover check (tools/patroni.sh): Patroni 3.0 manages three nodes,
+    etcd-server                # with one etcd 3.4 member as its DCS (Patroni's etcd3: section, which
+    python3-etcd               # needs python-etcd's exceptions)
     python3-redis              # redis-py: its SCAN iterator (regress/resp/suites/clients.sh), RedisCluster (regress/t/cluster_redis_py.py)
     golang-go                  # the benchmark's Go client (bench/go), built in GOPATH mode from
     golang-github-jackc-pgx-v4-dev  # Debian's packages only: pgx v4 and its dependencies

@@ -47,6 +47,11 @@
 #   alerts     tools/alerts_test.py: docs/alerts/local_cache.rules.yml checked by promtool and fed
 #              prometheus-redis-exporter's real scrapes of a throwaway primary and standby while
 #              each alert's condition is produced; each check counts as one
+#   failover   regress/resp/node/run.sh checks/failover.check.mjs: a Patroni cluster (etcd and three
+#              nodes, tools/patroni.sh) through a switchover and a kill -9 of the primary while
+#              cluster clients write (WAIT 1) and read; 0 acknowledged writes lost, 0 reads back in
+#              time, every node's cache exact; each test counts as one (about 75 s); skipped only
+#              when patroni or etcd is not installed
 #   stress     tools/stress on a throwaway cluster (tools/cluster.sh) with the RESP server on;
 #              counts as one
 # The regress and isolation suites run as the `postgres` OS user when we are root (servers
@@ -54,7 +59,7 @@
 # failed step counts as one failure, and so does every suite it kept from running.
 # The last line is always `N passed, N failed`; the exit status is 0 only if nothing failed.
 # The whole run is capped at TEST_BUDGET seconds (default 1800 = 30 minutes; a run takes about
-# 17 on 2 cores, the package and installcheck steps about 3 of them).
+# 18 on 2 cores, the package and installcheck steps about 3 of them, the failover step 1.5).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -497,92 +502,10 @@ step_tap() {
     fi
 }
 
-# regress/resp/redis_cli.sh prints `N passed, N failed` last; regress/resp/node/run.sh prints
-# node's TAP summary (`# pass N`, `# fail N`, `# cancelled N`). Both start and destroy their own
-# throwaway cluster (tools/cluster.sh: as postgres when we are root).
-# cli_step NAME [SUITE...]: regress/resp/redis_cli.sh (those suites; all without) as step NAME.
-cli_step() {
-    local name=$1 rc=0 line p f
-    shift
-    banner "$name: regress/resp/redis_cli.sh $*"
-    run_logged "$LOGS/$name.log" "$(step_timeout 720)" "$ROOT/regress/resp/redis_cli.sh" "$@" || rc=$?
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGS/$name.log" | tail -n 1 || true)
-    if [[ "$line" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-        p=${BASH_REMATCH[1]}; f=${BASH_REMATCH[2]}
-        if ((f > 0 || rc != 0)); then
-            ((f == 0)) && f=1
-            record "$name" FAILED "$p" "$f" "$p passed, $f failed (the FAIL lines above show expected and actual; exit $rc$(timed_out "$rc"))"
-        else
-            record "$name" PASSED "$p" 0 "$p passed"
-        fi
-    else
-        record "$name" "NOT RUN" 0 1 "no summary line from regress/resp/redis_cli.sh (exit $rc$(timed_out "$rc")); see above"
-    fi
-}
-
-step_resp() {
-    local rc=0 line p f c
-    if [[ ${STATUS[install]:-} != ok ]]; then
-        record resp-cli "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
-        record resp-cli-epoll "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
-        record resp-node "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
-        return
-    fi
-    cli_step resp-cli
-    # The same server without io_uring: libuv's epoll, as where the kernel refuses a ring.
-    RESP_IO_URING=off cli_step resp-cli-epoll commands connection protocol writes limits
-
-    rc=0
-    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-        record resp-node "NOT RUN" 0 1 "node and npm are not installed: regress/resp/node needs Node.js >= 20 with npm"
-        return
-    fi
-    banner "resp-node: regress/resp/node/run.sh (node --test)"
-    run_logged "$LOGS/resp_node.log" "$(step_timeout 420)" "$ROOT/regress/resp/node/run.sh" || rc=$?
-    p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
-    f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
-    c=$(sed -n 's/^# cancelled \([0-9]*\)$/\1/p' "$LOGS/resp_node.log" | tail -n 1)
-    if [[ -z "$p" || -z "$f" ]]; then
-        record resp-node "NOT RUN" 0 1 "no node --test summary (exit $rc$(timed_out "$rc")); see above"
-        return
-    fi
-    f=$((f + ${c:-0}))
-    if ((f > 0 || rc != 0)); then
-        ((f == 0)) && f=1
-        record resp-node FAILED "$p" "$f" "$p passed, $f failed (see the 'not ok' entries above; exit $rc$(timed_out "$rc"))"
-    else
-        record resp-node PASSED "$p" 0 "$p passed"
-    fi
-}
-
-# The randomized CLIENT TRACKING checker: node writers and tracking clients on run.sh's
-# throwaway cluster; its summary line (`tracking-check: ... N stale`) is the step's note.
-step_tracking_check() {
-    local rc=0 secs=$TRACKING_CHECK_SECONDS left summary
-    if [[ ${STATUS[install]:-} != ok ]]; then
-        record tracking-check "NOT RUN" 0 1 "install ${STATUS[install]:-not run}"
-        return
-    fi
-    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-        record tracking-check "NOT RUN" 0 1 "node and npm are not installed: regress/resp/node needs Node.js >= 20 with npm"
-        return
-    fi
-    left=$(remaining)
-    if ((left - 120 < secs)); then secs=$((left - 120)); fi
-    if ((secs < 5)); then
-        record tracking-check "NOT RUN" 0 1 "time budget of ${TEST_BUDGET}s exhausted"
-        return
-    fi
-    banner "tracking-check: regress/resp/node/run.sh checks/tracking.check.mjs for ${secs}s"
-    run_logged "$LOGS/tracking_check.log" "$(step_timeout $((secs + 240)))" \
-        env LC_TRACKING_CHECK_SECONDS="$secs" "$ROOT/regress/resp/node/run.sh" checks/tracking.check.mjs || rc=$?
-    summary=$(sed -n 's/^# tracking-check: \([0-9]* SQL statements.*\)$/\1/p' "$LOGS/tracking_check.log" | tail -n 1)
-    if ((rc == 0)) && [[ "$summary" == *", 0 stale" ]]; then
-        record tracking-check PASSED 1 0 "$summary"
-    else
-        record tracking-check FAILED 0 1 "${summary:-no summary line} (exit $rc$(timed_out "$rc"); STALE lines and 'not ok' above)"
-    fi
-}
+# The steps that run clients against the RESP server: cli_step, step_resp, step_failover,
+# step_tracking_check.
+# shellcheck source=tools/test_clients.sh
+source "$ROOT/tools/test_clients.sh"
 
 show_logs_of() {
     local f n
@@ -767,6 +690,7 @@ step_tap || true
 step_resp || true
 step_tracking_check || true
 step_alerts || true
+step_failover || true
 step_stress || true
 step_bench || true
 

@@ -74,6 +74,11 @@ public:
 	virtual bool enabled() = 0;
 	/* This node is a hot standby. */
 	virtual bool replica() = 0;
+	/* A standby: everything it replayed is WAL its WAL receiver got from the primary since the
+	 * server started, so the primary's history has it. Until then the standby may show writes
+	 * of its own that the primary never had — a crashed primary restarted as a standby before
+	 * pg_rewind (as Patroni does) replays WAL the failover lost — so it serves no reads. */
+	virtual bool replay_received() = 0;
 	/* A standby's primary as clients reach it (its announced RESP endpoint); false when the
 	 * standby does not know it (no WAL receiver). */
 	virtual bool primary_endpoint(std::string *host, int *port) = 0;
@@ -90,9 +95,10 @@ protected:
 
 /*
  * Redis Cluster's routing on a standby in cluster mode: a command with keys that writes, or
- * that reads without READONLY, answers -MOVED <slot of its first key> <primary host:port> (or
- * -CLUSTERDOWN when the primary is not known) and returns true; anything else (a primary, no
- * cluster mode, keyless commands, reads after READONLY) returns false and runs here. All slots
+ * that reads without READONLY or before the standby's replay is WAL received from the primary
+ * (replay_received), answers -MOVED <slot of its first key> <primary host:port> (or -CLUSTERDOWN
+ * when the primary is not known) and returns true; anything else (a primary, no cluster mode,
+ * keyless commands, reads after READONLY) returns false and runs here. All slots
  * belong to the one shard, so multi-key commands are never refused for their slots.
  */
 bool cluster_redirect(ClusterTopology *cluster, const CommandSpec &command, const Request &request,

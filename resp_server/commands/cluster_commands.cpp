@@ -82,9 +82,9 @@ bool cluster_redirect(ClusterTopology *cluster, const CommandSpec &command, cons
 	if (cluster == nullptr || command.first_key <= 0 || size_t(command.first_key) >= request.argc)
 		return false;
 	bool writes = (command.flags & CMD_WRITE) != 0;
-	if (!writes && session.cluster_readonly)
-		return false;
 	if (!cluster->enabled() || !cluster->replica())
+		return false;
+	if (!writes && session.cluster_readonly && cluster->replay_received())
 		return false;
 	std::string host;
 	int port = 0;

@@ -16,7 +16,8 @@
  *   - a standby's primary: local_cache.resp_cluster_primary, else the WAL receiver's host (this
  *     node's announced host for a Unix socket) and its PostgreSQL port shifted by this node's
  *     resp_port - port (nodes that keep the same distance between their two ports need nothing);
- *   - positions: the primary's flushed WAL, a standby's replay, the walsenders' apply positions.
+ *   - positions: the primary's flushed WAL, a standby's replay, the walsenders' apply positions;
+ *   - whether a standby's replay is WAL its primary sent it (replay_received: it serves reads).
  */
 #include "resp_server/pg/topology.h"
 
@@ -194,6 +195,35 @@ bool PgClusterTopology::replica()
 	PgError error;
 	outside_transaction([&]() noexcept { in_recovery = RecoveryInProgress(); }, &error);
 	return in_recovery;
+}
+
+/*
+ * WalRcv->flushedUpto is where the WAL the receiver got from its primary ends; it starts, at the
+ * first streaming request since the server started (or on a new timeline), at the start of the
+ * segment streaming begins in, which is at or before the replay position. A primary accepts a
+ * streaming request only at a point of its own history, and sends WAL of that history only, so
+ * replay <= flushedUpto, once the primary has sent something (lastMsgReceiptTime: the one case
+ * where flushedUpto is the replay position before any WAL came, a replay ending exactly at a
+ * segment's start, needs the primary to have accepted the request), means the primary had
+ * everything replayed here. A crashed primary that comes back as a standby of the new one replays
+ * its own WAL first, past the new timeline's fork: its receiver streams at most up to the fork,
+ * and the test stays false until pg_rewind (a restart, which starts the WAL receiver's state anew).
+ */
+bool PgClusterTopology::replay_received()
+{
+	bool received = false;
+	PgError error;
+	outside_transaction([&]() noexcept {
+		if (WalRcv == nullptr)
+			return;
+		SpinLockAcquire(&WalRcv->mutex);
+		XLogRecPtr start = WalRcv->receiveStart;
+		XLogRecPtr flushed = WalRcv->flushedUpto;
+		bool heard = WalRcv->lastMsgReceiptTime != 0;
+		SpinLockRelease(&WalRcv->mutex);
+		received = start != InvalidXLogRecPtr && heard && GetXLogReplayRecPtr(nullptr) <= flushed;
+	}, &error);
+	return received;
 }
 
 bool PgClusterTopology::primary_endpoint(std::string *host, int *port)

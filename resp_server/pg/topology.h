@@ -1,9 +1,10 @@
 /*
  * topology.h — the shard's topology on PostgreSQL (commands/cluster.h's ClusterTopology): this
  * node's id and announced endpoint, the primary's standbys from pg_stat_replication, a standby's
- * primary from its WAL receiver, its siblings from local_cache.cluster_members (which the
- * primary publishes), WAIT's positions from the walsenders. The rules (ids, announce,
- * discovery): docs/RESP.md, "Replication groups as one Redis Cluster shard".
+ * primary from its WAL receiver (and whether its replay came from it), its siblings from
+ * local_cache.cluster_members (which the primary publishes), WAIT's positions from the
+ * walsenders. The rules (ids, announce, discovery): docs/RESP.md, "Replication groups as one
+ * Redis Cluster shard".
  */
 #pragma once
 
@@ -18,6 +19,7 @@ class PgClusterTopology final : public ClusterTopology {
 public:
 	bool enabled() override;
 	bool replica() override;
+	bool replay_received() override;
 	bool primary_endpoint(std::string *host, int *port) override;
 	void describe(ClusterState &state) override;
 	uint64_t wait_position(const Session &session) override;

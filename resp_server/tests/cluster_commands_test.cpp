@@ -3,7 +3,7 @@
  * (resp_server/commands/cluster_commands.cpp) over a fake topology: Redis's key slots (CRC16
  * and hash tags), the shapes of CLUSTER SLOTS, SHARDS, NODES, INFO, MYID and ROLE as cluster
  * clients read them, -MOVED for writes and for reads before READONLY on a standby (inside MULTI
- * too), READONLY and READWRITE, WAIT's count and its waiting without holding the loop, and the
+ * too) and for every read while its replay is not WAL its primary sent, READONLY and READWRITE, WAIT's count and its waiting without holding the loop, and the
  * error of every cluster command when cluster mode is off.
  */
 #include <boost/test/unit_test.hpp>
@@ -198,6 +198,17 @@ BOOST_AUTO_TEST_CASE(standby_moves_writes_and_reads_before_readonly)
 	c.run({"READONLY"});
 	BOOST_TEST(c.run({"RESET"}) == "+RESET\r\n");
 	BOOST_TEST(c.run({"GET", "users:1"}) == moved);
+
+	/* A standby whose replay its primary has not sent it (a crashed primary restarted as a
+	 * standby, before pg_rewind): even READONLY reads move to the primary, until it has. */
+	c.run({"READONLY"});
+	c.cluster.received = false;
+	BOOST_TEST(c.run({"GET", "users:1"}) == moved);
+	BOOST_TEST(c.run({"MGET", "users:1", "users:2"}) == moved);
+	BOOST_TEST(c.run({"PING"}) == "+PONG\r\n");
+	c.cluster.received = true;
+	BOOST_TEST(c.run({"GET", "users:1"}).rfind("-MOVED", 0) == std::string::npos);
+	c.run({"READWRITE"});
 
 	/* A standby that does not know its primary. */
 	c.cluster.primary_known = false;

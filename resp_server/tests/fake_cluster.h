@@ -19,12 +19,14 @@ public:
 	bool standby = false;      /* this node is the first standby */
 	bool primary_known = true; /* a standby knows its primary's endpoint */
 	bool link_up = true;
+	bool received = true; /* a standby's replay is WAL its primary sent */
 	bool second_standby_down = false;
 	uint64_t flushed = 5000;            /* the primary's WAL */
 	uint64_t replayed[2] = {5000, 4000}; /* each standby's replay */
 
 	bool enabled() override { return on; }
 	bool replica() override { return standby; }
+	bool replay_received() override { return received; }
 	bool primary_endpoint(std::string *host, int *port) override
 	{
 		if (!primary_known)

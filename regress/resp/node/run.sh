@@ -17,7 +17,8 @@
 # (tests/cluster.test.mjs two, in LC_STANDBY_DIR and LC_STANDBY_DIR-2, destroyed by the test).
 # `run.sh checks/tracking.check.mjs` runs the randomized CLIENT TRACKING checker instead (not
 # part of the default tests/*.test.mjs) for LC_TRACKING_CHECK_SECONDS (default 5); the time
-# limits below grow with it.
+# limits below grow with it. `run.sh checks/failover.check.mjs` runs the Patroni failover check
+# (its own etcd and three Patroni nodes through tools/patroni.sh, in $WORK/patroni).
 # Exit status: node's (0 only if every test passed); 2 if node or npm is missing.
 set -uo pipefail
 export LC_ALL=C PGCLIENTENCODING=UTF8

@@ -70,6 +70,7 @@ from driver_lib.soak import run_soak, run_standby_check  # noqa: E402
 from driver_lib.tracking import run_tracking  # noqa: E402
 from driver_lib.profile import run_profile  # noqa: E402
 from driver_lib.stall import run_stall  # noqa: E402
+from driver_lib.bulk import run_bulk  # noqa: E402
 
 
 def run_check(client):
@@ -180,8 +181,8 @@ def main():
             doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             save()
             return 0
-        if MODE in ("tracking", "profile", "stall"):
-            {"tracking": run_tracking, "profile": run_profile, "stall": run_stall}[MODE](doc, save)
+        if MODE in ("tracking", "profile", "stall", "bulk"):
+            {"tracking": run_tracking, "profile": run_profile, "stall": run_stall, "bulk": run_bulk}[MODE](doc, save)
             doc["partial"] = False
             doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             save()

@@ -41,8 +41,12 @@ namespace local_cache {
 
 namespace {
 
-/* Past this many distinct changed keys of one table, flushing it whole is cheaper. */
-constexpr int64 MAX_KEYS_PER_TABLE = 100000;
+/*
+ * Past this many distinct changed keys of one table, or rows written (capture_keys), flushing it
+ * whole is cheaper: recording a key and invalidating it at commit cost about 5 µs, four times what
+ * PostgreSQL spends deleting a row (measured: docs/BENCHMARKS.md, "Bulk writes").
+ */
+constexpr int64 MAX_KEYS_PER_TABLE = 10000;
 
 struct ChangedTable {
 	Oid relid; /* hash key */
@@ -55,6 +59,7 @@ struct ChangedTable {
 	bool serializable_writer; /* counted in store_serializable_writer_begin */
 	PrimaryKey key;
 	int64 nkeys;
+	int64 rows_queued; /* rows capture_keys let through */
 };
 
 /* The hash key is the table and the bytes `key` points to (changed_key_hash/match). */
@@ -91,6 +96,8 @@ int changed_key_match(const void *a, const void *b, Size)
 HTAB *changed_tables = nullptr;
 HTAB *changed_keys = nullptr;
 bool xact_writes = false;
+/* invalidation_row_captured's last table, an entry of changed_tables (until forget_changes). */
+ChangedTable *last_table_asked = nullptr;
 /* Past this many keys at transaction end the keys' table is dropped rather than emptied: a hash
  * table never shrinks, and every commit walks all its buckets. */
 constexpr long KEEP_KEYS_TABLE_UP_TO = 1024;
@@ -162,6 +169,7 @@ ChangedTable *changed_table_entry(Oid relid, bool *found)
 		table->capture_changed = false;
 		table->capture_began = false;
 		table->nkeys = 0;
+		table->rows_queued = 0;
 		table->keyed = false;
 		table->serializable_writer = false;
 	}
@@ -377,6 +385,7 @@ void forget_changes(void)
 	if (!xact_writes)
 		return;
 	xact_writes = false;
+	last_table_asked = nullptr;
 	if (hash_get_num_entries(changed_keys) > KEEP_KEYS_TABLE_UP_TO) {
 		hash_destroy(changed_keys);
 		changed_keys = nullptr;
@@ -471,6 +480,24 @@ void invalidation_table_altered(Oid relid)
 	table->capture_changed = true;
 }
 
+bool invalidation_row_captured(Oid relid)
+{
+	if (!xact_writes)
+		return true;
+	ChangedTable *table = last_table_asked;
+	if (table == nullptr || table->relid != relid) {
+		table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_FIND, NULL));
+		/* Not marked written (no statement trigger ran: logical replication's apply): the row's
+		 * event records its key. */
+		if (table == nullptr)
+			return true;
+		last_table_asked = table;
+	}
+	if (!table->flush_all && ++table->rows_queued > MAX_KEYS_PER_TABLE)
+		table->flush_all = true;
+	return !table->flush_all;
+}
+
 bool invalidation_xact_wrote(Oid relid)
 {
 	return changed_tables != nullptr && hash_search(changed_tables, &relid, HASH_FIND, NULL) != nullptr;
@@ -533,6 +560,16 @@ static Datum capture_changes(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 LOCAL_CACHE_V1_FUNCTION(local_cache_capture_changes, capture_changes)
+
+/*
+ * The row trigger's WHEN clause (enable() since 1.5), evaluated as each row is written, before the
+ * statement's AFTER ROW events run: see invalidation_row_captured.
+ */
+static Datum capture_keys(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(invalidation_row_captured(PG_GETARG_OID(0)));
+}
+LOCAL_CACHE_V1_FUNCTION(local_cache_capture_keys, capture_keys)
 
 /* Called by the ALTER TABLE event trigger: the transaction may have changed what rows look
  * like or written rows while the capture trigger was disabled. */

@@ -75,6 +75,7 @@ from driver_lib.tracking import run_tracking  # noqa: E402
 from driver_lib.profile import run_profile  # noqa: E402
 from driver_lib.stall import run_stall  # noqa: E402
 from driver_lib.cluster import run_cluster  # noqa: E402
+from driver_lib.bulk import run_bulk  # noqa: E402
 
 
 def run_check(client):
@@ -185,8 +186,9 @@ def main():
             doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             save()
             return 0
-        if MODE in ("tracking", "profile", "stall", "cluster"):
-            {"tracking": run_tracking, "profile": run_profile, "stall": run_stall, "cluster": run_cluster}[MODE](doc, save)
+        if MODE in ("tracking", "profile", "stall", "cluster", "bulk"):
+            {"tracking": run_tracking, "profile": run_profile, "stall": run_stall, "cluster": run_cluster,
+             "bulk": run_bulk}[MODE](doc, save)
             doc["partial"] = False
             doc["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             save()

@@ -8,7 +8,7 @@ standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
     bench/report FILE.json --keys KEYS.json --soak SOAK.json > docs/BENCHMARKS.md
     bench/report FILE.json ... --serializable SER.json --tls TLS.json --tracking TRK.json --profile PROF.json \
-        --tail TAIL.json --stall STALL.json --cluster CLUSTER.json --soak SOAK.json > docs/BENCHMARKS.md
+        --tail TAIL.json --stall STALL.json --cluster CLUSTER.json --write WRITE.json --bulk BULK.json --soak SOAK.json > docs/BENCHMARKS.md
 
 The other sections read the bigint table's samples (samples without "keys" are those) whose SQL
 paths send text parameters (samples without "params" are those). The "Key types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
@@ -29,7 +29,11 @@ and without the batching pause, and its other paths against the same run's basel
 trigger beside everyone else's reads" after that: GET latency alone and beside a writer whose
 trigger sleeps. With --cluster a bench/run cluster result gives the section "Reads through a Redis
 Cluster client: the primary and two hot standbys" after that: the reads' spread over the nodes and
-the server CPU per request on each, and WAIT's time. With --soak the soak document is the last section.
+the server CPU per request on each, and WAIT's time. With --write a bench/run write result gives the section "What the cache costs
+writers" after that: UPDATE cached against not cached and RESP SET against UPDATE, paired by
+round, with issue 46's targets. With --bulk a bench/run bulk result gives the section "Bulk writes" after that:
+UPDATE, COPY and DELETE of a whole table, cached and not, and the writer's memory. With --soak the
+soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -54,6 +58,8 @@ from report_lib.tls import tls_section  # noqa: E402
 from report_lib.tracking import tracking_section  # noqa: E402
 from report_lib.stall import stall_section  # noqa: E402
 from report_lib.cluster import cluster_section  # noqa: E402
+from report_lib.bulk import bulk_section  # noqa: E402
+from report_lib.write_cost import write_cost_section  # noqa: E402
 from report_lib.profile import profile_section  # noqa: E402
 from report_lib.tail import tail_section  # noqa: E402
 
@@ -95,6 +101,8 @@ def main():
                                     "everyone else's reads")
     ap.add_argument("--cluster", help="a bench/run cluster result: the section on reads through a Redis Cluster "
                                       "client, the primary alone and with two hot standbys, and WAIT's time")
+    ap.add_argument("--write", help="a bench/run write result: the section on what the cache costs writers")
+    ap.add_argument("--bulk", help="a bench/run bulk result: the section on whole-table writes, cached and not")
     ap.add_argument("--profile", help="a bench/run profile result: the section on where the CPU goes, with its "
                                       "flame graphs")
     args = ap.parse_args()
@@ -103,6 +111,7 @@ def main():
     pdoc = sampleless_doc(args.profile, "profile") if args.profile else None
     stall_doc = sampleless_doc(args.stall, "stall") if args.stall else None
     cluster_doc = sampleless_doc(args.cluster, "cluster") if args.cluster else None
+    bulk_doc = sampleless_doc(args.bulk, "bulk") if args.bulk else None
     doc = load(args.file)
     if doc.get("partial", True) or doc.get("error"):
         die(f"{args.file} is a partial result ({doc.get('error') or 'not finished'}); refusing to report it")
@@ -114,7 +123,7 @@ def main():
         sys.stdout.write("\n".join(soak_report(doc, args, charts)))
         return
     if not doc.get("samples"):
-        for mode in ("tracking", "profile", "stall", "cluster"):
+        for mode in ("tracking", "profile", "stall", "cluster", "bulk"):
             if doc.get(mode):
                 die(f"{args.file} is a bench/run {mode} result: give it with --{mode} beside a bench/run result "
                     "with samples")
@@ -149,6 +158,10 @@ def main():
         out += stall_section(stall_doc, args.stall)
     if cluster_doc:
         out += cluster_section(cluster_doc, args.cluster)
+    if args.write:
+        out += write_cost_section(extra_doc(args.write), args.write)
+    if bulk_doc:
+        out += bulk_section(bulk_doc, args.bulk)
     write_notes(w, doc, data, cfg, misses, cpu_over)
     if args.soak:
         out += soak_section(args, charts)

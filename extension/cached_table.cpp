@@ -24,6 +24,8 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/primnodes.h"
 #include "parser/parse_func.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
@@ -163,20 +165,47 @@ bool json_is_session_independent(Oid type)
 	}
 }
 
-bool capture_trigger_matches(HeapTuple tuple, const CaptureTrigger &expected, Oid capture_function)
+/*
+ * The row trigger's WHEN clause, if any, is exactly `local_cache.capture_keys(<this table>)`
+ * (enable() since 1.5): it skips only the rows of a table the transaction flushes whole at commit
+ * anyway. No WHEN clause (enable() before 1.5) captures every row too.
+ */
+bool capture_qual_matches(HeapTuple tuple, Relation triggers, Oid relid, bool row_trigger)
+{
+	bool isnull;
+	Datum qual = heap_getattr(tuple, Anum_pg_trigger_tgqual, RelationGetDescr(triggers), &isnull);
+	if (isnull)
+		return true;
+	if (!row_trigger)
+		return false;
+	Node *expr = static_cast<Node *>(stringToNode(TextDatumGetCString(qual)));
+	if (!IsA(expr, FuncExpr))
+		return false;
+	FuncExpr *call = castNode(FuncExpr, expr);
+	List *name = list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup("capture_keys")));
+	Oid argtype = REGCLASSOID;
+	if (call->funcid != LookupFuncName(name, 1, &argtype, true) || list_length(call->args) != 1 ||
+		!IsA(linitial(call->args), Const))
+		return false;
+	Const *table = castNode(Const, linitial(call->args));
+	return table->consttype == REGCLASSOID && !table->constisnull && DatumGetObjectId(table->constvalue) == relid;
+}
+
+bool capture_trigger_matches(HeapTuple tuple, Relation triggers, const CaptureTrigger &expected, Oid capture_function,
+							 Oid relid)
 {
 	Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
 	return trigger->tgfoid == capture_function && trigger->tgtype == expected.type &&
 		trigger->tgenabled == TRIGGER_FIRES_ALWAYS && trigger->tgnargs == 0 &&
 		trigger->tgattr.dim1 == 0 && !OidIsValid(trigger->tgconstraint) && !trigger->tgdeferrable &&
-		heap_attisnull(tuple, Anum_pg_trigger_tgqual, NULL) &&
+		capture_qual_matches(tuple, triggers, relid, TRIGGER_FOR_ROW(expected.type)) &&
 		heap_attisnull(tuple, Anum_pg_trigger_tgoldtable, NULL) &&
 		heap_attisnull(tuple, Anum_pg_trigger_tgnewtable, NULL);
 }
 
 /*
  * Whether the table's capture triggers are all there as enable() made them (events, timing,
- * level, ALWAYS, the function, no arguments, columns or WHEN clause). Reads pg_trigger with a
+ * level, ALWAYS, the function, no arguments or columns, no WHEN clause but capture_keys'). Reads pg_trigger with a
  * fresh catalog snapshot: a trigger change that committed after this backend last took
  * invalidations is seen (its lock, ShareRowExclusiveLock, does not conflict with a reader's).
  * Adds every version of the triggers (name and tuple xmin) to `hash`.
@@ -197,7 +226,7 @@ bool capture_triggers_intact(Oid relid, SignatureHash *hash)
 		for (int i = 0; i < NUM_CAPTURE_TRIGGERS; i++) {
 			if (strcmp(tgname, CAPTURE_TRIGGERS[i].name) != 0)
 				continue;
-			intact[i] = capture_trigger_matches(tuple, CAPTURE_TRIGGERS[i], capture_function);
+			intact[i] = capture_trigger_matches(tuple, triggers, CAPTURE_TRIGGERS[i], capture_function, relid);
 			hash->add(tgname, strlen(tgname) + 1);
 			hash->add(HeapTupleHeaderGetRawXmin(tuple->t_data));
 		}

@@ -4,7 +4,7 @@
  *
  * The trigger local_cache.capture_changes() (BEFORE STATEMENT for INSERT/UPDATE/DELETE
  * to mark the table written, AFTER ROW for the keys, AFTER STATEMENT for TRUNCATE; all
- * enabled ALWAYS so logical replication apply fires them too) records changed keys in backend-local hash tables in TopTransactionContext. At
+ * enabled ALWAYS so logical replication apply fires them too) records changed keys in backend-local hash tables (kept for the session, emptied at transaction end). At
  * XACT_EVENT_PRE_COMMIT (and PRE_PREPARE, so two-phase commits are covered whoever runs
  * COMMIT PREPARED) each key is removed from the store and its shard's invalidation
  * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole. Once
@@ -16,6 +16,7 @@
 #include "extension/invalidation.h"
 
 #include "extension/boundary.h"
+#include "extension/cached_table.h"
 #include "extension/primary_key.h"
 #include "extension/store.h"
 #include "extension/tracking_log.h"
@@ -30,6 +31,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "common/hashfn.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -39,8 +41,12 @@ namespace local_cache {
 
 namespace {
 
-/* Past this many distinct changed keys of one table, flushing it whole is cheaper. */
-constexpr int64 MAX_KEYS_PER_TABLE = 100000;
+/*
+ * Past this many distinct changed keys of one table, or rows written (capture_keys), flushing it
+ * whole is cheaper: recording a key and invalidating it at commit cost about 5 µs, four times what
+ * PostgreSQL spends deleting a row (measured: docs/BENCHMARKS.md, "Bulk writes").
+ */
+constexpr int64 MAX_KEYS_PER_TABLE = 10000;
 
 struct ChangedTable {
 	Oid relid; /* hash key */
@@ -53,6 +59,7 @@ struct ChangedTable {
 	bool serializable_writer; /* counted in store_serializable_writer_begin */
 	PrimaryKey key;
 	int64 nkeys;
+	int64 rows_queued; /* rows capture_keys let through */
 };
 
 /* The hash key is the table and the bytes `key` points to (changed_key_hash/match). */
@@ -81,20 +88,40 @@ int changed_key_match(const void *a, const void *b, Size)
 	return x->relid == y->relid && x->key == y->key ? 0 : 1;
 }
 
-/* Both live in TopTransactionContext and are forgotten at transaction end. */
+/*
+ * Both live for the session (made once: creating two hash tables per transaction cost a writer
+ * more than all the rest of the capture) and are emptied at transaction end; the key bytes their
+ * entries point to are in TopTransactionContext. `xact_writes`: they hold this transaction's.
+ */
 HTAB *changed_tables = nullptr;
 HTAB *changed_keys = nullptr;
+bool xact_writes = false;
+/* invalidation_row_captured's last table, an entry of changed_tables (until forget_changes). */
+ChangedTable *last_table_asked = nullptr;
+/* Past this many keys at transaction end the keys' table is dropped rather than emptied: a hash
+ * table never shrinks, and every commit walks all its buckets. */
+constexpr long KEEP_KEYS_TABLE_UP_TO = 1024;
+
+/* The primary key of each table written in the session, by relid, until a relcache invalidation
+ * of the table (which every change of its key or its columns' types sends). */
+struct KnownKey {
+	Oid relid; /* hash key */
+	bool keyed;
+	PrimaryKey key;
+};
+HTAB *known_keys = nullptr;
 /*
  * The keys by the nesting level of the (sub)transaction that first changed them: a subtransaction
  * that commits hands its keys to its parent, one that aborts forgets them (its changes never
  * become visible: nothing to invalidate, and CLIENT TRACKING must not tell of them). A key
  * changed again deeper stays where it is, at the outer level that keeps it changed.
  */
-ChangedKey **keys_at_level = nullptr;
+ChangedKey **keys_at_level = nullptr; /* in TopMemoryContext, like own_at_level */
 /* The same for the keys marked own: a subtransaction that aborts unmarks those it marked (its
  * write was undone; what changed the key before it, a trigger's write, stays and is told). */
 ChangedKey **own_at_level = nullptr;
 int levels_allocated = 0;
+int deepest_level_used = 0; /* levels below it may be non-null */
 
 /* What invalidate_changes() did, in TopTransactionContext, for the tracking log once the
  * commit is visible. */
@@ -117,21 +144,24 @@ HTAB *create_set(const char *name, Size keysize, Size entrysize, bool by_key_byt
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = keysize;
 	ctl.entrysize = entrysize;
-	ctl.hcxt = TopTransactionContext;
+	ctl.hcxt = TopMemoryContext;
 	if (!by_key_bytes)
-		return hash_create(name, 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		return hash_create(name, 8, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	ctl.hash = pg_entry<changed_key_hash>;
 	ctl.match = pg_entry<changed_key_match>;
-	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 }
 
 ChangedTable *changed_table_entry(Oid relid, bool *found)
 {
-	if (changed_tables == nullptr) {
-		wal_xact_starts_writing();
+	if (changed_tables == nullptr)
 		changed_tables = create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable), false);
+	if (changed_keys == nullptr)
 		changed_keys = create_set("local_cache changed keys", offsetof(ChangedKey, next_at_level), sizeof(ChangedKey),
 								  true);
+	if (!xact_writes) {
+		wal_xact_starts_writing();
+		xact_writes = true;
 	}
 	ChangedTable *table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_ENTER, found));
 	if (!*found) {
@@ -139,10 +169,43 @@ ChangedTable *changed_table_entry(Oid relid, bool *found)
 		table->capture_changed = false;
 		table->capture_began = false;
 		table->nkeys = 0;
+		table->rows_queued = 0;
 		table->keyed = false;
 		table->serializable_writer = false;
 	}
 	return table;
+}
+
+/* A relation's entry in known_keys is stale. */
+void relcache_changed(Datum, Oid relid)
+{
+	if (known_keys == nullptr)
+		return;
+	if (relid != InvalidOid) {
+		hash_search(known_keys, &relid, HASH_REMOVE, NULL);
+		return;
+	}
+	HASH_SEQ_STATUS status;
+	hash_seq_init(&status, known_keys);
+	while (KnownKey *known = static_cast<KnownKey *>(hash_seq_search(&status)))
+		hash_search(known_keys, &known->relid, HASH_REMOVE, NULL);
+}
+
+const KnownKey *known_key_of(Relation rel)
+{
+	if (known_keys == nullptr)
+		known_keys = relation_hash_create("local_cache written tables' keys", sizeof(KnownKey));
+	Oid relid = RelationGetRelid(rel);
+	KnownKey *known = static_cast<KnownKey *>(hash_search(known_keys, &relid, HASH_FIND, NULL));
+	if (known != nullptr)
+		return known;
+	/* Entered only once built: primary_key_of may raise an error. */
+	PrimaryKey key;
+	bool keyed = primary_key_of(rel, &key) == KeyProblem::None;
+	known = static_cast<KnownKey *>(hash_search(known_keys, &relid, HASH_ENTER, NULL));
+	known->keyed = keyed;
+	known->key = key;
+	return known;
 }
 
 ChangedTable *changed_table(Relation rel)
@@ -150,7 +213,10 @@ ChangedTable *changed_table(Relation rel)
 	bool found;
 	ChangedTable *table = changed_table_entry(RelationGetRelid(rel), &found);
 	if (!found) {
-		table->keyed = primary_key_of(rel, &table->key) == KeyProblem::None;
+		const KnownKey *known = known_key_of(rel);
+		table->keyed = known->keyed;
+		if (table->keyed)
+			table->key = known->key;
 		/* No usable key to name rows by: flush the table at commit. */
 		if (!table->keyed)
 			table->flush_all = true;
@@ -167,13 +233,14 @@ ChangedTable *changed_table(Relation rel)
 /* Makes room in keys_at_level and own_at_level for nesting level `level`. */
 void allocate_level(int level)
 {
+	deepest_level_used = Max(deepest_level_used, level + 1);
 	if (level < levels_allocated)
 		return;
 	int grown = Max(8, level * 2);
 	ChangedKey ***lists[] = {&keys_at_level, &own_at_level};
 	for (ChangedKey ***list : lists) {
 		*list = static_cast<ChangedKey **>(
-			*list == nullptr ? MemoryContextAlloc(TopTransactionContext, sizeof(ChangedKey *) * grown)
+			*list == nullptr ? MemoryContextAlloc(TopMemoryContext, sizeof(ChangedKey *) * grown)
 							 : repalloc(*list, sizeof(ChangedKey *) * grown));
 		for (int i = levels_allocated; i < grown; i++)
 			(*list)[i] = nullptr;
@@ -239,7 +306,7 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
  */
 void invalidate_changes(void)
 {
-	if (changed_tables == nullptr || !store_available())
+	if (!xact_writes || !store_available())
 		return;
 	long ntables = hash_get_num_entries(changed_tables);
 	long nkeys = hash_get_num_entries(changed_keys);
@@ -290,7 +357,7 @@ void log_for_tracking(TransactionId xid)
 
 void end_capture_changes(void)
 {
-	if (changed_tables == nullptr || !store_available())
+	if (!xact_writes || !store_available())
 		return;
 	TransactionId xid = GetTopTransactionIdIfAny();
 	HASH_SEQ_STATUS status;
@@ -303,7 +370,7 @@ void end_capture_changes(void)
 /* After the pre-commit (or pre-prepare) invalidation, or at abort. */
 void end_serializable_writes(void)
 {
-	if (changed_tables == nullptr || !store_available())
+	if (!xact_writes || !store_available())
 		return;
 	HASH_SEQ_STATUS status;
 	hash_seq_init(&status, changed_tables);
@@ -312,10 +379,37 @@ void end_serializable_writes(void)
 			store_serializable_writer_end(MyDatabaseId, table->relid);
 }
 
+/* Empties the session's sets for the next transaction (the key bytes go with its memory). */
+void forget_changes(void)
+{
+	if (!xact_writes)
+		return;
+	xact_writes = false;
+	last_table_asked = nullptr;
+	if (hash_get_num_entries(changed_keys) > KEEP_KEYS_TABLE_UP_TO) {
+		hash_destroy(changed_keys);
+		changed_keys = nullptr;
+	}
+	HTAB *sets[] = {changed_tables, changed_keys};
+	for (HTAB *set : sets) {
+		if (set == nullptr)
+			continue;
+		HASH_SEQ_STATUS status;
+		hash_seq_init(&status, set);
+		while (void *entry = hash_seq_search(&status))
+			hash_search(set, entry, HASH_REMOVE, NULL);
+	}
+	for (int i = 0; i < deepest_level_used && i < levels_allocated; i++) {
+		keys_at_level[i] = nullptr;
+		own_at_level[i] = nullptr;
+	}
+	deepest_level_used = 0;
+}
+
 void subxact_event(SubXactEvent event, SubTransactionId, SubTransactionId, void *)
 {
 	int level = GetCurrentTransactionNestLevel();
-	if (changed_keys == nullptr || level >= levels_allocated)
+	if (!xact_writes || level >= levels_allocated)
 		return;
 	if (event == SUBXACT_EVENT_COMMIT_SUB) {
 		hand_to_parent(keys_at_level, level, &ChangedKey::next_at_level);
@@ -360,13 +454,9 @@ void xact_event(XactEvent event, void *)
 	case XACT_EVENT_PARALLEL_ABORT:
 	case XACT_EVENT_PREPARE:
 		end_serializable_writes();
-		/* The memory goes with TopTransactionContext. A prepared transaction's capture
+		/* The key bytes go with TopTransactionContext. A prepared transaction's capture
 		 * change stays begun; the first reader after COMMIT PREPARED settles it. */
-		changed_tables = nullptr;
-		changed_keys = nullptr;
-		keys_at_level = nullptr;
-		own_at_level = nullptr;
-		levels_allocated = 0;
+		forget_changes();
 		invalidated = {};
 		wal_xact_ended();
 		break;
@@ -379,6 +469,7 @@ void invalidation_register_callbacks(void)
 {
 	RegisterXactCallback(pg_entry<xact_event>, NULL);
 	RegisterSubXactCallback(pg_entry<subxact_event>, NULL);
+	CacheRegisterRelcacheCallback(pg_entry<relcache_changed>, (Datum) 0);
 }
 
 void invalidation_table_altered(Oid relid)
@@ -389,6 +480,24 @@ void invalidation_table_altered(Oid relid)
 	table->capture_changed = true;
 }
 
+bool invalidation_row_captured(Oid relid)
+{
+	if (!xact_writes)
+		return true;
+	ChangedTable *table = last_table_asked;
+	if (table == nullptr || table->relid != relid) {
+		table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_FIND, NULL));
+		/* Not marked written (no statement trigger ran: logical replication's apply): the row's
+		 * event records its key. */
+		if (table == nullptr)
+			return true;
+		last_table_asked = table;
+	}
+	if (!table->flush_all && ++table->rows_queued > MAX_KEYS_PER_TABLE)
+		table->flush_all = true;
+	return !table->flush_all;
+}
+
 bool invalidation_xact_wrote(Oid relid)
 {
 	return changed_tables != nullptr && hash_search(changed_tables, &relid, HASH_FIND, NULL) != nullptr;
@@ -396,7 +505,7 @@ bool invalidation_xact_wrote(Oid relid)
 
 void invalidation_own_write(Oid relid, KeyBytes key)
 {
-	if (changed_keys == nullptr)
+	if (!xact_writes)
 		return;
 	ChangedKey probe;
 	probe.relid = relid;
@@ -451,6 +560,16 @@ static Datum capture_changes(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 LOCAL_CACHE_V1_FUNCTION(local_cache_capture_changes, capture_changes)
+
+/*
+ * The row trigger's WHEN clause (enable() since 1.5), evaluated as each row is written, before the
+ * statement's AFTER ROW events run: see invalidation_row_captured.
+ */
+static Datum capture_keys(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(invalidation_row_captured(PG_GETARG_OID(0)));
+}
+LOCAL_CACHE_V1_FUNCTION(local_cache_capture_keys, capture_keys)
 
 /* Called by the ALTER TABLE event trigger: the transaction may have changed what rows look
  * like or written rows while the capture trigger was disabled. */

@@ -19,6 +19,15 @@ void invalidation_register_callbacks(void);
  */
 void invalidation_table_altered(Oid relid);
 
+/*
+ * For the row trigger's WHEN clause, as a row of the table is written: whether its AFTER ROW event
+ * is needed, i.e. the transaction does not flush the table whole at commit (a TRUNCATE, a definition
+ * change, or past MAX_KEYS_PER_TABLE rows: then it decides so here, before the statement's events
+ * have run). Once false it stays false to the transaction's end, subtransactions' aborts included
+ * (flushing more than needed is always correct), so that the rows it skips are covered.
+ */
+bool invalidation_row_captured(Oid relid);
+
 /* Whether the current transaction has written the table (its reads then bypass the cache). */
 bool invalidation_xact_wrote(Oid relid);
 

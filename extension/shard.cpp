@@ -147,6 +147,11 @@ static uint32_t *buckets_of(const Shard *shard)
 	return reinterpret_cast<uint32_t *>(base + align8(sizeof(Shard)));
 }
 
+void Shard::prefetch_bucket(uint64_t hash) const
+{
+	__builtin_prefetch(&buckets_of(this)[uint32_t(hash) & bucket_mask_]);
+}
+
 uint32_t *Shard::link_to(const EntryKey &key, uint32_t hash32) const
 {
 	uint32_t *link = &buckets_of(this)[hash32 & bucket_mask_];

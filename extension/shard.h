@@ -140,6 +140,10 @@ public:
 	InsertResult insert(const EntryKey &key, uint64_t hash, uint64_t expected_seq,
 						const EntryPayload &payload, RemoveObserver observer);
 
+	/* Starts loading the bucket a lookup of `hash` reads first (a lookup of many keys prefetches
+	 * all their buckets before it reads any: their cache misses overlap). */
+	void prefetch_bucket(uint64_t hash) const;
+
 	/* Invalidation: removes the key if present and always advances seq(). */
 	bool remove(const EntryKey &key, uint64_t hash, RemoveObserver observer);
 

@@ -177,6 +177,12 @@ void store_global_counters(GlobalCounters *out);
 Shard *store_shard(int shard);
 LWLock *store_shard_lock(int shard);
 
+/* Prefetches the key's bucket (Shard::prefetch_bucket) for a lookup soon after. */
+inline void store_prefetch(const StoreKey &key)
+{
+	store_shard(key.shard)->prefetch_bucket(key.hash);
+}
+
 template <typename Visit> bool store_lookup(const StoreKey &key, Visit &&visit)
 {
 	EntryView view;

@@ -202,3 +202,60 @@ CREATE TABLE local_cache.cluster_members (
     changed_at timestamptz NOT NULL DEFAULT now()
 );
 GRANT SELECT ON local_cache.cluster_members TO PUBLIC;
+
+/* The row trigger asks capture_keys() first (its WHEN clause, evaluated as the row is written):
+   once a transaction flushes the table whole at commit (past 10,000 rows or keys, after a
+   TRUNCATE), the rest of its rows queue no trigger event, and a bulk write of a cached table costs
+   little more than of one not cached. The capture check accepts the row trigger with this WHEN clause naming
+   its own table, or with none (as enable() made it before). */
+CREATE FUNCTION local_cache.capture_keys(rel regclass) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'local_cache_capture_keys' LANGUAGE C STRICT VOLATILE;
+
+CREATE OR REPLACE FUNCTION local_cache.enable(rel regclass, resp_prefix text DEFAULT NULL) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+    prefix text := coalesce(resp_prefix, (SELECT relname FROM pg_class WHERE oid = rel)::text);
+BEGIN
+    PERFORM local_cache._check_preloaded();
+    PERFORM local_cache._check_cacheable(rel);
+    IF prefix = '' OR prefix ~ '[:[:space:]]' THEN
+        RAISE EXCEPTION 'invalid RESP prefix "%"', prefix
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'RESP keys are <prefix>:<id>: a prefix is not empty and has no ":" and no white space.',
+                  HINT = 'Pass another prefix: local_cache.enable(table, resp_prefix => ''name'').';
+    END IF;
+    IF EXISTS (SELECT FROM local_cache.tables WHERE relid = rel) THEN
+        RAISE EXCEPTION 'table "%" is already enabled in local_cache', rel
+            USING ERRCODE = 'duplicate_object';
+    END IF;
+    PERFORM local_cache._has_capture_triggers(rel);
+    EXECUTE format('CREATE OR REPLACE TRIGGER local_cache_mark_written BEFORE INSERT OR UPDATE OR DELETE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION local_cache.capture_changes()', rel);
+    EXECUTE format('CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON %s '
+                   'FOR EACH ROW WHEN (local_cache.capture_keys(%L::regclass)) '
+                   'EXECUTE FUNCTION local_cache.capture_changes()', rel, rel);
+    EXECUTE format('CREATE OR REPLACE TRIGGER local_cache_invalidate_truncate AFTER TRUNCATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION local_cache.capture_changes()', rel);
+    -- ALWAYS: the triggers must also fire under session_replication_role = replica.
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER local_cache_mark_written', rel);
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER local_cache_invalidate', rel);
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER local_cache_invalidate_truncate', rel);
+    PERFORM local_cache._register(rel, prefix);
+END $$;
+
+/* The cached tables' row triggers, as enable() now makes them (one catalog change each: CREATE
+   OR REPLACE, then ALWAYS again, in this transaction). */
+DO $$
+DECLARE
+    rel regclass;
+BEGIN
+    FOR rel IN SELECT t.relid FROM local_cache.tables t
+                WHERE EXISTS (SELECT FROM pg_catalog.pg_trigger g WHERE g.tgrelid = t.relid
+                                AND g.tgname = 'local_cache_invalidate'
+                                AND g.tgfoid = 'local_cache.capture_changes()'::pg_catalog.regprocedure) LOOP
+        EXECUTE pg_catalog.format('CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON %s '
+                                  'FOR EACH ROW WHEN (local_cache.capture_keys(%L::regclass)) '
+                                  'EXECUTE FUNCTION local_cache.capture_changes()', rel, rel);
+        EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE ALWAYS TRIGGER local_cache_invalidate', rel);
+    END LOOP;
+END $$;

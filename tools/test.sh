@@ -23,6 +23,8 @@
 #   bench-tracking  bench/tests/tracking_test.py: the tracking section's push-delay cells and their
 #              targets on made-up results, and bench/report --tracking on the committed result;
 #              each check counts as one
+#   bench-write_cost  bench/tests/write_cost_test.py: bench/report's --write and --bulk sections
+#              (issue 46) on made-up results; each check counts as one
 #   unittest   `make -j2 unittest`; each Boost.Test case counts as one test
 #   regress    pg_regress part of `make check` (temporary instances); each test counts as one
 #   isolation  pg_isolation_regress part of `make check`; each spec counts as one

@@ -53,6 +53,13 @@ SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
 SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
     FOR EACH ROW WHEN (false) EXECUTE FUNCTION local_cache.capture_changes()$$);
 SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
+-- capture_keys' WHEN clause (enable()'s) only naming the table itself, and alone.
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH ROW WHEN (local_cache.capture_keys('pg_class'::regclass)) EXECUTE FUNCTION local_cache.capture_changes()$$);
+SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH ROW WHEN (NOT local_cache.capture_keys('cap_items'::regclass)) EXECUTE FUNCTION local_cache.capture_changes()$$);
+SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
 CREATE FUNCTION public.capture_changes() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END $$;
 SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
     FOR EACH ROW EXECUTE FUNCTION public.capture_changes()$$);
@@ -65,11 +72,17 @@ SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INS
     FOR EACH ROW EXECUTE FUNCTION local_cache.capture_changes()$$);
 ALTER TABLE cap_items ENABLE TRIGGER local_cache_invalidate;
 SELECT lc_check('cap_items', '{1,2,3}'), cap_hits() = :before AS cache_bypassed;
--- The definition enable() makes, back in place: the cache is used again (nothing cached
+-- The definition enable() made before 1.5 (no WHEN clause), back in place: the cache is used again (nothing cached
 -- meanwhile is served: every change flushed the table).
 ALTER TABLE cap_items ENABLE ALWAYS TRIGGER local_cache_invalidate;
 SELECT lc_check('cap_items', '{1,2,3}'), lc_check('cap_items', '{1,2,3}');
 SELECT cap_hits() > :before AS cache_used_again;
+-- and enable()'s own since 1.5, with capture_keys naming the table: used too.
+SELECT cap_redefine($$CREATE OR REPLACE TRIGGER local_cache_invalidate AFTER INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH ROW WHEN (local_cache.capture_keys('cap_items'::regclass)) EXECUTE FUNCTION local_cache.capture_changes()$$);
+SELECT cap_hits() AS before \gset
+SELECT lc_check('cap_items', '{1,2,3}'), lc_check('cap_items', '{1,2,3}');
+SELECT cap_hits() > :before AS cache_used_with_capture_keys;
 DROP FUNCTION public.capture_changes();
 
 -- With the extension's event triggers switched off (superuser), a capture trigger disabled

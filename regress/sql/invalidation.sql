@@ -289,7 +289,7 @@ TRUNCATE inv_parent CASCADE;
 SELECT local_cache.mget_json('inv', '{1,3,19}');
 SELECT lc_check('inv', '{1,3,19}');
 
--- One transaction that changes more than 100,000 keys of a table.
+-- One transaction that changes more than 100,000 keys of a table (past 10,000 it is flushed whole).
 CREATE TABLE inv_many (id bigint PRIMARY KEY, v integer NOT NULL);
 INSERT INTO inv_many SELECT i, 0 FROM generate_series(1, 100100) i;
 SELECT local_cache.enable('inv_many');
@@ -307,6 +307,26 @@ SELECT lc_check('inv_many', '{1,2,50000,100000,100100,100101,200001,300010}');
 SELECT count(*) FILTER (WHERE r::text = 'null') AS missing, sum((r->>'v')::int) AS sum_v
   FROM json_array_elements(local_cache.mget_json('inv_many', ARRAY(SELECT generate_series(1, 100100)::bigint))) AS e(r);
 DROP TABLE inv_many;
+
+-- Past 10,000 rows written in a transaction the rest queue no trigger event (capture_keys): the
+-- table is flushed at commit, also when the statement that crossed the line was rolled back.
+CREATE TABLE inv_rows (id bigint PRIMARY KEY, v integer NOT NULL);
+INSERT INTO inv_rows SELECT i, 0 FROM generate_series(1, 12000) i;
+SELECT local_cache.enable('inv_rows');
+SELECT lc_check('inv_rows', '{1,6000,6001,11999,12000}'), lc_check('inv_rows', '{1,6000,6001,11999,12000}');
+BEGIN;
+UPDATE inv_rows SET v = 1 WHERE id <= 6000;
+SAVEPOINT s;
+UPDATE inv_rows SET v = 2 WHERE id > 6000;
+ROLLBACK TO s;
+UPDATE inv_rows SET v = 3 WHERE id = 12000;
+COMMIT;
+SELECT lc_check('inv_rows', '{1,6000,6001,11999,12000}');
+SELECT lc_check('inv_rows', '{1,6000,6001,11999,12000}');
+UPDATE inv_rows SET v = 4;
+SELECT (SELECT sum((r->>'v')::int) FROM json_array_elements(local_cache.mget_json('inv_rows',
+          ARRAY(SELECT generate_series(1, 12000)::bigint))) AS e(r)) = 48000 AS all_rows_new;
+DROP TABLE inv_rows;
 
 DROP FUNCTION inv_bump(bigint);
 DROP VIEW inv_view;

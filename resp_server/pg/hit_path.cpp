@@ -50,14 +50,40 @@ bool known_reader(Oid relid, Oid role)
 char *hit_bytes = nullptr;
 size_t hit_capacity = 0;
 
-/* Where a key's bytes are made from its text (key_from_text), before its lookup. */
+/* Where a key's bytes are made from its text (key_from_text), before its lookup; with more than
+ * one key, each at its own offset (ResolvedKey). */
 char *key_buffer = nullptr;
 size_t key_buffer_capacity = 0;
 
-/* The key's bytes in the table, made in key_buffer; false when `id` names no key of it. */
-bool key_bytes_for(const RelInfo *info, std::string_view id, KeyBytes *out, bool *out_of_memory)
+/*
+ * A key of a request of several, made before any is looked up, so that the buckets of all of them
+ * are prefetched first and their cache misses overlap (one key alone keeps the plain path). Its
+ * bytes are at `offset` of key_buffer, which may move while later keys are made.
+ */
+struct ResolvedKey {
+	StoreKey key;
+	size_t offset;
+	bool present; /* false: a nil (no such key or table) */
+};
+ResolvedKey *resolved = nullptr;
+size_t resolved_capacity = 0;
+
+bool ensure_resolved(size_t count)
 {
-	size_t needed = key_bytes_bound(id.size());
+	if (count <= resolved_capacity)
+		return true;
+	auto *grown = static_cast<ResolvedKey *>(realloc(resolved, count * sizeof(ResolvedKey)));
+	if (grown == nullptr)
+		return false;
+	resolved = grown;
+	resolved_capacity = count;
+	return true;
+}
+
+/* The key's bytes in the table, made in key_buffer at `at`; false when `id` names no key of it. */
+bool key_bytes_for(const RelInfo *info, std::string_view id, size_t at, KeyBytes *out, bool *out_of_memory)
+{
+	size_t needed = at + key_bytes_bound(id.size());
 	if (needed > key_buffer_capacity) {
 		char *grown = static_cast<char *>(realloc(key_buffer, needed));
 		if (grown == nullptr) {
@@ -67,7 +93,7 @@ bool key_bytes_for(const RelInfo *info, std::string_view id, KeyBytes *out, bool
 		key_buffer = grown;
 		key_buffer_capacity = needed;
 	}
-	return key_from_text(info->key.shape, id, key_buffer, out);
+	return key_from_text(info->key.shape, id, key_buffer + at, out);
 }
 
 } // namespace
@@ -120,6 +146,11 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 		key_buffer = nullptr;
 		key_buffer_capacity = 0;
 	}
+	if (resolved_capacity > 4096) {
+		free(resolved);
+		resolved = nullptr;
+		resolved_capacity = 0;
+	}
 	TableSlotRef table{};
 	bool short_of_room = false;
 	/* Keys of one table usually come together: look the table up once for them. */
@@ -127,7 +158,9 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 	Oid relid = InvalidOid;
 	RelInfo *info = nullptr;
 	bool first = true;
-	for (size_t i = 0; i < count; i++) {
+	enum class Resolved { Key, Nil, Fail };
+	/* Key i's store key, its bytes made at `at` of key_buffer (*used of them). */
+	auto resolve = [&](size_t i, size_t at, StoreKey *out, size_t *used) {
 		tables[i].slot = -1;
 		negative[i] = false;
 		std::optional<RowKey> key = key_at(i);
@@ -137,23 +170,24 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 			relid = relid_for_prefix(key->prefix);
 			if (OidIsValid(relid)) {
 				if (!known_reader(relid, role))
-					return HitsOutcome::NotAllHits;
+					return Resolved::Fail;
 				info = relinfo_peek(relid);
 				if (info == nullptr || !info->cacheable || !info->json_cacheable || !info->capture_settled ||
 					!store_capture_unchanged(info->table))
-					return HitsOutcome::NotAllHits;
+					return Resolved::Fail;
 				table = info->table;
 			}
 		}
 		KeyBytes bytes;
 		bool out_of_memory = false;
-		if (!key || !OidIsValid(relid) || !key_bytes_for(info, key->id, &bytes, &out_of_memory)) {
-			if (out_of_memory)
-				return HitsOutcome::NotAllHits;
-			short_of_room |= !out.nil(i); /* no such key or table: a missing key */
-			continue;
-		}
+		if (!key || !OidIsValid(relid) || !key_bytes_for(info, key->id, at, &bytes, &out_of_memory))
+			return out_of_memory ? Resolved::Fail : Resolved::Nil; /* no such key or table: a missing key */
 		tables[i] = table;
+		*out = store_key(MyDatabaseId, relid, bytes);
+		*used = bytes.len;
+		return Resolved::Key;
+	};
+	auto look_up = [&](size_t i, const StoreKey &key) {
 		/* Without the lock first: what the entry's copy wrote is taken back if it does not count. */
 		typename Out::Mark mark = out.mark();
 		bool short_before = short_of_room;
@@ -174,9 +208,42 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 			negative[i] = false;
 			short_of_room = short_before;
 		};
-		bool hit = store_lookup_optimistic(store_key(MyDatabaseId, relid, bytes), visit, undo);
-		if (!hit)
-			return HitsOutcome::NotAllHits;
+		return store_lookup_optimistic(key, visit, undo);
+	};
+	if (count == 1 || !ensure_resolved(count)) {
+		for (size_t i = 0; i < count; i++) {
+			StoreKey key;
+			size_t used;
+			Resolved r = resolve(i, 0, &key, &used);
+			if (r == Resolved::Fail)
+				return HitsOutcome::NotAllHits;
+			if (r == Resolved::Nil)
+				short_of_room |= !out.nil(i);
+			else if (!look_up(i, key))
+				return HitsOutcome::NotAllHits;
+		}
+	} else {
+		size_t at = 0;
+		for (size_t i = 0; i < count; i++) {
+			size_t used = 0;
+			Resolved r = resolve(i, at, &resolved[i].key, &used);
+			if (r == Resolved::Fail)
+				return HitsOutcome::NotAllHits;
+			resolved[i].present = r == Resolved::Key;
+			resolved[i].offset = at;
+			at += used;
+			if (resolved[i].present)
+				store_prefetch(resolved[i].key);
+		}
+		for (size_t i = 0; i < count; i++) {
+			if (!resolved[i].present) {
+				short_of_room |= !out.nil(i);
+				continue;
+			}
+			resolved[i].key.key.key.data = key_buffer + resolved[i].offset;
+			if (!look_up(i, resolved[i].key))
+				return HitsOutcome::NotAllHits;
+		}
 	}
 	return short_of_room ? HitsOutcome::ShortOfRoom : HitsOutcome::AllHits;
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""bench/tests/write_cost_test.py: bench/report's --write and --bulk sections (issue 46) on made-up
+documents, without servers: the ratios are taken within each round, and the targets' verdicts.
+
+    python3 bench/tests/write_cost_test.py      prints "N passed, M failed"; exit 1 on a failure
+"""
+import sys
+
+sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
+from harness import check, summary  # noqa: E402 (sets up the imports below)
+from report_lib.bulk import bulk_section  # noqa: E402
+from report_lib.write_cost import write_cost_section  # noqa: E402
+
+CONFIG = {"clients": ["native"], "connections": [4], "repeats": 2, "duration_seconds": 4}
+
+
+def sample(repeat, path, variant, rps, cpu):
+    return {"mode": "write", "client": "native", "connections": 4, "path": path, "variant": variant,
+            "repeat": repeat, "rps": rps, "server_cpu_us_per_req": cpu}
+
+
+def row_of(lines, start):
+    return next((line for line in lines if line.startswith(start)), "")
+
+
+def check_write():
+    # round 0: cached loses 2 % and 3 % CPU; round 1: the machine was slower for both, the same ratios
+    samples = [sample(0, "update", "cache_enabled", 98, 41.2), sample(0, "update", "cache_disabled", 100, 40),
+               sample(0, "resp_set", "cache_enabled", 50, 40),
+               sample(1, "update", "cache_enabled", 49, 82.4), sample(1, "update", "cache_disabled", 50, 80),
+               sample(1, "resp_set", "cache_enabled", 25, 90)]
+    doc = {"config": CONFIG, "samples": samples, "started_at": "t0", "finished_at": "t1", "git": {"head": "abc"}}
+    row = row_of(write_cost_section(doc, "w.json"), "| native | 4 |")
+    check("write: ratios within each round (0.98x requests/s, 1.03x CPU) meet the targets",
+          "| 0.98 (0.98–0.98) | ≥ 0.95x ✓" in row and "| 1.03 (1.03–1.03) |" in row and "≤ 1.05x ✓" in row, row)
+    check("write: SET over UPDATE per round (0.97x, 1.09x) reported with their median and verdict",
+          "1.03 (0.97–1.09)" in row and "≤ 1.0x ✗" in row, row)
+    check("write: no write samples, no section", write_cost_section({"config": CONFIG, "samples": []}, "x") == [])
+
+
+def check_bulk():
+    bulk = {"rows": 1000, "filled_keys": 10, "mismatches": 0, "samples": []}
+    for repeat, (cached, plain) in enumerate([(110, 100), (240, 200)]):
+        for table, ms in (("bulk_cached", cached), ("bulk_plain", plain)):
+            bulk["samples"].append({"repeat": repeat, "table": table, "operation": "delete", "ms": ms,
+                                    "peak_rss_kb": 2048, "anon_rss_kb": 1024,
+                                    "mismatches": 0 if table == "bulk_cached" else None})
+    doc = {"config": CONFIG, "bulk": bulk, "started_at": "t0", "finished_at": "t1", "git": {"head": "abc"}}
+    row = row_of(bulk_section(doc, "b.json"), "| DELETE")
+    check("bulk: per round 1.10x and 1.20x, median 1.15x meets the 1.15x target",
+          "1.15 (1.10–1.20)" in row and "≤ 1.15x ✓" in row, row)
+    check("bulk: operations without samples have no row", row_of(bulk_section(doc, "b.json"), "| UPDATE") == "")
+
+
+check_write()
+check_bulk()
+sys.exit(summary())

@@ -84,7 +84,8 @@ void start_listening(Server *server)
 	/* A TLS port listens once its certificate and key load (the worker logs why not). */
 	if (server->listen.tls && server->tls == nullptr)
 		return;
-	if (server->listeners.open(server->listen.addresses, server->listen.port, server->host.our_workers()))
+	if (server->listeners.open(server->listen.addresses, server->listen.port,
+							   [server] { return server->host.our_workers(); }))
 		log_line(server, "local_cache RESP worker %d listening on \"%s\" port %d, connections through %s",
 				 server->worker_number, server->listen.addresses.c_str(), server->listen.port,
 				 server->loop.on_ring() ? "io_uring" : "epoll");

@@ -74,7 +74,7 @@ void Listeners::accept_from(int listener)
 	}
 }
 
-bool Listeners::listen_on(const char *host, int port, const std::vector<pid_t> &our_pids)
+bool Listeners::listen_on(const char *host, int port, const OurProcesses &our_processes)
 {
 	addrinfo hints;
 	memset(&hints, 0, sizeof(hints));
@@ -102,7 +102,7 @@ bool Listeners::listen_on(const char *host, int port, const std::vector<pid_t> &
 		/* Bound but not listening yet, the socket takes no connections: another server's
 		 * listener makes it step back before it could take that server's clients. */
 		bool bound = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
-		if (bound && !only_ours_listen(a->ai_addr, our_pids)) {
+		if (bound && !only_ours_listen(a->ai_addr, our_processes)) {
 			events_.port_taken(host, port);
 			::close(fd);
 			continue;
@@ -130,7 +130,7 @@ bool Listeners::listen_on(const char *host, int port, const std::vector<pid_t> &
 	return any;
 }
 
-bool Listeners::open(const std::string &all, int port, const std::vector<pid_t> &our_pids)
+bool Listeners::open(const std::string &all, int port, const OurProcesses &our_processes)
 {
 	size_t start = 0;
 	bool any = false;
@@ -140,7 +140,7 @@ bool Listeners::open(const std::string &all, int port, const std::vector<pid_t> 
 		host.erase(0, host.find_first_not_of(" \t"));
 		host.erase(host.find_last_not_of(" \t") + 1);
 		if (!host.empty())
-			any = listen_on(host.c_str(), port, our_pids) || any;
+			any = listen_on(host.c_str(), port, our_processes) || any;
 		if (comma == std::string::npos)
 			break;
 		start = comma + 1;

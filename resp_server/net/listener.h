@@ -11,6 +11,7 @@
 #pragma once
 
 #include "resp_server/net/event_loop.h"
+#include "resp_server/net/port_sharing.h"
 
 #include <sys/types.h>
 
@@ -32,7 +33,7 @@ public:
 		/* An address of open() could not be resolved, or listened on (its socket is not made). */
 		virtual void cannot_resolve(const char *host, const char *why) = 0;
 		virtual void cannot_listen(const char *host, int port, const char *why) = 0;
-		/* Another process than `our_pids` (open()) listens on the port: no socket is made. */
+		/* Another process than `our_processes` (open()) listens on the port: no socket is made. */
 		virtual void port_taken(const char *host, int port) = 0;
 	};
 
@@ -42,9 +43,9 @@ public:
 	Listeners &operator=(const Listeners &) = delete;
 
 	/* Listens on every address of `addresses` (comma-separated, blanks around each ignored; `*`:
-	 * all) at `port`, where only the processes `our_pids` listen already; whether any socket
+	 * all) at `port`, where only `our_processes` listen already; whether any socket
 	 * listens. */
-	bool open(const std::string &addresses, int port, const std::vector<pid_t> &our_pids);
+	bool open(const std::string &addresses, int port, const OurProcesses &our_processes);
 	bool empty() const { return sockets_.empty(); }
 	/* Stops accepting (a failed accept), and starts again. */
 	void pause();
@@ -56,7 +57,7 @@ public:
 	struct Socket;
 
 private:
-	bool listen_on(const char *host, int port, const std::vector<pid_t> &our_pids);
+	bool listen_on(const char *host, int port, const OurProcesses &our_processes);
 	void accept_from(int listener);
 
 	EventLoop &loop_;

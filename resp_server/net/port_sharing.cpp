@@ -79,7 +79,7 @@ void socket_inodes(const std::string &proc, pid_t pid, std::unordered_set<unsign
 
 } // namespace
 
-bool only_ours_listen(const sockaddr *address, const std::vector<pid_t> &our_pids, const char *proc)
+bool only_ours_listen(const sockaddr *address, const OurProcesses &our_processes, const char *proc)
 {
 	std::string root(proc);
 	std::unordered_set<unsigned long> found;
@@ -95,7 +95,7 @@ bool only_ours_listen(const sockaddr *address, const std::vector<pid_t> &our_pid
 	if (found.empty())
 		return true;
 	std::unordered_set<unsigned long> ours;
-	for (pid_t pid : our_pids)
+	for (pid_t pid : our_processes())
 		socket_inodes(root, pid, ours);
 	for (unsigned long inode : found)
 		if (ours.count(inode) == 0)

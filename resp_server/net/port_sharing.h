@@ -13,15 +13,22 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <vector>
 
 namespace local_cache::resp {
 
+/* The processes of this server that may listen on its RESP port (its workers), as they are now. */
+using OurProcesses = std::function<std::vector<pid_t>()>;
+
 /*
  * Whether every socket that listens on the port of `address` (an AF_INET or AF_INET6 address;
  * an overlapping address counts: the same one, or either the wildcard) belongs to one of
- * `our_pids`. `proc` is the procfs root (tests pass a directory of their own).
+ * `our_processes()`. They are asked only after the listeners were read: a worker records itself
+ * before it listens, so a sibling that started listening meanwhile is known by then (asked
+ * before, a worker starting beside it took its listener for another server's). `proc` is the
+ * procfs root (tests pass a directory of their own).
  */
-bool only_ours_listen(const sockaddr *address, const std::vector<pid_t> &our_pids, const char *proc = "/proc");
+bool only_ours_listen(const sockaddr *address, const OurProcesses &our_processes, const char *proc = "/proc");
 
 } // namespace local_cache::resp

@@ -66,6 +66,11 @@ const sockaddr *as_sockaddr(const sockaddr_in &a)
 	return reinterpret_cast<const sockaddr *>(&a);
 }
 
+OurProcesses pids(std::vector<pid_t> list)
+{
+	return [list] { return list; };
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(port_sharing)
@@ -75,7 +80,7 @@ BOOST_AUTO_TEST_CASE(a_port_nobody_listens_on_is_free)
 	FakeProc proc;
 	proc.socket("tcp", "0100007F", 6380, "0A", 11); /* another port */
 	proc.socket("tcp", "0100007F", 6379, "01", 12); /* a connection, not a listener */
-	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), {100}, proc.root.c_str()));
+	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), pids({100}), proc.root.c_str()));
 }
 
 BOOST_AUTO_TEST_CASE(our_workers_listeners_are_ours_anyone_elses_are_not)
@@ -83,11 +88,11 @@ BOOST_AUTO_TEST_CASE(our_workers_listeners_are_ours_anyone_elses_are_not)
 	FakeProc proc;
 	proc.socket("tcp", "0100007F", 6379, "0A", 21);
 	proc.holds(100, 7, 21);
-	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), {100, 101}, proc.root.c_str()));
+	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), pids({100, 101}), proc.root.c_str()));
 	proc.socket("tcp", "0100007F", 6379, "0A", 22);
 	proc.holds(200, 7, 22); /* another server's worker */
-	BOOST_TEST(!only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), {100, 101}, proc.root.c_str()));
-	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), {100, 200}, proc.root.c_str()));
+	BOOST_TEST(!only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), pids({100, 101}), proc.root.c_str()));
+	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), pids({100, 200}), proc.root.c_str()));
 }
 
 BOOST_AUTO_TEST_CASE(addresses_overlap_when_equal_or_either_is_the_wildcard)
@@ -95,12 +100,12 @@ BOOST_AUTO_TEST_CASE(addresses_overlap_when_equal_or_either_is_the_wildcard)
 	FakeProc proc;
 	proc.socket("tcp", "00000000", 6379, "0A", 31); /* 0.0.0.0 */
 	proc.holds(200, 3, 31);
-	BOOST_TEST(!only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), {100}, proc.root.c_str()));
+	BOOST_TEST(!only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), pids({100}), proc.root.c_str()));
 	FakeProc other;
 	other.socket("tcp", "0200007F", 6379, "0A", 32); /* 127.0.0.2 */
 	other.holds(200, 3, 32);
-	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), {100}, other.root.c_str()));
-	BOOST_TEST(!only_ours_listen(as_sockaddr(v4("0.0.0.0", 6379)), {100}, other.root.c_str()));
+	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), pids({100}), other.root.c_str()));
+	BOOST_TEST(!only_ours_listen(as_sockaddr(v4("0.0.0.0", 6379)), pids({100}), other.root.c_str()));
 }
 
 BOOST_AUTO_TEST_CASE(ipv6_listeners_are_read_from_tcp6)
@@ -112,8 +117,31 @@ BOOST_AUTO_TEST_CASE(ipv6_listeners_are_read_from_tcp6)
 	a.sin6_family = AF_INET6;
 	a.sin6_port = htons(6379);
 	inet_pton(AF_INET6, "::1", &a.sin6_addr);
-	BOOST_TEST(!only_ours_listen(reinterpret_cast<const sockaddr *>(&a), {100}, proc.root.c_str()));
-	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), {100}, proc.root.c_str()));
+	BOOST_TEST(!only_ours_listen(reinterpret_cast<const sockaddr *>(&a), pids({100}), proc.root.c_str()));
+	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), pids({100}), proc.root.c_str()));
+}
+
+/*
+ * Two workers of one server start together: worker 101 records itself and listens while worker
+ * 100 checks the port. Asked for the workers before the listeners were read, worker 100 knew 101
+ * not yet, saw its listener, and refused the port of its own server for 5 s. The workers are
+ * asked after the listeners were read: a listener seen then belongs to a worker recorded already.
+ */
+BOOST_AUTO_TEST_CASE(a_sibling_that_starts_listening_during_the_check_is_not_another_server)
+{
+	FakeProc proc;
+	bool asked = false;
+	OurProcesses recorded_so_far = [&] {
+		asked = true;
+		std::vector<pid_t> now{100}; /* 101 records itself after this answer, then listens */
+		proc.holds(101, 5, 51);
+		proc.socket("tcp", "0100007F", 6379, "0A", 51);
+		return now;
+	};
+	proc.socket("tcp", "0100007F", 6379, "0A", 50);
+	proc.holds(100, 4, 50);
+	BOOST_TEST(only_ours_listen(as_sockaddr(v4("127.0.0.1", 6379)), recorded_so_far, proc.root.c_str()));
+	BOOST_TEST(asked);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -640,7 +640,7 @@ BOOST_AUTO_TEST_CASE(listeners_hand_over_what_they_accept)
 			Accepting events;
 			Listeners listeners(*loop, events);
 			int port = free_port();
-			BOOST_REQUIRE(listeners.open(" 127.0.0.1 ", port, {getpid()}));
+			BOOST_REQUIRE(listeners.open(" 127.0.0.1 ", port, [] { return std::vector<pid_t>{getpid()}; }));
 			BOOST_TEST(!listeners.empty());
 			BOOST_TEST(events.failures.empty());
 			/* A port another socket holds (without SO_REUSEPORT): no socket, one failure. */
@@ -654,7 +654,7 @@ BOOST_AUTO_TEST_CASE(listeners_hand_over_what_they_accept)
 			getsockname(blocker, reinterpret_cast<sockaddr *>(&held), &held_length);
 			Accepting refused;
 			Listeners elsewhere(*loop, refused);
-			BOOST_TEST(!elsewhere.open("127.0.0.1", ntohs(held.sin_port), {getpid()}));
+			BOOST_TEST(!elsewhere.open("127.0.0.1", ntohs(held.sin_port), [] { return std::vector<pid_t>{getpid()}; }));
 			BOOST_TEST(elsewhere.empty());
 			BOOST_REQUIRE(refused.failures.size() == 1u);
 			BOOST_TEST(refused.failures[0].find("listen 127.0.0.1:") == 0u, refused.failures[0]);

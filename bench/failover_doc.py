@@ -13,8 +13,6 @@ import subprocess
 import sys
 import time
 
-sys.dont_write_bytecode = True  # bench/failover runs as root: no __pycache__ in the tree
-
 EVENTS = ("switchover", "kill-primary")
 TIMINGS = ("promotion_ms", "topology_ms", "first_write_ms", "first_acknowledged_write_ms")
 TOPOLOGY_LIMIT_MS = 10000  # issue 47: every surviving node names the new primary within 10 s (the check's bound)

@@ -21,44 +21,48 @@ def failover_section(doc, src):
     fo = doc.get("failover")
     if not fo:
         return []
+    return (section_start("Failover under Patroni", doc, src, "failover") + [how_measured(doc, fo), ""]
+            + timings_table(fo, doc["config"]["topology_limit_ms"]) + [""] + counts_table(fo) + [""])
+
+
+def how_measured(doc, fo):
+    """The paragraph on the setup, the events and what each time runs from."""
     cfg = doc["config"]
-    limit = cfg["topology_limit_ms"]
     patroni = cfg["patroni"]
-    out = section_start("Failover under Patroni", doc, src, "failover")
-    w = out.append
-    w(f"`bench/failover` runs the failover check (`regress/resp/node/checks/failover.check.mjs`): etcd and "
-      f"{cfg['nodes']} Patroni nodes (`tools/patroni.sh`: `ttl` {patroni['ttl_s']} s, `loop_wait` "
-      f"{patroni['loop_wait_s']} s, `retry_timeout` {patroni['retry_timeout_s']} s) with "
-      f"`local_cache.resp_cluster = on`, ioredis and node-redis cluster clients writing (each write followed by "
-      f"`WAIT 1`) and reading from the standbys throughout, through {fo['rounds']} round(s) of a switchover and a "
-      f"crash. The promotion is the moment a node other than the old primary answers `ROLE` as master (polled "
-      f"every 50 ms); the other times run from it. Milliseconds, median (max) over the rounds; the machine's "
-      f"{doc['machine']['cores']} cores run all three nodes, etcd and the clients. Bound (issue 47): every surviving "
-      f"node's `ROLE` and `CLUSTER SHARDS` name the new primary within {fmt(limit / 1000)} s of its promotion.")
-    w("")
-    w("| event | rounds | " + " | ".join(label + " ms" for _, label in TIMINGS) + f" | ≤ {fmt(limit / 1000)} s |")
-    w("| --- | --- |" + " --- |" * (len(TIMINGS) + 1))
+    return (f"`bench/failover` runs the failover check (`regress/resp/node/checks/failover.check.mjs`): etcd and "
+            f"{cfg['nodes']} Patroni nodes (`tools/patroni.sh`: `ttl` {patroni['ttl_s']} s, `loop_wait` "
+            f"{patroni['loop_wait_s']} s, `retry_timeout` {patroni['retry_timeout_s']} s) with "
+            f"`local_cache.resp_cluster = on`, ioredis and node-redis cluster clients writing (each write followed by "
+            f"`WAIT 1`) and reading from the standbys throughout, through {fo['rounds']} round(s) of a switchover and "
+            f"a crash. The promotion is the moment a node other than the old primary answers `ROLE` as master (polled "
+            f"every 50 ms); the other times run from it. Milliseconds, median (max) over the rounds; the machine's "
+            f"{doc['machine']['cores']} cores run all three nodes, etcd and the clients. Bound (issue 47): every "
+            f"surviving node's `ROLE` and `CLUSTER SHARDS` name the new primary within "
+            f"{fmt(cfg['topology_limit_ms'] / 1000)} s of its promotion.")
+
+
+def timings_table(fo, limit):
+    """A row per event: its rounds, each time's median (max), the bound's verdict on the slowest round."""
+    lines = ["| event | rounds | " + " | ".join(label + " ms" for _, label in TIMINGS) + f" | ≤ {fmt(limit / 1000)} s |",
+             "| --- | --- |" + " --- |" * (len(TIMINGS) + 1)]
     for event, label in EVENTS:
         s = fo["summary"].get(event)
-        if not s:
-            continue
-        rounds = sum(f["event"] == event for f in fo["failovers"])
-        verdict = "✓" if s["topology_ms"]["max"] <= limit else "✗"
-        w(f"| {label} | {rounds} | " + " | ".join(f"{fmt(s[k]['median'])} ({fmt(s[k]['max'])})" for k, _ in TIMINGS)
-          + f" | {verdict} |")
-    w("")
-    crash = [f for f in fo["failovers"] if f["event"] == "kill-primary"]
+        if s:
+            rounds = sum(f["event"] == event for f in fo["failovers"])
+            lines.append(f"| {label} | {rounds} | "
+                         + " | ".join(f"{fmt(s[k]['median'])} ({fmt(s[k]['max'])})" for k, _ in TIMINGS)
+                         + f" | {'✓' if s['topology_ms']['max'] <= limit else '✗'} |")
+    return lines
+
+
+def counts_table(fo):
+    """The clients' totals and the check's counts (0 expected)."""
+    crashes = [f for f in fo["failovers"] if f["event"] == "kill-primary"]
     clients = fo["clients"]
-    counts = fo["counts"]
-    w(f"Over the run the clients had {fmt(clients['acked'])} writes acknowledged and read {fmt(clients['reads'])} "
-      f"times from the standbys ({fmt(clients['writeErrors'])} write and {fmt(clients['readErrors'])} read errors "
-      f"over the run). The check's counts, 0 expected (a run with any other fails and gives no result):")
-    w("")
-    w("| what | count |")
-    w("| --- | --- |")
-    for key, label in COUNTS:
-        w(f"| {label} | {fmt(counts[key])} |")
-    w(f"| reads of the crash's lost write on the old primary while it rejoined, over {len(crash)} crash(es) | "
-      f"{fmt(sum(f['lost_version_reads'] for f in crash))} |")
-    w("")
-    return out
+    return ([f"Over the run the clients had {fmt(clients['acked'])} writes acknowledged and read "
+             f"{fmt(clients['reads'])} times from the standbys ({fmt(clients['writeErrors'])} write and "
+             f"{fmt(clients['readErrors'])} read errors over the run). The check's counts, 0 expected (a run with "
+             f"any other fails and gives no result):", "", "| what | count |", "| --- | --- |"]
+            + [f"| {label} | {fmt(fo['counts'][key])} |" for key, label in COUNTS]
+            + [f"| reads of the crash's lost write on the old primary while it rejoined, over {len(crashes)} "
+               f"crash(es) | {fmt(sum(f['lost_version_reads'] for f in crashes))} |"])

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
-from harness import BENCH, check, summary  # noqa: E402 (sets up the imports below)
+from harness import BENCH, check, summary, table_rows  # noqa: E402 (sets up the imports below)
 
 from failover_doc import document  # noqa: E402
 from report_lib.failover import failover_section  # noqa: E402
@@ -36,10 +36,6 @@ def made_up(topology_max=900):
     return document(check_output, "2026-01-01T00:00:00Z", "2026-01-01T00:03:00Z", 3, "FAILOVER_ROUNDS=3 bench/failover", env)
 
 
-def rows(text, start):
-    return [line.split(" | ") for line in text.splitlines() if line.startswith(start)]
-
-
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/failover_test"
     os.makedirs(out, exist_ok=True)
@@ -52,8 +48,8 @@ def main():
           s["switchover"]["promotion_ms"] == {"median": 2200, "max": 2400}
           and s["kill-primary"]["first_acknowledged_write_ms"] == {"median": 1600, "max": 1700}, json.dumps(s))
     text = "\n".join(failover_section(doc, "made-up.json"))
-    switch = rows(text, "| switchover")
-    crash = rows(text, "| crash")
+    switch = table_rows(text, "| switchover")
+    crash = table_rows(text, "| crash")
     check("a row per event: rounds, median (max) of each time, the bound met",
           len(switch) == 1 and len(crash) == 1
           and switch[0][1:7] == ["3", "2,200 (2,400)", "400 (500)", "500 (600)", "1,000 (1,100)", "✓ |"]
@@ -63,12 +59,12 @@ def main():
           "## Failover under Patroni" in text and "`FAILOVER_ROUNDS=3 bench/failover`" in text
           and "local_cache git abc." in text, text[:400])
     check("the counts' table: each count, the crash's lost-write reads summed",
-          rows(text, "| writes acknowledged by WAIT 1 missing")[0][1] == "0 |"
-          and rows(text, "| reads older than one")[0][1] == "0 |"
-          and rows(text, "| reads of the crash's lost write")[0][0].endswith("over 3 crash(es)"), text)
+          table_rows(text, "| writes acknowledged by WAIT 1 missing")[0][1] == "0 |"
+          and table_rows(text, "| reads older than one")[0][1] == "0 |"
+          and table_rows(text, "| reads of the crash's lost write")[0][0].endswith("over 3 crash(es)"), text)
     late = "\n".join(failover_section(made_up(topology_max=10500), "late.json"))
     check("a topology past 10 s fails the bound on that event only",
-          rows(late, "| crash")[0][6] == "✗ |" and rows(late, "| switchover")[0][6] == "✓ |", late)
+          table_rows(late, "| crash")[0][6] == "✗ |" and table_rows(late, "| switchover")[0][6] == "✓ |", late)
     check("no section without doc[\"failover\"]",
           failover_section({k: v for k, v in doc.items() if k != "failover"}, "x.json") == [])
 

@@ -13,7 +13,7 @@
 // from the new primary (SQL), no reader read a version older than one it had read, and every
 // node's cache (RESP, READONLY on the standbys) equals its SQL. Its summary line starts with
 // `failover-check: `. bench/failover runs it with LC_FAILOVER_ROUNDS (default 1: rounds of a
-// switchover and a crash) and LC_FAILOVER_JSON (a file for each failover's timings).
+// switchover and a crash) and LC_FAILOVER_JSON (a file for each failover's timings and the final counts).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';

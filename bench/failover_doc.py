@@ -3,7 +3,8 @@
 conventions of a bench/run result (format, partial, config with its mode, machine, versions, git,
 no samples) with the measurements under "failover" (bench/report --failover reads them).
 
-    bench/failover_doc.py CHECK.json STARTED_AT ROUNDS COMMAND > failover.json
+    bench/failover_doc.py environment > ENV.json      (at the start: machine, versions, git)
+    bench/failover_doc.py CHECK.json ENV.json STARTED_AT ROUNDS COMMAND > failover.json
 """
 import json
 import os
@@ -73,12 +74,15 @@ def document(check, started_at, finished_at, rounds, command, env):
 
 
 def main():
-    path, started_at, rounds, command = sys.argv[1:5]
+    if sys.argv[1:] == ["environment"]:  # at the start: the commit and versions measured
+        json.dump(environment(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), sys.stdout)
+        return
+    path, env_path, started_at, rounds, command = sys.argv[1:6]
     with open(path) as f:
         check = json.load(f)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    doc = document(check, started_at, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), int(rounds), command,
-                   environment(root))
+    with open(env_path) as f:
+        env = json.load(f)
+    doc = document(check, started_at, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), int(rounds), command, env)
     json.dump(doc, sys.stdout, indent=1)
     print()
 

@@ -77,7 +77,9 @@ def main():
     if sys.argv[1:] == ["environment"]:  # at the start: the commit and versions measured
         json.dump(environment(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), sys.stdout)
         return
-    path, env_path, started_at, rounds, command = sys.argv[1:6]
+    if len(sys.argv) != 6:
+        sys.exit("usage: bench/failover_doc.py environment | CHECK.json ENV.json STARTED_AT ROUNDS COMMAND")
+    path, env_path, started_at, rounds, command = sys.argv[1:]
     with open(path) as f:
         check = json.load(f)
     with open(env_path) as f:

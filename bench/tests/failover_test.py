@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/tests/failover_test.py: bench/failover's document and the failover section without servers:
 bench/failover_doc.py turns a made-up check output into a finished result (mode, medians and maxima
-per event, the counts); the section gives a row per event with median (max) of each time and the 10 s
+per event, the counts), also run as bench/failover runs it (environment first, then the document); the section gives a row per event with median (max) of each time and the 10 s
 bound's verdict (✗ past it), and the counts' table; no section without doc["failover"]; bench/report
 refuses a failover result given as FILE and reports one given with --failover (written under OUTDIR).
 
@@ -67,6 +67,21 @@ def main():
           table_rows(late, "| crash")[0][6] == "✗ |" and table_rows(late, "| switchover")[0][6] == "✓ |", late)
     check("no section without doc[\"failover\"]",
           failover_section({k: v for k, v in doc.items() if k != "failover"}, "x.json") == [])
+
+    script = os.path.join(BENCH, "failover_doc.py")
+    env = subprocess.run([sys.executable, script, "environment"], capture_output=True, text=True)
+    check_path, env_path = os.path.join(out, "check.json"), os.path.join(out, "env.json")
+    with open(check_path, "w") as f:
+        fo = doc["failover"]
+        json.dump({"failovers": fo["failovers"], "stats": fo["clients"], "counts": fo["counts"]}, f)  # the check's
+    with open(env_path, "w") as f:
+        f.write(env.stdout)
+    p = subprocess.run([sys.executable, script, check_path, env_path, "2026-01-01T00:00:00Z", "3", "x"],
+                       capture_output=True, text=True)
+    written = json.loads(p.stdout) if p.returncode == 0 else {}
+    check("failover_doc.py as bench/failover runs it: the environment at the start, then the document",
+          written.get("failover") == doc["failover"] and written.get("git") == json.loads(env.stdout)["git"]
+          and written["machine"]["cores"] == os.cpu_count(), p.stderr[-300:] + env.stderr[-300:])
 
     path = os.path.join(out, "failover.json")
     with open(path, "w") as f:

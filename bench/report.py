@@ -8,7 +8,7 @@ standby's delays), requests/s, p99, server CPU and PSS over time (charts soak_*.
     bench/report FILE.json > /tmp/x/report.md       (charts: /tmp/x/benchmarks/*.svg)
     bench/report FILE.json --keys KEYS.json --soak SOAK.json > docs/BENCHMARKS.md
     bench/report FILE.json ... --serializable SER.json --tls TLS.json --tracking TRK.json --profile PROF.json \
-        --tail TAIL.json --stall STALL.json --cluster CLUSTER.json --write WRITE.json --bulk BULK.json --soak SOAK.json > docs/BENCHMARKS.md
+        --tail TAIL.json --stall STALL.json --cluster CLUSTER.json --write WRITE.json --bulk BULK.json --failover FAILOVER.json --soak SOAK.json > docs/BENCHMARKS.md
 
 The other sections read the bigint table's samples (samples without "keys" are those) whose SQL
 paths send text parameters (samples without "params" are those). The "Key types" section compares the key types (bench/loadgen --keys) with bigint keys, all from one
@@ -32,8 +32,10 @@ Cluster client: the primary and two hot standbys" after that: the reads' spread 
 the server CPU per request on each, and WAIT's time. With --write a bench/run write result gives the section "What the cache costs
 writers" after that: UPDATE cached against not cached and RESP SET against UPDATE, paired by
 round, with issue 46's targets. With --bulk a bench/run bulk result gives the section "Bulk writes" after that:
-UPDATE, COPY and DELETE of a whole table, cached and not, and the writer's memory. With --soak the
-soak document is the last section.
+UPDATE, COPY and DELETE of a whole table, cached and not, and the writer's memory. With --failover a
+bench/failover result gives the section "Failover under Patroni" after that: per event, the time from
+the promotion to every node naming the new primary and to the clients' first write, and the check's
+counts. With --soak the soak document is the last section.
 
 Refuses partial documents. Charts go beside the Markdown: when standard output is a file, into
 the directory "benchmarks" next to it, linked as benchmarks/NAME.svg; --charts DIR puts them
@@ -59,6 +61,7 @@ from report_lib.tracking import tracking_section  # noqa: E402
 from report_lib.stall import stall_section  # noqa: E402
 from report_lib.cluster import cluster_section  # noqa: E402
 from report_lib.bulk import bulk_section  # noqa: E402
+from report_lib.failover import failover_section  # noqa: E402
 from report_lib.write_cost import write_cost_section  # noqa: E402
 from report_lib.profile import profile_section  # noqa: E402
 from report_lib.tail import tail_section  # noqa: E402
@@ -72,13 +75,18 @@ def extra_doc(path):
     return doc
 
 
+def producer(mode):
+    """The command whose result a sampleless MODE document is."""
+    return "bench/failover" if mode == "failover" else f"bench/run {mode}"
+
+
 def sampleless_doc(path, mode):
-    """The document of --tracking or --profile: a finished bench/run tracking or profile result (it
-    has no samples)."""
+    """The document of --tracking, --profile and the like: a finished bench/run MODE result (or
+    bench/failover's), which has no samples."""
     doc = load(path)
     if doc.get("partial", True) or doc.get("error") or not doc.get(mode):
         why = doc.get("error") or ("not finished" if doc.get("partial", True) else f"no \"{mode}\" in it")
-        die(f"{path} is no finished bench/run {mode} result ({why}); refusing to report it")
+        die(f"{path} is no finished {producer(mode)} result ({why}); refusing to report it")
     return doc
 
 
@@ -103,6 +111,8 @@ def main():
                                       "client, the primary alone and with two hot standbys, and WAIT's time")
     ap.add_argument("--write", help="a bench/run write result: the section on what the cache costs writers")
     ap.add_argument("--bulk", help="a bench/run bulk result: the section on whole-table writes, cached and not")
+    ap.add_argument("--failover", help="a bench/failover result: the section on Patroni's failovers, from the "
+                                       "promotion to the clients' first write on the new primary")
     ap.add_argument("--profile", help="a bench/run profile result: the section on where the CPU goes, with its "
                                       "flame graphs")
     args = ap.parse_args()
@@ -112,6 +122,7 @@ def main():
     stall_doc = sampleless_doc(args.stall, "stall") if args.stall else None
     cluster_doc = sampleless_doc(args.cluster, "cluster") if args.cluster else None
     bulk_doc = sampleless_doc(args.bulk, "bulk") if args.bulk else None
+    failover_doc = sampleless_doc(args.failover, "failover") if args.failover else None
     doc = load(args.file)
     if doc.get("partial", True) or doc.get("error"):
         die(f"{args.file} is a partial result ({doc.get('error') or 'not finished'}); refusing to report it")
@@ -123,10 +134,10 @@ def main():
         sys.stdout.write("\n".join(soak_report(doc, args, charts)))
         return
     if not doc.get("samples"):
-        for mode in ("tracking", "profile", "stall", "cluster", "bulk"):
+        for mode in ("tracking", "profile", "stall", "cluster", "bulk", "failover"):
             if doc.get(mode):
-                die(f"{args.file} is a bench/run {mode} result: give it with --{mode} beside a bench/run result "
-                    "with samples")
+                die(f"{args.file} is a {producer(mode)} result: "
+                    f"give it with --{mode} beside a bench/run result with samples")
         die(f"{args.file} has no samples")
     data = Data(doc)
     cfg = doc["config"]
@@ -162,6 +173,8 @@ def main():
         out += write_cost_section(extra_doc(args.write), args.write)
     if bulk_doc:
         out += bulk_section(bulk_doc, args.bulk)
+    if failover_doc:
+        out += failover_section(failover_doc, args.failover)
     write_notes(w, doc, data, cfg, misses, cpu_over)
     if args.soak:
         out += soak_section(args, charts)

@@ -15,6 +15,9 @@
 #   bench-cluster  bench/tests/cluster_test.py: the cluster section (each node's share of the reads,
 #              its CPU per GET, WAIT's table) on a made-up result, and bench/report --cluster;
 #              each check counts as one
+#   bench-failover  bench/tests/failover_test.py: bench/failover's result document and the
+#              failover section (medians and maxima per event, the 10 s bound, the counts) on a
+#              made-up check output, and bench/report --failover; each check counts as one
 #   bench-profile  bench/tests/profile_test.py: the profile mode's folding, budget categories and
 #              flame graphs on canned perf output, and bench/report --profile on the committed
 #              result; each check counts as one

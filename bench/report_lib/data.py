@@ -87,13 +87,14 @@ def judged(r, goal, higher=True, digits=2):
 
 def section_start(title, doc, src, run):
     """The heading of a section measured by a run of its own (bench/run RUN, document src) and the
-    line saying which run: its command, when, which commit, how long each sample."""
+    line saying which run: its command, when, which commit, how long each sample (when it has samples)."""
     g = doc.get("git", {})
     return [f"## {title}", "",
             f"From `{src}`: `{doc.get('command') or 'bench/run ' + run}`, run from {doc['started_at']} to "
             f"{doc.get('finished_at', '?')}, local_cache git {g.get('head')}"
-            f"{' (working tree modified)' if g.get('dirty') else ''}; each sample "
-            f"{doc['config']['duration_seconds']:g} s.", ""]
+            f"{' (working tree modified)' if g.get('dirty') else ''}"
+            + (f"; each sample {doc['config']['duration_seconds']:g} s." if "duration_seconds" in doc["config"] else "."),
+            ""]
 
 
 def change(a, b):

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
-from harness import BENCH, check, summary  # noqa: E402 (sets up the imports below)
+from harness import BENCH, check, summary, table_rows  # noqa: E402 (sets up the imports below)
 
 from report_lib.cluster import cluster_section  # noqa: E402
 
@@ -43,17 +43,13 @@ def made_up():
                                   "answers": {"1": 3, "2": 197}, "writer_writes": 4321}]}}
 
 
-def rows(text, start):
-    return [line.split(" | ") for line in text.splitlines() if line.startswith(start)]
-
-
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/cluster_test"
     os.makedirs(out, exist_ok=True)
     doc = made_up()
     text = "\n".join(cluster_section(doc, "made-up.json"))
-    alone = rows(text, "| the primary alone")
-    spread = rows(text, "| primary + 2 standbys")
+    alone = table_rows(text, "| the primary alone")
+    spread = table_rows(text, "| primary + 2 standbys")
     check("a row per variant", len(alone) == 1 and len(spread) == 1, text)
     check("the primary alone: every GET on the primary, 16 µs of its CPU per GET, none on the standbys",
           alone[0][4:7] == ["100 %", "0 %", "0 %"] and alone[0][7] == "16.0" and alone[0][8:10] == ["–", "–"],
@@ -64,7 +60,7 @@ def main():
     check("the spread line: the standbys' share, their CPU per GET against the primary's",
           "70 % of the reads ran on the standbys. A GET cost a standby's server 20.0 µs of CPU and the primary's "
           "20.0 µs, against 16.0 µs with every read on the primary" in text, text)
-    wait = rows(text, "| alone | ") + rows(text, "| beside a writer | ")
+    wait = table_rows(text, "| alone | ") + table_rows(text, "| beside a writer | ")
     check("the WAIT table: percentiles, answers by count, the writer's writes",
           len(wait) == 2 and wait[0][1:5] == ["5,000", "8,000", "12,000", "15,000"] and wait[0][5] == "2: 200"
           and wait[1][5] == "1: 3, 2: 197" and wait[1][6] == "4,321 |", repr(wait))

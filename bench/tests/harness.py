@@ -24,3 +24,8 @@ def summary():
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1
+
+
+def table_rows(text, start):
+    """The Markdown table rows of text starting with start, split into cells."""
+    return [line.split(" | ") for line in text.splitlines() if line.startswith(start)]

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
-from harness import BENCH, check, summary  # noqa: E402 (sets up the imports below)
+from harness import BENCH, check, summary, table_rows  # noqa: E402 (sets up the imports below)
 
 from report_lib.tracking import tracking_section  # noqa: E402
 
@@ -56,13 +56,9 @@ def made_up():
                          "standby_resp_workers_running": 2}}
 
 
-def rows(text, start):
-    return [line.split(" | ") for line in text.splitlines() if line.startswith(start)]
-
-
 def cell_rows(text):
     """The push-delay table's rows (server, concurrent DDL no/yes, ...)."""
-    return [r for r in rows(text, "| primary | ") + rows(text, "| standby | ") if len(r) == 13 and r[1] in ("no", "yes")]
+    return [r for r in table_rows(text, "| primary | ") + table_rows(text, "| standby | ") if len(r) == 13 and r[1] in ("no", "yes")]
 
 
 def main():
@@ -91,7 +87,7 @@ def main():
           "primary, no DDL 1.5 → 2.2; primary, with DDL 1.5 → 2.2;" in text, text)
     check("the missed targets are listed", "primary, with DDL" in missed and "standby, with DDL" in missed
           and "standby, no DDL" not in missed, missed)
-    ddl = rows(text, "| primary | 12 | ")
+    ddl = table_rows(text, "| primary | 12 | ")
     check("the DDL table: statements run (failures), median ms, the lock readers' GETs",
           len(ddl) == 1 and ddl[0][3] == "12 (1 failed)" and ddl[0][4] == "15.0" and ddl[0][5] == "900"
           and ddl[0][7] == "18,000", repr(ddl))

@@ -18,7 +18,8 @@
 # `run.sh checks/tracking.check.mjs` runs the randomized CLIENT TRACKING checker instead (not
 # part of the default tests/*.test.mjs) for LC_TRACKING_CHECK_SECONDS (default 5); the time
 # limits below grow with it. `run.sh checks/failover.check.mjs` runs the Patroni failover check
-# (its own etcd and three Patroni nodes through tools/patroni.sh, in $WORK/patroni).
+# (its own etcd and three Patroni nodes through tools/patroni.sh, in $WORK/patroni) for
+# LC_FAILOVER_ROUNDS rounds (default 1; bench/failover's FAILOVER_ROUNDS); the limits grow with them.
 # Exit status: node's (0 only if every test passed); 2 if node or npm is missing.
 set -uo pipefail
 export LC_ALL=C PGCLIENTENCODING=UTF8
@@ -197,7 +198,9 @@ export LC_STANDBY_DIR=$STANDBY_DIR
 export LC_TLS_PORT=$TLS_PORT LC_TLS_CERTS=$CERTS LC_TLS_PASSWORD=$TLS_PASSWORD
 if (($# > 0)); then files=("$@"); else files=(tests/*.test.mjs); fi
 echo "run.sh: node --test on RESP port $RESP_PORT: ${files[*]}"
-check_seconds=${LC_TRACKING_CHECK_SECONDS:-5}
+# the checks' own lengths: the tracking check's seconds, and 60 s for each failover round past the
+# first (bench/failover's; a round took about 40 s on 2 cores, the first fits the base limit)
+check_seconds=$((${LC_TRACKING_CHECK_SECONDS:-5} + 60 * (${LC_FAILOVER_ROUNDS:-1} - 1)))
 timeout --kill-after=10 $((300 + check_seconds)) node --test --test-reporter=tap --test-concurrency=1 \
     --test-timeout=$((120000 + 1000 * check_seconds)) "${files[@]}"
 rc=$?

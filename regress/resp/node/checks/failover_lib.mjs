@@ -94,6 +94,21 @@ export async function shardPrimaries(all) {
   }));
 }
 
+// ioredis's scaleReads for a reader, as 'slave' does: a random one of the slot's standbys
+// (candidates[0] is its primary), the primary when it has none; notes in `chosen` the node and
+// whether it is a standby. After a -MOVED the slot map may name nodes ioredis has no connection to
+// yet (undefined candidates): they are skipped; with none left it returns undefined, ioredis then
+// picks a node itself, and the read counts as one on a primary (checked for nothing).
+export function pickStandby(chosen) {
+  return (candidates) => {
+    const standbys = candidates.slice(1).filter(Boolean);
+    const node = standbys.length ? standbys[Math.floor(Math.random() * standbys.length)] : candidates[0];
+    chosen.node = node ? `${node.options.host}:${node.options.port}` : null;
+    chosen.standby = standbys.length > 0;
+    return node;
+  };
+}
+
 // The workload: writers and readers until stop(); its counters and the first successful write
 // after each mark() (the time a failover's promotion was seen).
 export class Workload {
@@ -204,14 +219,7 @@ export class Workload {
     const all = [...ioIds, ...nrIds];
     for (let i = 0; i < this.readerCount; i++) {
       const chosen = { node: null, standby: false };
-      const scaleReads = (candidates) => {
-        // ioredis's 'slave': a random one of the slot's replicas, the primary when it has none
-        const pick = candidates.length > 1 ? 1 + Math.floor(Math.random() * (candidates.length - 1)) : 0;
-        chosen.node = `${candidates[pick].options.host}:${candidates[pick].options.port}`;
-        chosen.standby = pick > 0;
-        return candidates[pick];
-      };
-      const reader = new Redis.Cluster(this.rootNodes, { scaleReads, slotsRefreshInterval: 1000 });
+      const reader = new Redis.Cluster(this.rootNodes, { scaleReads: pickStandby(chosen), slotsRefreshInterval: 1000 });
       reader.on('error', () => {});
       this.clients.push({ close: () => reader.disconnect() });
       this.loops.push(this.#reader(i, reader, chosen, all));

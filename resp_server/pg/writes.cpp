@@ -28,10 +28,12 @@
 #include "extension/primary_key.h"
 
 extern "C" {
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/jsonapi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -517,11 +519,13 @@ LookupResult PgRowWriter::increment_column(const Session &session, const RowKey 
 
 /* On the worker's loop, outside a transaction: a transaction only the first time a table is
  * asked about after a relcache invalidation (the verdict is kept in the prefix map). A commit
- * that waits for a synchronous standby would hold the loop: then every write goes to a write
- * worker. */
+ * that waits for a synchronous standby, or for its WAL to reach the disk (fsync on with
+ * synchronous_commit on: a flush per write would hold every connection of the loop), would hold
+ * the loop: then every write goes to a write worker. */
 bool PgRowWriter::runs_only_builtin_code(std::string_view prefix)
 {
-	if (SyncRepStandbyNames != nullptr && SyncRepStandbyNames[0] != '\0')
+	if ((SyncRepStandbyNames != nullptr && SyncRepStandbyNames[0] != '\0') ||
+		(enableFsync && synchronous_commit > SYNCHRONOUS_COMMIT_OFF))
 		return false;
 	PrefixEntry *entry = prefixes_valid ? prefix_entry(prefix) : nullptr;
 	if (entry != nullptr && entry->builtin_code_only >= 0)

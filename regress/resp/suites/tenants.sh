@@ -14,7 +14,8 @@
 #   write workers  a role's slow trigger holds neither other connections' reads nor another
 #                role's write; the connection's own next request waits behind it, in order; a
 #                write that runs only PostgreSQL's own code (no user trigger, default, check,
-#                type or foreign key) runs in the RESP worker itself
+#                type or foreign key) and whose commit flushes nothing to disk runs in the RESP
+#                worker itself
 #   settings     ALTER ROLE / ALTER DATABASE ... SET (default_transaction_read_only, search_path,
 #                statement_timeout, synchronous_commit at the commit) and postgresql.conf's statement_timeout apply to a role's
 #                RESP writes, for that command only
@@ -437,6 +438,17 @@ check "a table with a foreign key (its triggers): in a write worker" "OK local_c
     "$(vcli SET wherefk:1 '{}') $(ran_in where_fk 1)"
 check "MSET of both kinds: in a write worker" "OK local_cache RESP write worker local_cache RESP write worker" \
     "$(vcli MSET where:3 '{}' whereu:3 '{}') $(ran_in where_t 3) $(ran_in where_u 3)"
+# A commit that flushes WAL to disk (fsync and synchronous_commit on, the server's defaults;
+# the throwaway cluster runs with both off) would hold the loop for the flush: in a write worker.
+set_setting fsync on
+set_setting synchronous_commit on
+sleep 1 # every process has taken the reload
+check "with fsync and synchronous_commit on: in a write worker" "OK local_cache RESP write worker" \
+    "$(vcli SET where:5 '{}') $(ran_in where_t 5)"
+set_setting fsync DEFAULT
+set_setting synchronous_commit DEFAULT
+sleep 1
+check "... off again: in the RESP worker" "OK local_cache RESP worker" "$(vcli SET where:6 '{}') $(ran_in where_t 6)"
 sql "CREATE FUNCTION where_t_seen() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN RETURN NEW; END \$\$;
 CREATE TRIGGER where_t_seen BEFORE INSERT ON where_t FOR EACH ROW EXECUTE FUNCTION where_t_seen()" >/dev/null
 check "a trigger created later sends the plain table's writes to a write worker" "OK local_cache RESP write worker" \

@@ -667,9 +667,33 @@ bool runs_as_write(const CommandSpec &command, const Session &session)
 	return command.full_name == "exec" && session.multi.active && !session.multi.refused && queue_writes(session.multi);
 }
 
+namespace {
+
+/* A write command (not EXEC) whose every key names a table that runs only PostgreSQL's own code
+ * (RowWriter::runs_only_builtin_code): the hop to a write worker would cost more CPU than the
+ * write itself, and nothing of a role's own can run long in it. */
+bool runs_on_loop(const CommandSpec &command, const Request &request, RowWriter &writes)
+{
+	if (!(command.flags & CMD_WRITE) || command.first_key <= 0 || command.key_step <= 0)
+		return false;
+	int64_t last = command.last_key < 0 ? int64_t(request.argc) + command.last_key : command.last_key;
+	bool any = false;
+	for (int64_t i = command.first_key; i <= last && i < int64_t(request.argc); i += command.key_step) {
+		std::optional<RowKey> key = parse_row_key(request[size_t(i)]);
+		if (!key || !writes.runs_only_builtin_code(key->prefix))
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+} // namespace
+
 bool CommandProcessor::offloaded(const CommandSpec &command, const Request &request, Session &session,
 								 ReplyBuffer &out)
 {
+	if (runs_on_loop(command, request, data_.writes))
+		return false;
 	WriteOffload::Outcome outcome = offload_->run(request, session, out);
 	if (outcome.status == WriteOffload::Status::RunHere)
 		return false;

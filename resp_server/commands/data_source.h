@@ -427,6 +427,16 @@ public:
 	 * row is inserted with the column at the increment); *result is the new value as text. */
 	virtual LookupResult increment_column(const Session &session, const RowKey &key, std::string_view column,
 										  std::string_view increment, std::string *result) = 0;
+	/* Whether a write to the table of `prefix` runs only PostgreSQL's own code (no trigger but
+	 * the cache's, no default, check, index expression or column type of a user's, no commit
+	 * waiting for a synchronous standby or a WAL flush to disk): such a write cannot hold the
+	 * loop for long, so the worker runs it itself rather than pay the write worker's hop. False
+	 * when not known. */
+	virtual bool runs_only_builtin_code(std::string_view prefix)
+	{
+		(void) prefix;
+		return false;
+	}
 
 protected:
 	~RowWriter() = default;

@@ -121,18 +121,24 @@ void load_prefixes()
 			capacity *= 2;
 			prefixes = static_cast<PrefixEntry *>(repalloc(prefixes, sizeof(PrefixEntry) * capacity));
 		}
-		prefixes[nprefixes++] = {entry.resp_prefix, strlen(entry.resp_prefix), entry.relid};
+		prefixes[nprefixes++] = {entry.resp_prefix, strlen(entry.resp_prefix), entry.relid, -1};
 	});
 	MemoryContextSwitchTo(old);
 	prefixes_valid = true;
 }
 
-Oid relid_for_prefix(std::string_view prefix)
+PrefixEntry *prefix_entry(std::string_view prefix)
 {
 	for (int i = 0; i < nprefixes; i++)
 		if (prefixes[i].length == prefix.size() && memcmp(prefixes[i].prefix, prefix.data(), prefix.size()) == 0)
-			return prefixes[i].relid;
-	return InvalidOid;
+			return &prefixes[i];
+	return nullptr;
+}
+
+Oid relid_for_prefix(std::string_view prefix)
+{
+	PrefixEntry *entry = prefix_entry(prefix);
+	return entry != nullptr ? entry->relid : InvalidOid;
 }
 
 

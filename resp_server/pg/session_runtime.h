@@ -34,7 +34,12 @@ struct PrefixEntry {
 	const char *prefix;
 	size_t length;
 	Oid relid;
+	/* Whether a write to the table runs only PostgreSQL's own code (runs_only_builtin_code,
+	 * write_target.h): -1 not known yet; with the map, forgotten at a relcache invalidation. */
+	signed char builtin_code_only;
 };
+/* The entry of `prefix`, or nullptr. */
+PrefixEntry *prefix_entry(std::string_view prefix);
 extern PrefixEntry *prefixes;
 extern int nprefixes;
 extern bool prefixes_valid;

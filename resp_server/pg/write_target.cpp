@@ -7,8 +7,19 @@
 #include "extension/primary_key.h"
 #include "resp_server/pg/session_runtime.h"
 
+#include "extension/boundary.h"
+
 extern "C" {
+#include "access/genam.h"
 #include "access/relation.h"
+#include "access/transam.h"
+#include "catalog/pg_proc.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "nodes/nodeFuncs.h"
+#include "storage/lmgr.h"
+#include "utils/fmgroids.h"
+#include "utils/relcache.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -148,6 +159,91 @@ int column_index(const Target &target, const Columns &columns, std::string_view 
 	ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
 					errmsg("column \"%.*s\" of table \"%s\" does not exist", int(name.size()), name.data(),
 						   NameStr(target.info->relname))));
+}
+
+namespace {
+
+/* What an expression of the table may call: a built-in function that is not volatile, or one of
+ * the volatile ones a default commonly calls, none of which waits; or the cache's own. */
+bool foreign_function(Oid function, void *context)
+{
+	Oid cache_schema = *static_cast<Oid *>(context);
+	if (function >= FirstGenbkiObjectId)
+		return get_func_namespace(function) != cache_schema;
+	switch (function) {
+	case F_NEXTVAL: case F_RANDOM: case F_GEN_RANDOM_UUID: case F_CLOCK_TIMESTAMP:
+		return false;
+	default:
+		return func_volatile(function) == PROVOLATILE_VOLATILE;
+	}
+}
+
+bool calls_foreign_code(Node *node, void *context)
+{
+	if (node == nullptr)
+		return false;
+	if (IsA(node, CoerceToDomain) || check_functions_in_node(node, pg_entry<foreign_function>, context))
+		return true;
+	return expression_tree_walker(node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(pg_entry<calls_foreign_code>)), context);
+}
+
+bool foreign_expression(const char *text, Oid cache_schema)
+{
+	return text != nullptr && calls_foreign_code(static_cast<Node *>(stringToNode(text)), &cache_schema);
+}
+
+bool foreign_expressions(List *expressions, Oid cache_schema)
+{
+	return calls_foreign_code(reinterpret_cast<Node *>(expressions), &cache_schema);
+}
+
+bool table_runs_builtin_code(Relation rel, Oid cache_schema)
+{
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rules != nullptr || rel->rd_rel->relrowsecurity)
+		return false;
+	if (TriggerDesc *triggers = rel->trigdesc)
+		for (int i = 0; i < triggers->numtriggers; i++)
+			if (get_func_namespace(triggers->triggers[i].tgfoid) != cache_schema ||
+				foreign_expression(triggers->triggers[i].tgqual, cache_schema))
+				return false;
+	TupleDesc desc = RelationGetDescr(rel);
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped && TupleDescAttr(desc, i)->atttypid >= FirstGenbkiObjectId)
+			return false;
+	if (TupleConstr *constr = desc->constr) {
+		for (int i = 0; i < constr->num_defval; i++)
+			if (foreign_expression(constr->defval[i].adbin, cache_schema))
+				return false;
+		for (int i = 0; i < constr->num_check; i++)
+			if (foreign_expression(constr->check[i].ccbin, cache_schema))
+				return false;
+	}
+	List *indexes = RelationGetIndexList(rel);
+	ListCell *cell;
+	foreach (cell, indexes) {
+		Relation index = index_open(lfirst_oid(cell), AccessShareLock);
+		bool builtin = index->rd_rel->relam < FirstGenbkiObjectId &&
+			!foreign_expressions(RelationGetIndexExpressions(index), cache_schema) &&
+			!foreign_expressions(RelationGetIndexPredicate(index), cache_schema);
+		for (int c = 0; builtin && c < IndexRelationGetNumberOfKeyAttributes(index); c++)
+			builtin = index->rd_opfamily[c] < FirstGenbkiObjectId;
+		index_close(index, AccessShareLock);
+		if (!builtin)
+			return false;
+	}
+	return true;
+}
+
+} // namespace
+
+signed char runs_only_builtin_code(Oid relid)
+{
+	if (!ConditionalLockRelationOid(relid, AccessShareLock))
+		return -1;
+	Relation rel = relation_open(relid, NoLock);
+	bool builtin = table_runs_builtin_code(rel, get_namespace_oid("local_cache", false));
+	relation_close(rel, NoLock);
+	return builtin ? 1 : 0;
 }
 
 } // namespace local_cache::resp

@@ -104,4 +104,15 @@ int column_index(const Target &target, const Columns &columns, std::string_view 
 
 [[noreturn]] void no_such_column(const Target &target, std::string_view name);
 
+/*
+ * Whether a write to the table runs only PostgreSQL's own code, whatever the role: a plain table
+ * without rules, whose triggers are all the cache's (local_cache's schema), and whose column
+ * types, defaults, generated columns, CHECK constraints, index expressions, predicates and
+ * operator families are built in and call no volatile function but nextval, random,
+ * gen_random_uuid or clock_timestamp (no pg_sleep, no advisory lock). A foreign key or a
+ * deferrable constraint is a trigger, so it says no. In a transaction: 1 yes, 0 no, -1 not known
+ * (the table is locked: no wait, no error).
+ */
+signed char runs_only_builtin_code(Oid relid);
+
 } // namespace local_cache::resp

@@ -23,14 +23,21 @@
 #include "resp_server/pg/write_runner.h"
 #include "resp_server/pg/write_target.h"
 
+#include "extension/boundary.h"
 #include "extension/invalidation.h"
 #include "extension/primary_key.h"
 
 extern "C" {
+#include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "common/jsonapi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "replication/syncrep.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonfuncs.h"
 #include "utils/lsyscache.h"
 }
 
@@ -53,6 +60,82 @@ void own_row(const Target &target, uint64 processed)
 		invalidation_own_write(target.info->relid, target.key_bytes);
 }
 
+/*
+ * The members of a SET's JSON value, read by PostgreSQL's own JSON parser in the worker rather
+ * than by a statement (json_typeof, json_object_keys): the same syntax errors as $1::json, a
+ * statement's executor start and end less per write. Each top-level member's name and, when it
+ * is a string or a number, its text (de-escaped, as json_populate_record reads it).
+ */
+struct ObjectMembers {
+	JsonLexContext *lex;
+	bool object; /* the value is an object */
+	int count;
+	int capacity;
+	const char **names;
+	const char **scalars; /* nullptr: an object, an array, null, true or false */
+};
+
+void member_object_start(void *state)
+{
+	ObjectMembers *members = static_cast<ObjectMembers *>(state);
+	if (members->lex->lex_level == 0)
+		members->object = true;
+}
+
+void member_field_start(void *state, char *name, bool)
+{
+	ObjectMembers *members = static_cast<ObjectMembers *>(state);
+	if (members->lex->lex_level != 1)
+		return;
+	if (members->count == members->capacity) {
+		members->capacity *= 2;
+		members->names = static_cast<const char **>(repalloc(members->names, sizeof(char *) * members->capacity));
+		members->scalars = static_cast<const char **>(repalloc(members->scalars, sizeof(char *) * members->capacity));
+	}
+	members->names[members->count] = name;
+	members->scalars[members->count] = nullptr;
+	members->count++;
+}
+
+void member_scalar(void *state, char *token, JsonTokenType type)
+{
+	ObjectMembers *members = static_cast<ObjectMembers *>(state);
+	if (members->lex->lex_level == 1 && members->count > 0 &&
+		(type == JSON_TOKEN_STRING || type == JSON_TOKEN_NUMBER))
+		members->scalars[members->count - 1] = token;
+}
+
+ObjectMembers object_members(std::string_view value)
+{
+	ObjectMembers members{};
+	members.capacity = 8;
+	members.names = static_cast<const char **>(palloc(sizeof(char *) * members.capacity));
+	members.scalars = static_cast<const char **>(palloc(sizeof(char *) * members.capacity));
+	members.lex = makeJsonLexContextCstringLen(pnstrdup(value.data(), value.size()), int(value.size()),
+											   GetDatabaseEncoding(), true);
+	JsonSemAction actions{};
+	actions.semstate = &members;
+	actions.object_start = pg_entry<member_object_start>;
+	actions.object_field_start = pg_entry<member_field_start>;
+	actions.scalar = pg_entry<member_scalar>;
+	pg_parse_json_or_ereport(members.lex, &actions);
+	return members;
+}
+
+/* Whether a key column's member is the key's own canonical text (one-column keys of types whose
+ * input reads no setting): then it is the key, and no statement need compare them. */
+bool spells_the_key(const Target &target, const RowKey &key, const char *scalar)
+{
+	if (scalar == nullptr || target.nkey != 1)
+		return false;
+	switch (target.info->key.types[0]) {
+	case INT2OID: case INT4OID: case INT8OID: case TEXTOID: case VARCHAROID: case UUIDOID:
+		return key.id.size() == strlen(scalar) && memcmp(key.id.data(), scalar, key.id.size()) == 0;
+	default:
+		return false;
+	}
+}
+
 /* One SET: the row `key` becomes the JSON object `value`. Returns whether it was written. */
 bool set_one(const RowKey &key, std::string_view value, const SetOptions &options, char **old_value)
 {
@@ -66,22 +149,18 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	int nparams = 1 + target.nkey;
 
 	/* An object, whose members are columns; key columns, if there, must be the key's. */
-	bool *present = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
-	uint64 members = run(InvalidOid, "SELECT s.kind, k FROM (SELECT pg_catalog.json_typeof($1::pg_catalog.json) AS kind) s "
-						 "LEFT JOIN LATERAL pg_catalog.json_object_keys(CASE WHEN s.kind OPERATOR(pg_catalog.=) 'object' "
-						 "THEN $1::pg_catalog.json END) k ON true",
-						 1, types, values);
-	if (members == 0 || strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "object") != 0)
+	ObjectMembers members = object_members(value);
+	if (!members.object)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("the value must be a JSON object")));
+	bool *present = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
 	StringInfoData differs;
 	initStringInfo(&differs);
-	for (uint64 i = 0; i < members; i++) {
-		char *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
-		if (name == nullptr) /* {} */
-			continue;
+	for (int i = 0; i < members.count; i++) {
+		const char *name = members.names[i];
 		if (int c = key_column_index(target, name); c >= 0) {
-			appendStringInfo(&differs, "%s(r.%s IS NULL OR NOT r.%s OPERATOR(pg_catalog.=) $%d)",
-							 differs.len > 0 ? " OR " : "", target.key_columns[c], target.key_columns[c], 2 + c);
+			if (!spells_the_key(target, key, members.scalars[i]))
+				appendStringInfo(&differs, "%s(r.%s IS NULL OR NOT r.%s OPERATOR(pg_catalog.=) $%d)",
+								 differs.len > 0 ? " OR " : "", target.key_columns[c], target.key_columns[c], 2 + c);
 			continue;
 		}
 		int column = column_index(target, columns, name);
@@ -436,6 +515,32 @@ LookupResult PgRowWriter::increment_column(const Session &session, const RowKey 
 		return status;
 	result->assign(text != nullptr ? text : "");
 	return LookupResult::ok();
+}
+
+/* On the worker's loop, outside a transaction: a transaction only the first time a table is
+ * asked about after a relcache invalidation (the verdict is kept in the prefix map). A commit
+ * that waits for a synchronous standby, or for its WAL to reach the disk (fsync on with
+ * synchronous_commit on: a flush per write would hold every connection of the loop), would hold
+ * the loop: then every write goes to a write worker. */
+bool PgRowWriter::runs_only_builtin_code(std::string_view prefix)
+{
+	if ((SyncRepStandbyNames != nullptr && SyncRepStandbyNames[0] != '\0') ||
+		(enableFsync && synchronous_commit > SYNCHRONOUS_COMMIT_OFF))
+		return false;
+	PrefixEntry *entry = prefixes_valid ? prefix_entry(prefix) : nullptr;
+	if (entry != nullptr && entry->builtin_code_only >= 0)
+		return entry->builtin_code_only == 1;
+	signed char verdict = -1;
+	PgError error;
+	if (!in_transaction([&]() noexcept {
+			load_prefixes();
+			PrefixEntry *found = prefix_entry(prefix);
+			if (found != nullptr && found->builtin_code_only < 0)
+				found->builtin_code_only = resp::runs_only_builtin_code(found->relid);
+			verdict = found != nullptr ? found->builtin_code_only : 0;
+		}, &error))
+		return false;
+	return verdict == 1;
 }
 
 } // namespace local_cache::resp

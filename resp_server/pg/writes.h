@@ -26,6 +26,7 @@ public:
 							   size_t count, int64_t *removed) override;
 	LookupResult increment_column(const Session &session, const RowKey &key, std::string_view column,
 								  std::string_view increment, std::string *result) override;
+	bool runs_only_builtin_code(std::string_view prefix) override;
 };
 
 } // namespace local_cache::resp

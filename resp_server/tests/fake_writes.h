@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <set>
 #include <vector>
 
 namespace resp_test {
@@ -21,6 +22,12 @@ public:
 	explicit FakeRowWriter(FakeTables &db) : db_(db) {}
 
 	bool replica = false; /* writes answer ReadOnly */
+	std::set<std::string, std::less<>> builtin_code_prefixes; /* runs_only_builtin_code */
+
+	bool runs_only_builtin_code(std::string_view prefix) override
+	{
+		return builtin_code_prefixes.count(prefix) > 0;
+	}
 
 	LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values, size_t count,
 						  const SetOptions &options, SetOutcome &outcome) override

@@ -3,8 +3,8 @@
  * the request and what of the session a write reads, byte for byte (and a damaged frame is
  * refused at every cut), a reply's frame likewise, and CommandProcessor hands writes and
  * writing EXECs to its WriteOffload — the connection waiting until the reply is there, the keys
- * an offloaded EXEC's reads noted for CLIENT TRACKING then tracked for it — while reads and EXECs
- * of reads run where they are.
+ * an offloaded EXEC's reads noted for CLIENT TRACKING then tracked for it — while reads, EXECs
+ * of reads and writes whose tables run only PostgreSQL's own code run where they are.
  */
 #include <boost/test/unit_test.hpp>
 
@@ -145,6 +145,26 @@ BOOST_AUTO_TEST_CASE(writes_wait_for_their_reply_and_reads_run_here)
 	BOOST_TEST((offload.seen == std::vector<std::string>{"SET items:1", "SET items:1", "SET items:1", "DEL items:3",
 														  "HSET items:3"}));
 	BOOST_TEST(c.data.db.writes == 0); /* nothing was written here */
+}
+
+BOOST_AUTO_TEST_CASE(a_write_of_tables_that_run_only_builtin_code_runs_here)
+{
+	Connection c;
+	FakeOffload offload;
+	offload.reply = "+OK\r\n";
+	c.processor.set_write_offload(&offload);
+	c.data.writes.builtin_code_prefixes = {"items"};
+	BOOST_TEST(c.run({"SET", "items:1", "{\"value\":\"x\"}"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"HSET", "items:2", "value", "y"}) == ":0\r\n");
+	BOOST_TEST(c.run({"DEL", "items:3"}) == ":0\r\n");
+	BOOST_TEST(offload.seen.empty()); /* all three ran here */
+	BOOST_TEST(c.data.db.writes > 0);
+	/* One key of another table, or no key at all: the whole command goes. */
+	BOOST_TEST(c.run({"MSET", "items:1", "{}", "other:1", "{}"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"MULTI"}) == "+OK\r\n");
+	BOOST_TEST(c.run({"SET", "items:1", "{}"}) == "+QUEUED\r\n");
+	BOOST_TEST(c.run({"EXEC"}) == "+OK\r\n");
+	BOOST_TEST((offload.seen == std::vector<std::string>{"MSET items:1", "EXEC"}));
 }
 
 BOOST_AUTO_TEST_CASE(an_exec_that_writes_runs_there_and_ends_the_transaction_here)

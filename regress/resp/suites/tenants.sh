@@ -12,7 +12,10 @@
 #   encoding     text that is not valid in the server encoding (values, JSON, keys, field
 #                names, increments, NUL) is refused with SQLSTATE 22021, nothing written
 #   write workers  a role's slow trigger holds neither other connections' reads nor another
-#                role's write; the connection's own next request waits behind it, in order
+#                role's write; the connection's own next request waits behind it, in order; a
+#                write that runs only PostgreSQL's own code (no user trigger, default, check,
+#                type or foreign key) and whose commit flushes nothing to disk runs in the RESP
+#                worker itself
 #   settings     ALTER ROLE / ALTER DATABASE ... SET (default_transaction_read_only, search_path,
 #                statement_timeout, synchronous_commit at the commit) and postgresql.conf's statement_timeout apply to a role's
 #                RESP writes, for that command only
@@ -403,6 +406,54 @@ wait "$slow"
 check "her write then answers, and her GET behind it sees the row it wrote" \
     "+OK\r\n+OK\r\n$(bulk '{"id":1,"v":"slow"}')" "$(cat "$slow_out")"
 sql "DROP TABLE stall_t; DROP FUNCTION stall_t_slow()" >/dev/null
+
+section "write workers: a write that runs only PostgreSQL's own code stays on the loop"
+# The hop to a write worker costs more CPU than such a write: a table whose triggers are the
+# cache's and whose defaults, checks and types are built in is written by the RESP worker itself
+# (its default pg_backend_pid() names the process); a user's trigger, default or check, or a
+# foreign key, sends the write to a write worker. One key of such a table in MSET sends it all.
+sql "CREATE TABLE where_t (id integer PRIMARY KEY, v text CHECK (length(v) < 100), at timestamptz DEFAULT now(),
+                      pid integer DEFAULT pg_backend_pid());
+SELECT local_cache.enable('where_t', resp_prefix => 'where');
+CREATE FUNCTION where_user_default() RETURNS text LANGUAGE sql AS 'SELECT ''d''';
+CREATE TABLE where_u (id integer PRIMARY KEY, v text DEFAULT where_user_default(), pid integer DEFAULT pg_backend_pid());
+SELECT local_cache.enable('where_u', resp_prefix => 'whereu');
+CREATE TABLE where_parent (id integer PRIMARY KEY);
+INSERT INTO where_parent VALUES (1);
+CREATE TABLE where_fk (id integer PRIMARY KEY REFERENCES where_parent, pid integer DEFAULT pg_backend_pid());
+SELECT local_cache.enable('where_fk', resp_prefix => 'wherefk');
+GRANT SELECT, INSERT, UPDATE ON where_t, where_u, where_fk TO regress_resp_victim;
+GRANT SELECT ON where_parent TO regress_resp_victim;
+GRANT EXECUTE ON FUNCTION where_user_default() TO regress_resp_victim" >/dev/null
+ran_in() {
+    sql "SELECT b.backend_type FROM $1 t JOIN pg_stat_activity b ON b.pid = t.pid WHERE t.id = $2"
+}
+check "a plain table's SET" "OK" "$(vcli SET where:1 '{"v":"one"}')"
+check "... ran in the RESP worker" "local_cache RESP worker" "$(ran_in where_t 1)"
+check "... its CHECK enforced" 'ERR new row for relation "where_t" violates check constraint "where_t_v_check" (SQLSTATE 23514)' \
+    "$(vcli SET where:2 "{\"v\":\"$(printf 'x%.0s' $(seq 1 120))\"}")"
+check "a table with a user's default: in a write worker" "OK local_cache RESP write worker" \
+    "$(vcli SET whereu:1 '{}') $(ran_in where_u 1)"
+check "a table with a foreign key (its triggers): in a write worker" "OK local_cache RESP write worker" \
+    "$(vcli SET wherefk:1 '{}') $(ran_in where_fk 1)"
+check "MSET of both kinds: in a write worker" "OK local_cache RESP write worker local_cache RESP write worker" \
+    "$(vcli MSET where:3 '{}' whereu:3 '{}') $(ran_in where_t 3) $(ran_in where_u 3)"
+# A commit that flushes WAL to disk (fsync and synchronous_commit on, the server's defaults;
+# the throwaway cluster runs with both off) would hold the loop for the flush: in a write worker.
+set_setting fsync on
+set_setting synchronous_commit on
+sleep 1 # every process has taken the reload
+check "with fsync and synchronous_commit on: in a write worker" "OK local_cache RESP write worker" \
+    "$(vcli SET where:5 '{}') $(ran_in where_t 5)"
+set_setting fsync DEFAULT
+set_setting synchronous_commit DEFAULT
+sleep 1
+check "... off again: in the RESP worker" "OK local_cache RESP worker" "$(vcli SET where:6 '{}') $(ran_in where_t 6)"
+sql "CREATE FUNCTION where_t_seen() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN RETURN NEW; END \$\$;
+CREATE TRIGGER where_t_seen BEFORE INSERT ON where_t FOR EACH ROW EXECUTE FUNCTION where_t_seen()" >/dev/null
+check "a trigger created later sends the plain table's writes to a write worker" "OK local_cache RESP write worker" \
+    "$(vcli SET where:4 '{}') $(ran_in where_t 4)"
+sql "DROP TABLE where_fk, where_parent, where_t, where_u; DROP FUNCTION where_t_seen, where_user_default" >/dev/null
 
 sql "DROP TABLE victim_t, eq_sql, eq_resp; DROP FUNCTION eq_sql_write, eq_sql_add;
 DROP DOMAIN eq_even; DROP TYPE eq_mood; DROP SCHEMA mallory CASCADE;

@@ -1,7 +1,7 @@
 # regress/resp/suites/writes.sh: SET, MSET, DEL, HSET, HDEL, HINCRBY and MULTI/EXEC/WATCH write
 # rows through SQL, as the connection's role, with PostgreSQL's guarantees.
 #   SET         the row becomes exactly the object (absent columns DEFAULT); NX, XX, GET; the
-#               key column must match; unknown columns, non-objects and EX refused
+#               key column must match; unknown columns, non-objects, invalid JSON and EX refused
 #   errors      constraint violations and type errors with their SQLSTATE; NOPERM without the
 #               privilege; a row locked by SQL waits (the worker serves others), then -BUSY
 #   freshness   SQL and other RESP connections see a write once its reply arrived; the cache
@@ -55,6 +55,18 @@ check "SET of something else than an object" "ERR the value must be a JSON objec
 check "SET ... EX: rows do not expire" "ERR rows do not expire: EX is not supported" "$(wcli SET w:5 '{}' EX 10)"
 check "SET of a prefix no table has" 'ERR no enabled table has the RESP prefix "nosuch" (SQLSTATE 42P01)' "$(wcli SET nosuch:1 '{}')"
 check "nothing was written by the refused SETs" "" "$(row 5)$(row 6)"
+# The value's members are read by PostgreSQL's JSON parser in the worker: the errors of
+# $1::json; a key member that spells the key, as a number or a string, is the key; another
+# spelling is read as the key column reads it.
+check "SET of text that is not JSON" "ERR invalid input syntax for type json (SQLSTATE 22P02)" "$(wcli SET w:70 '{"v":')"
+check "SET with an escape JSON refuses" "ERR unsupported Unicode escape sequence (SQLSTATE 22P05)" "$(wcli SET w:70 '{"v":"a\u0000"}')"
+check "SET whose key member is the key's text in a JSON string" "OK" "$(wcli SET w:70 '{"id":"70","v":"seventy"}')"
+check "... another spelling of the key is read as the column reads it" \
+    'ERR invalid input syntax for type integer: "70.0" (SQLSTATE 22P02)' "$(wcli SET w:70 '{"id":70.0}')"
+check "... a null key member differs from the key" "ERR the object's key column id differs from the key (SQLSTATE 22023)" \
+    "$(wcli SET w:70 '{"id":null}')"
+check "SET with a member name spelled with an escape" "OK" "$(wcli SET w:70 '{"\u0076":"esc","id":70}')"
+check "... names the column" '{"id":70,"v":"esc","n":null,"f":null,"at":"2024-01-01"}' "$(row 70)"
 # The writes keep their statements' plans: a table dropped and created again under the same
 # name, or a key column of another type, must not meet the old table's plans.
 sql "CREATE TABLE wagain (id bigint PRIMARY KEY, v text);

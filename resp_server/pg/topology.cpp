@@ -137,7 +137,7 @@ int read_members(MemberRow *rows)
 {
 	int count = 0;
 	SPI_connect();
-	if (SPI_execute("SELECT to_regclass('local_cache.cluster_members') IS NOT NULL", true, 1) == SPI_OK_SELECT &&
+	if (SPI_execute("SELECT pg_catalog.to_regclass('local_cache.cluster_members') IS NOT NULL", true, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1) {
 		bool null = false;
 		bool exists = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null));
@@ -304,9 +304,10 @@ void PgClusterTopology::describe(ClusterState &state)
 	int count = 0;
 	in_transaction([&]() noexcept {
 		SPI_connect();
-		if (SPI_execute("SELECT application_name, coalesce(host(client_addr), ''), "
-						"state = 'streaming' AND coalesce(replay_lag <= interval '1 second', true), replay_lsn "
-						"FROM pg_stat_replication ORDER BY application_name",
+		if (SPI_execute("SELECT application_name, coalesce(pg_catalog.host(client_addr), ''), "
+						"state OPERATOR(pg_catalog.=) 'streaming' AND "
+						"coalesce(replay_lag OPERATOR(pg_catalog.<=) interval '1 second', true), replay_lsn "
+						"FROM pg_catalog.pg_stat_replication ORDER BY application_name",
 						true, kMaxStandbys) == SPI_OK_SELECT) {
 			for (uint64 i = 0; i < SPI_processed && count < kMaxStandbys; i++) {
 				HeapTuple tuple = SPI_tuptable->vals[i];
@@ -397,7 +398,7 @@ void PgClusterTopology::publish_members()
 		for (int i = 0; i < count; i++) {
 			Datum values[2] = {CStringGetTextDatum(changes[i].endpoint), CStringGetTextDatum(health[i])};
 			SPI_execute_with_args("INSERT INTO local_cache.cluster_members AS m (endpoint, health) VALUES ($1, $2) "
-								  "ON CONFLICT (endpoint) DO UPDATE SET health = excluded.health, changed_at = now()",
+								  "ON CONFLICT (endpoint) DO UPDATE SET health = excluded.health, changed_at = pg_catalog.now()",
 								  2, types, values, nullptr, false, 0);
 		}
 		SPI_finish();

@@ -1,12 +1,13 @@
 /*
  * core.cpp — initialises the core component: its settings, the "local_cache" WAL resource
  * manager, the session caches' invalidation callbacks, the transaction callback that
- * invalidates written keys, the planner and utility hooks, the shared segment and the tracking
- * log.
+ * invalidates written keys, the planner, executor-start and utility hooks, the shared segment
+ * and the tracking log.
  */
 #include "extension/pg.h"
 
 #include "extension/core.h"
+#include "extension/capture_setup.h"
 #include "extension/invalidation.h"
 #include "extension/planner.h"
 #include "extension/cached_table.h"
@@ -26,6 +27,7 @@ void core_init(void)
 	relinfo_register_callbacks();
 	invalidation_register_callbacks();
 	planner_install_hook();
+	capture_setup_install_hook();
 }
 
 void core_shmem_request(void)

@@ -120,5 +120,26 @@ RESET ROLE;
 DROP SCHEMA cap_private CASCADE;
 DROP ROLE regress_cap_reader;
 
+-- The row trigger's WHEN clause is prepared once per session (extension/capture_setup.cpp). An
+-- invalidation in the middle of a statement makes the session prepare it again, but the statement
+-- keeps evaluating the one it started with: here each row's own BEFORE trigger redefines a
+-- function (a catalog invalidation, taken at once) before the row is written and its WHEN clause
+-- runs, and a second statement then prepares the clause anew.
+CREATE FUNCTION cap_redefine_each_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('CREATE OR REPLACE FUNCTION cap_scratch() RETURNS bigint LANGUAGE sql AS %L',
+                   'SELECT ' || NEW.id);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER cap_redefine_each_row BEFORE UPDATE ON cap_items
+    FOR EACH ROW EXECUTE FUNCTION cap_redefine_each_row();
+SELECT lc_check('cap_items', '{1,2,3,6,7,8,9,10}');
+UPDATE cap_items SET value = value || ' (redefined)' WHERE id <> 4 AND id <> 5;
+SELECT lc_check('cap_items', '{1,2,3,6,7,8,9,10}'), local_cache.mget_json('cap_items', '{1,10}');
+UPDATE cap_items SET value = value || ' again' WHERE id IN (1, 10);
+SELECT lc_check('cap_items', '{1,2,3,6,7,8,9,10}'), local_cache.mget_json('cap_items', '{1,10}'), cap_scratch();
+DROP TRIGGER cap_redefine_each_row ON cap_items;
+DROP FUNCTION cap_redefine_each_row(), cap_scratch();
+
 DROP FUNCTION cap_redefine(text), cap_hits();
 DROP TABLE cap_items;

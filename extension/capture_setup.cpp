@@ -1,0 +1,201 @@
+/*
+ * capture_setup.cpp — what PostgreSQL sets up for the capture triggers in every statement that
+ * writes a cached table, done once per session instead.
+ *
+ * PostgreSQL parses, plans and compiles a row trigger's WHEN clause the first time a statement
+ * fires it (TriggerEnabled fills ResultRelInfo.ri_TrigWhenExprs), and looks each trigger's function
+ * up in the catalogs the first time it calls it (ri_TrigFunctions). For a one-row UPDATE of a
+ * cached table the WHEN clause alone was the largest part of what the capture cost the writer
+ * (about 1.8 µs of 7, docs/OPERATIONS.md). After ExecutorStart, each result relation's capture
+ * triggers get the clause prepared for their tgqual text (the same text read and compiled the same
+ * way, so it evaluates exactly as PostgreSQL's would) and the function's lookup. Relations
+ * PostgreSQL opens later (tuple routing into partitions) and COPY keep PostgreSQL's own set-up.
+ */
+#include "extension/capture_setup.h"
+
+#include "extension/boundary.h"
+
+extern "C" {
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+}
+
+namespace local_cache {
+
+namespace {
+
+/* One table's prepared clause, by relid; `tgqual` is the text it was built from. Each entry's
+ * text and expression live in a memory context of their own (retire). */
+struct PreparedWhen {
+	Oid relid; /* hash key */
+	MemoryContext memory;
+	char *tgqual;
+	ExprState *qual;
+};
+
+HTAB *prepared = nullptr;
+ExecutorStart_hook_type prev_executor_start = nullptr;
+
+/* local_cache.capture_changes() and its lookup (fn_oid invalid: not in this database), looked
+ * up again after any change of functions or schemas. */
+bool capture_function_looked_up = false;
+FmgrInfo capture_function = {};
+
+const FmgrInfo &capture_function_info(void)
+{
+	if (!capture_function_looked_up) {
+		capture_function.fn_oid = InvalidOid;
+		if (OidIsValid(get_namespace_oid("local_cache", true))) {
+			List *name = list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup("capture_changes")));
+			Oid function = LookupFuncName(name, 0, NULL, true);
+			if (OidIsValid(function))
+				fmgr_info_cxt(function, &capture_function, CacheMemoryContext);
+		}
+		capture_function_looked_up = true;
+	}
+	return capture_function;
+}
+
+/*
+ * An entry's memory once it is no longer to be handed out: a statement running now may still
+ * evaluate its clause (invalidations arrive in the middle of statements), so it goes with the
+ * transaction; outside one nothing can.
+ */
+void retire(MemoryContext memory)
+{
+	if (TopTransactionContext != nullptr)
+		MemoryContextSetParent(memory, TopTransactionContext);
+	else
+		MemoryContextDelete(memory);
+}
+
+void forget(PreparedWhen *entry)
+{
+	retire(entry->memory);
+	hash_search(prepared, &entry->relid, HASH_REMOVE, NULL);
+}
+
+void forget_all(void)
+{
+	if (prepared == nullptr)
+		return;
+	HASH_SEQ_STATUS status;
+	hash_seq_init(&status, prepared);
+	while (PreparedWhen *entry = static_cast<PreparedWhen *>(hash_seq_search(&status)))
+		forget(entry);
+}
+
+/* A function changed: the capture function's lookup and the prepared calls may be stale. */
+void functions_changed(Datum, int, uint32)
+{
+	capture_function_looked_up = false;
+	forget_all();
+}
+
+/* A table changed (or was dropped): keep the set to the tables that exist. */
+void relation_changed(Datum, Oid relid)
+{
+	if (prepared == nullptr)
+		return;
+	if (relid == InvalidOid) {
+		forget_all();
+		return;
+	}
+	if (PreparedWhen *entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_FIND, NULL)))
+		forget(entry);
+}
+
+/* What TriggerEnabled builds from a WHEN clause's text, built once in `memory`. */
+ExprState *compile_when(const char *tgqual, MemoryContext memory)
+{
+	MemoryContext old = MemoryContextSwitchTo(memory);
+	Node *qual = static_cast<Node *>(stringToNode(tgqual));
+	ChangeVarNodes(qual, PRS2_OLD_VARNO, INNER_VAR, 0);
+	ChangeVarNodes(qual, PRS2_NEW_VARNO, OUTER_VAR, 0);
+	List *quals = make_ands_implicit(reinterpret_cast<Expr *>(qual));
+	ExprState *state = ExecInitQual(reinterpret_cast<List *>(expression_planner(reinterpret_cast<Expr *>(quals))),
+									NULL);
+	MemoryContextSwitchTo(old);
+	return state;
+}
+
+ExprState *prepared_when(Oid relid, const char *tgqual)
+{
+	if (prepared == nullptr) {
+		HASHCTL ctl;
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(PreparedWhen);
+		ctl.hcxt = CacheMemoryContext;
+		prepared = hash_create("local_cache prepared WHEN clauses", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	PreparedWhen *entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_FIND, NULL));
+	if (entry != nullptr && strcmp(entry->tgqual, tgqual) == 0)
+		return entry->qual;
+	/* Built under the transaction's memory first: an error while building leaves nothing behind. */
+	MemoryContext memory = AllocSetContextCreate(CurrentMemoryContext, "local_cache WHEN clause", ALLOCSET_SMALL_SIZES);
+	ExprState *qual = compile_when(tgqual, memory);
+	char *text = MemoryContextStrdup(memory, tgqual);
+	MemoryContextSetParent(memory, CacheMemoryContext);
+	if (entry != nullptr)
+		retire(entry->memory);
+	entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_ENTER, NULL));
+	*entry = {relid, memory, text, qual};
+	return entry->qual;
+}
+
+/* Gives each result relation's capture triggers their function and prepared WHEN clause. */
+void set_up_capture(EState *estate)
+{
+	const FmgrInfo *function = nullptr;
+	ListCell *cell;
+	foreach (cell, estate->es_opened_result_relations) {
+		ResultRelInfo *result = static_cast<ResultRelInfo *>(lfirst(cell));
+		TriggerDesc *triggers = result->ri_TrigDesc;
+		if (triggers == nullptr)
+			continue;
+		if (function == nullptr && !OidIsValid((function = &capture_function_info())->fn_oid))
+			return;
+		for (int i = 0; i < triggers->numtriggers; i++) {
+			const Trigger &trigger = triggers->triggers[i];
+			if (trigger.tgfoid != function->fn_oid)
+				continue;
+			if (result->ri_TrigFunctions[i].fn_oid == InvalidOid)
+				fmgr_info_copy(&result->ri_TrigFunctions[i], const_cast<FmgrInfo *>(function), estate->es_query_cxt);
+			if (trigger.tgqual != nullptr && result->ri_TrigWhenExprs[i] == nullptr)
+				result->ri_TrigWhenExprs[i] = prepared_when(RelationGetRelid(result->ri_RelationDesc), trigger.tgqual);
+		}
+	}
+}
+
+void executor_start(QueryDesc *query, int eflags)
+{
+	if (prev_executor_start)
+		prev_executor_start(query, eflags);
+	else
+		standard_ExecutorStart(query, eflags);
+	if (query->estate != nullptr && (eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0)
+		set_up_capture(query->estate);
+}
+
+} // namespace
+
+void capture_setup_install_hook(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = pg_entry<executor_start>;
+	CacheRegisterSyscacheCallback(PROCOID, pg_entry<functions_changed>, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, pg_entry<functions_changed>, (Datum) 0);
+	CacheRegisterRelcacheCallback(pg_entry<relation_changed>, (Datum) 0);
+}
+
+} // namespace local_cache

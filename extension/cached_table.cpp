@@ -176,19 +176,7 @@ bool capture_qual_matches(HeapTuple tuple, Relation triggers, Oid relid, bool ro
 	Datum qual = heap_getattr(tuple, Anum_pg_trigger_tgqual, RelationGetDescr(triggers), &isnull);
 	if (isnull)
 		return true;
-	if (!row_trigger)
-		return false;
-	Node *expr = static_cast<Node *>(stringToNode(TextDatumGetCString(qual)));
-	if (!IsA(expr, FuncExpr))
-		return false;
-	FuncExpr *call = castNode(FuncExpr, expr);
-	List *name = list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup("capture_keys")));
-	Oid argtype = REGCLASSOID;
-	if (call->funcid != LookupFuncName(name, 1, &argtype, true) || list_length(call->args) != 1 ||
-		!IsA(linitial(call->args), Const))
-		return false;
-	Const *table = castNode(Const, linitial(call->args));
-	return table->consttype == REGCLASSOID && !table->constisnull && DatumGetObjectId(table->constvalue) == relid;
+	return row_trigger && is_capture_keys_call(static_cast<Node *>(stringToNode(TextDatumGetCString(qual))), relid);
 }
 
 bool capture_trigger_matches(HeapTuple tuple, Relation triggers, const CaptureTrigger &expected, Oid capture_function,
@@ -332,6 +320,20 @@ void check_select_privilege(RelInfo *info, Oid role)
 }
 
 } // namespace
+
+bool is_capture_keys_call(Node *expr, Oid relid)
+{
+	if (!IsA(expr, FuncExpr))
+		return false;
+	FuncExpr *call = castNode(FuncExpr, expr);
+	List *name = list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup("capture_keys")));
+	Oid argtype = REGCLASSOID;
+	if (call->funcid != LookupFuncName(name, 1, &argtype, true) || list_length(call->args) != 1 ||
+		!IsA(linitial(call->args), Const))
+		return false;
+	Const *table = castNode(Const, linitial(call->args));
+	return table->consttype == REGCLASSOID && !table->constisnull && DatumGetObjectId(table->constvalue) == relid;
+}
 
 void relinfo_register_callbacks(void)
 {

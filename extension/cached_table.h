@@ -40,6 +40,9 @@ struct RelInfo {
 
 void relinfo_register_callbacks(void);
 
+/* Whether a capture row trigger's WHEN clause, read, is `local_cache.capture_keys(<relid>)`. */
+bool is_capture_keys_call(Node *expr, Oid relid);
+
 /* A session-lifetime hash table of entries whose first field is a relation's Oid. */
 HTAB *relation_hash_create(const char *name, Size entrysize);
 

@@ -6,18 +6,23 @@
  * fires it (TriggerEnabled fills ResultRelInfo.ri_TrigWhenExprs), and looks each trigger's function
  * up in the catalogs the first time it calls it (ri_TrigFunctions). For a one-row UPDATE of a
  * cached table the WHEN clause alone was the largest part of what the capture cost the writer
- * (about 1.8 µs of 7, docs/OPERATIONS.md). After ExecutorStart, each result relation's capture
- * triggers get the clause prepared for their tgqual text (the same text read and compiled the same
- * way, so it evaluates exactly as PostgreSQL's would) and the function's lookup. Relations
- * PostgreSQL opens later (tuple routing into partitions) and COPY keep PostgreSQL's own set-up.
+ * (about 1.8 µs of 7, docs/OPERATIONS.md), and queuing and firing the AFTER ROW event most of the
+ * rest. After ExecutorStart, each result relation's capture triggers get the function's lookup and
+ * the clause prepared for their tgqual text: the capture's own clause, capture_keys(<the table>),
+ * records the row's keys as it is evaluated (capture_row), so no event is queued; any other text
+ * is read and compiled the way PostgreSQL does. Relations PostgreSQL opens later (tuple routing
+ * into partitions) and COPY keep PostgreSQL's own set-up: the clause as a SQL call, the events.
  */
 #include "extension/capture_setup.h"
 
 #include "extension/boundary.h"
+#include "extension/cached_table.h"
+#include "extension/invalidation.h"
 
 extern "C" {
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
+#include "executor/execExpr.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
@@ -114,16 +119,38 @@ void relation_changed(Datum, Oid relid)
 		forget(entry);
 }
 
-/* What TriggerEnabled builds from a WHEN clause's text, built once in `memory`. */
-ExprState *compile_when(const char *tgqual, MemoryContext memory)
+/*
+ * The capture's own clause, local_cache.capture_keys(<table>), evaluated: the row's keys are
+ * recorded here and the clause is false, so PostgreSQL queues no AFTER ROW event for the row (the
+ * event would have recorded the same keys at the statement's end, after fetching the rows again).
+ * TriggerEnabled passes the old row as the inner tuple, the new one as the outer.
+ */
+Datum capture_row(ExprState *state, ExprContext *econtext, bool *isnull)
+{
+	*isnull = false;
+	Oid relid = Oid(reinterpret_cast<uintptr_t>(state->evalfunc_private));
+	return BoolGetDatum(invalidation_capture_row(relid, econtext->ecxt_innertuple, econtext->ecxt_outertuple));
+}
+
+/* What TriggerEnabled builds from a WHEN clause's text, built once in `memory`; for the capture's
+ * own clause, capture_row. */
+ExprState *compile_when(Oid relid, const char *tgqual, MemoryContext memory)
 {
 	MemoryContext old = MemoryContextSwitchTo(memory);
 	Node *qual = static_cast<Node *>(stringToNode(tgqual));
-	ChangeVarNodes(qual, PRS2_OLD_VARNO, INNER_VAR, 0);
-	ChangeVarNodes(qual, PRS2_NEW_VARNO, OUTER_VAR, 0);
-	List *quals = make_ands_implicit(reinterpret_cast<Expr *>(qual));
-	ExprState *state = ExecInitQual(reinterpret_cast<List *>(expression_planner(reinterpret_cast<Expr *>(quals))),
-									NULL);
+	ExprState *state;
+	if (is_capture_keys_call(qual, relid)) {
+		state = makeNode(ExprState);
+		state->flags = EEO_FLAG_IS_QUAL;
+		state->expr = reinterpret_cast<Expr *>(qual);
+		state->evalfunc = pg_entry<capture_row>;
+		state->evalfunc_private = reinterpret_cast<void *>(uintptr_t(relid));
+	} else {
+		ChangeVarNodes(qual, PRS2_OLD_VARNO, INNER_VAR, 0);
+		ChangeVarNodes(qual, PRS2_NEW_VARNO, OUTER_VAR, 0);
+		List *quals = make_ands_implicit(reinterpret_cast<Expr *>(qual));
+		state = ExecInitQual(reinterpret_cast<List *>(expression_planner(reinterpret_cast<Expr *>(quals))), NULL);
+	}
 	MemoryContextSwitchTo(old);
 	return state;
 }
@@ -143,7 +170,7 @@ ExprState *prepared_when(Oid relid, const char *tgqual)
 		return entry->qual;
 	/* Built under the transaction's memory first: an error while building leaves nothing behind. */
 	MemoryContext memory = AllocSetContextCreate(CurrentMemoryContext, "local_cache WHEN clause", ALLOCSET_SMALL_SIZES);
-	ExprState *qual = compile_when(tgqual, memory);
+	ExprState *qual = compile_when(relid, tgqual, memory);
 	char *text = MemoryContextStrdup(memory, tgqual);
 	MemoryContextSetParent(memory, CacheMemoryContext);
 	if (entry != nullptr)

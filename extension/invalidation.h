@@ -7,6 +7,10 @@
 
 #include "extension/shard.h"
 
+extern "C" {
+#include "executor/tuptable.h"
+}
+
 namespace local_cache {
 
 void invalidation_register_callbacks(void);
@@ -27,6 +31,15 @@ void invalidation_table_altered(Oid relid);
  * (flushing more than needed is always correct), so that the rows it skips are covered.
  */
 bool invalidation_row_captured(Oid relid);
+
+/*
+ * The row trigger's WHEN clause as capture_setup.cpp prepares it, as a row of the table is written
+ * (`old_row` null for an INSERT, `new_row` for a DELETE): records the row's keys itself, as its
+ * AFTER ROW event would at the statement's end, so that no event need be queued, and counts the
+ * row as invalidation_row_captured does. True (queue the event) only if no statement trigger
+ * marked the table written in this transaction (logical replication's apply).
+ */
+bool invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTableSlot *new_row);
 
 /* Whether the current transaction has written the table (its reads then bypass the cache). */
 bool invalidation_xact_wrote(Oid relid);

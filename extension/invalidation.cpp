@@ -4,7 +4,10 @@
  *
  * The trigger local_cache.capture_changes() (BEFORE STATEMENT for INSERT/UPDATE/DELETE
  * to mark the table written, AFTER ROW for the keys, AFTER STATEMENT for TRUNCATE; all
- * enabled ALWAYS so logical replication apply fires them too) records changed keys in backend-local hash tables (kept for the session, emptied at transaction end). At
+ * enabled ALWAYS so logical replication apply fires them too) records changed keys in backend-local
+ * hash tables (kept for the session, emptied at transaction end); in planned statements the row
+ * trigger's prepared WHEN clause records them instead, as each row is written
+ * (invalidation_capture_row, capture_setup.cpp), and no event is queued. At
  * XACT_EVENT_PRE_COMMIT (and PRE_PREPARE, so two-phase commits are covered whoever runs
  * COMMIT PREPARED) each key is removed from the store and its shard's invalidation
  * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole. Once

@@ -21,6 +21,7 @@
 
 extern "C" {
 #include "catalog/namespace.h"
+#include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "executor/execExpr.h"
 #include "executor/executor.h"
@@ -44,7 +45,15 @@ struct PreparedWhen {
 	Oid relid; /* hash key */
 	MemoryContext memory;
 	char *tgqual;
-	ExprState *qual;
+	bool capture_clause; /* the text is capture_keys(<relid>): capture_row evaluates it */
+	ExprState *qual;     /* otherwise: the clause as PostgreSQL compiles it */
+};
+
+/* What capture_row evaluates the clause for, in the statement's memory. */
+struct RowCaptureTarget {
+	Oid relid;
+	ResultRelInfo *result;
+	Oid capture_function;
 };
 
 HTAB *prepared = nullptr;
@@ -120,6 +129,34 @@ void relation_changed(Datum, Oid relid)
 }
 
 /*
+ * Past the rows it records keys for, the capture's row trigger is switched off in the statement's
+ * own copy of the table's triggers (InitResultRelInfo copies them for each statement) for every
+ * event it is the only AFTER ROW trigger of: PostgreSQL then neither fetches the old row again nor
+ * evaluates the clause for the statement's remaining rows, as for a table without the trigger.
+ * The table is flushed whole at commit (invalidation_capture_row), so nothing is missed.
+ */
+void stop_row_events(ResultRelInfo *result, Oid capture_function)
+{
+	TriggerDesc *triggers = result->ri_TrigDesc;
+	struct Event {
+		int16 type;
+		bool *after_row;
+	} events[] = {{TRIGGER_TYPE_INSERT, &triggers->trig_insert_after_row},
+				  {TRIGGER_TYPE_UPDATE, &triggers->trig_update_after_row},
+				  {TRIGGER_TYPE_DELETE, &triggers->trig_delete_after_row}};
+	for (const Event &event : events) {
+		bool only_ours = true;
+		for (int i = 0; i < triggers->numtriggers && only_ours; i++) {
+			const Trigger &trigger = triggers->triggers[i];
+			if (TRIGGER_TYPE_MATCHES(trigger.tgtype, TRIGGER_TYPE_ROW, TRIGGER_TYPE_AFTER, event.type))
+				only_ours = trigger.tgfoid == capture_function;
+		}
+		if (only_ours)
+			*event.after_row = false;
+	}
+}
+
+/*
  * The capture's own clause, local_cache.capture_keys(<table>), evaluated: the row's keys are
  * recorded here and the clause is false, so PostgreSQL queues no AFTER ROW event for the row (the
  * event would have recorded the same keys at the statement's end, after fetching the rows again).
@@ -128,34 +165,52 @@ void relation_changed(Datum, Oid relid)
 Datum capture_row(ExprState *state, ExprContext *econtext, bool *isnull)
 {
 	*isnull = false;
-	Oid relid = Oid(reinterpret_cast<uintptr_t>(state->evalfunc_private));
-	return BoolGetDatum(invalidation_capture_row(relid, econtext->ecxt_innertuple, econtext->ecxt_outertuple));
+	const RowCaptureTarget *target = static_cast<const RowCaptureTarget *>(state->evalfunc_private);
+	switch (invalidation_capture_row(target->relid, econtext->ecxt_innertuple, econtext->ecxt_outertuple)) {
+	case RowCapture::QueueEvent:
+		return BoolGetDatum(true);
+	case RowCapture::TableFlushed:
+		stop_row_events(target->result, target->capture_function);
+		break;
+	case RowCapture::Recorded:
+		break;
+	}
+	return BoolGetDatum(false);
 }
 
-/* What TriggerEnabled builds from a WHEN clause's text, built once in `memory`; for the capture's
- * own clause, capture_row. */
-ExprState *compile_when(Oid relid, const char *tgqual, MemoryContext memory)
+/* The clause of one statement's result relation, evaluated by capture_row; in the statement's
+ * memory. */
+ExprState *capture_clause(EState *estate, ResultRelInfo *result, Oid capture_function)
 {
-	MemoryContext old = MemoryContextSwitchTo(memory);
-	Node *qual = static_cast<Node *>(stringToNode(tgqual));
-	ExprState *state;
-	if (is_capture_keys_call(qual, relid)) {
-		state = makeNode(ExprState);
-		state->flags = EEO_FLAG_IS_QUAL;
-		state->expr = reinterpret_cast<Expr *>(qual);
-		state->evalfunc = pg_entry<capture_row>;
-		state->evalfunc_private = reinterpret_cast<void *>(uintptr_t(relid));
-	} else {
-		ChangeVarNodes(qual, PRS2_OLD_VARNO, INNER_VAR, 0);
-		ChangeVarNodes(qual, PRS2_NEW_VARNO, OUTER_VAR, 0);
-		List *quals = make_ands_implicit(reinterpret_cast<Expr *>(qual));
-		state = ExecInitQual(reinterpret_cast<List *>(expression_planner(reinterpret_cast<Expr *>(quals))), NULL);
-	}
+	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+	RowCaptureTarget *target = static_cast<RowCaptureTarget *>(palloc(sizeof(RowCaptureTarget)));
+	*target = {RelationGetRelid(result->ri_RelationDesc), result, capture_function};
+	ExprState *state = makeNode(ExprState);
+	state->flags = EEO_FLAG_IS_QUAL;
+	state->evalfunc = pg_entry<capture_row>;
+	state->evalfunc_private = target;
 	MemoryContextSwitchTo(old);
 	return state;
 }
 
-ExprState *prepared_when(Oid relid, const char *tgqual)
+/* What TriggerEnabled builds from a WHEN clause's text, unless it is the capture's own clause;
+ * built in `memory`. */
+void compile_when(PreparedWhen *entry, Oid relid, const char *tgqual, MemoryContext memory)
+{
+	MemoryContext old = MemoryContextSwitchTo(memory);
+	Node *qual = static_cast<Node *>(stringToNode(tgqual));
+	entry->capture_clause = is_capture_keys_call(qual, relid);
+	entry->qual = nullptr;
+	if (!entry->capture_clause) {
+		ChangeVarNodes(qual, PRS2_OLD_VARNO, INNER_VAR, 0);
+		ChangeVarNodes(qual, PRS2_NEW_VARNO, OUTER_VAR, 0);
+		List *quals = make_ands_implicit(reinterpret_cast<Expr *>(qual));
+		entry->qual = ExecInitQual(reinterpret_cast<List *>(expression_planner(reinterpret_cast<Expr *>(quals))), NULL);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+const PreparedWhen *prepared_when(Oid relid, const char *tgqual)
 {
 	if (prepared == nullptr) {
 		HASHCTL ctl;
@@ -167,17 +222,20 @@ ExprState *prepared_when(Oid relid, const char *tgqual)
 	}
 	PreparedWhen *entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_FIND, NULL));
 	if (entry != nullptr && strcmp(entry->tgqual, tgqual) == 0)
-		return entry->qual;
+		return entry;
 	/* Built under the transaction's memory first: an error while building leaves nothing behind. */
 	MemoryContext memory = AllocSetContextCreate(CurrentMemoryContext, "local_cache WHEN clause", ALLOCSET_SMALL_SIZES);
-	ExprState *qual = compile_when(relid, tgqual, memory);
-	char *text = MemoryContextStrdup(memory, tgqual);
+	PreparedWhen built;
+	compile_when(&built, relid, tgqual, memory);
+	built.relid = relid;
+	built.memory = memory;
+	built.tgqual = MemoryContextStrdup(memory, tgqual);
 	MemoryContextSetParent(memory, CacheMemoryContext);
 	if (entry != nullptr)
 		retire(entry->memory);
 	entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_ENTER, NULL));
-	*entry = {relid, memory, text, qual};
-	return entry->qual;
+	*entry = built;
+	return entry;
 }
 
 /* Gives each result relation's capture triggers their function and prepared WHEN clause. */
@@ -198,8 +256,18 @@ void set_up_capture(EState *estate)
 				continue;
 			if (result->ri_TrigFunctions[i].fn_oid == InvalidOid)
 				fmgr_info_copy(&result->ri_TrigFunctions[i], const_cast<FmgrInfo *>(function), estate->es_query_cxt);
-			if (trigger.tgqual != nullptr && result->ri_TrigWhenExprs[i] == nullptr)
-				result->ri_TrigWhenExprs[i] = prepared_when(RelationGetRelid(result->ri_RelationDesc), trigger.tgqual);
+			if (trigger.tgqual == nullptr || result->ri_TrigWhenExprs[i] != nullptr)
+				continue;
+			Oid relid = RelationGetRelid(result->ri_RelationDesc);
+			const PreparedWhen *when = prepared_when(relid, trigger.tgqual);
+			if (!when->capture_clause) {
+				result->ri_TrigWhenExprs[i] = when->qual;
+				continue;
+			}
+			result->ri_TrigWhenExprs[i] = capture_clause(estate, result, function->fn_oid);
+			/* An earlier statement went past the rows recorded: none of these are needed. */
+			if (invalidation_table_flushed(relid))
+				stop_row_events(result, function->fn_oid);
 		}
 	}
 }

@@ -533,16 +533,23 @@ bool invalidation_row_captured(Oid relid)
 	return table == nullptr || row_keys_needed(table);
 }
 
-bool invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTableSlot *new_row)
+RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTableSlot *new_row)
 {
 	ChangedTable *table = table_written(relid);
 	if (table == nullptr)
-		return true;
-	if (row_keys_needed(table)) {
-		record_slot_key(table, old_row);
-		record_slot_key(table, new_row);
-	}
-	return false;
+		return RowCapture::QueueEvent;
+	if (!row_keys_needed(table))
+		return RowCapture::TableFlushed;
+	record_slot_key(table, old_row);
+	record_slot_key(table, new_row);
+	/* Past the key limit now (record_key): the statement's next rows need nothing either. */
+	return table->flush_all ? RowCapture::TableFlushed : RowCapture::Recorded;
+}
+
+bool invalidation_table_flushed(Oid relid)
+{
+	ChangedTable *table = table_written(relid);
+	return table != nullptr && table->flush_all;
 }
 
 bool invalidation_xact_wrote(Oid relid)

@@ -32,14 +32,23 @@ void invalidation_table_altered(Oid relid);
  */
 bool invalidation_row_captured(Oid relid);
 
+enum class RowCapture {
+	QueueEvent,   /* no statement trigger marked the table written: the AFTER ROW event records it */
+	Recorded,     /* the row's keys are recorded */
+	TableFlushed, /* the table is flushed whole at commit: no row of it needs recording */
+};
+
 /*
  * The row trigger's WHEN clause as capture_setup.cpp prepares it, as a row of the table is written
  * (`old_row` null for an INSERT, `new_row` for a DELETE): records the row's keys itself, as its
  * AFTER ROW event would at the statement's end, so that no event need be queued, and counts the
- * row as invalidation_row_captured does. True (queue the event) only if no statement trigger
- * marked the table written in this transaction (logical replication's apply).
+ * row as invalidation_row_captured does. QueueEvent only if no statement trigger marked the table
+ * written in this transaction (logical replication's apply, a write through a partitioned table).
  */
-bool invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTableSlot *new_row);
+RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTableSlot *new_row);
+
+/* Whether the transaction marked the table written and flushes it whole at commit. */
+bool invalidation_table_flushed(Oid relid);
 
 /* Whether the current transaction has written the table (its reads then bypass the cache). */
 bool invalidation_xact_wrote(Oid relid);

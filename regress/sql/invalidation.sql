@@ -326,7 +326,28 @@ SELECT lc_check('inv_rows', '{1,6000,6001,11999,12000}');
 UPDATE inv_rows SET v = 4;
 SELECT (SELECT sum((r->>'v')::int) FROM json_array_elements(local_cache.mget_json('inv_rows',
           ARRAY(SELECT generate_series(1, 12000)::bigint))) AS e(r)) = 48000 AS all_rows_new;
-DROP TABLE inv_rows;
+-- Past the line the capture's row trigger is switched off for the rest of the statement, and for
+-- the transaction's later statements, only for the events it is the table's one AFTER ROW trigger
+-- of: another AFTER ROW trigger (here on UPDATE) still fires for every row.
+CREATE TABLE inv_rows_seen (op text);
+CREATE FUNCTION inv_rows_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO inv_rows_seen VALUES (TG_OP);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER inv_rows_count AFTER UPDATE ON inv_rows FOR EACH ROW EXECUTE FUNCTION inv_rows_count();
+SELECT lc_check('inv_rows', '{1,3,4,11000,11001,12000}');
+BEGIN;
+UPDATE inv_rows SET v = 5;
+UPDATE inv_rows SET v = 6 WHERE id <= 3;
+DELETE FROM inv_rows WHERE id > 11000;
+COMMIT;
+SELECT op, count(*) FROM inv_rows_seen GROUP BY op;
+SELECT lc_check('inv_rows', '{1,3,4,11000,11001,12000}');
+SELECT count(*) FILTER (WHERE r::text = 'null') AS missing, sum((r->>'v')::int) AS sum_v
+  FROM json_array_elements(local_cache.mget_json('inv_rows', ARRAY(SELECT generate_series(1, 12000)::bigint))) AS e(r);
+DROP TABLE inv_rows, inv_rows_seen;
+DROP FUNCTION inv_rows_count();
 
 DROP FUNCTION inv_bump(bigint);
 DROP VIEW inv_view;

@@ -30,7 +30,8 @@ def common_args():
 def run_check(client):
     """The client's correctness check (its `check` subcommand): its result line."""
     log(f"correctness check, {client} client: every read path against prepared SQL, then RESP SET, "
-        "SQL UPDATE and redis-server SET")
+        "SQL UPDATE and redis-server SET" + (" (native: also RESP MSET, a 16-row SQL UPDATE and redis-server MSET)"
+                                             if client == "native" else ""))
     p = subprocess.run(client_cmd(client, "check", common_args()), capture_output=True, text=True)
     sys.stderr.write(p.stderr)
     if p.returncode != 0:

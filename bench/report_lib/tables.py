@@ -70,9 +70,10 @@ def write_mode_tables(w, doc, data, cfg):
         w(f"## {MODE_TITLES[mode]}")
         w("")
         if mode == "write":
-            w("One random row per request (batch 1). *cache*: whether `public.items` is cached (RESP SET needs it; "
+            w("One random row per request (batch 1), or 16 for the 16-row paths (one statement or one MSET per "
+              "request). *cache*: whether `public.items` is cached (RESP SET and MSET need it; "
               "redis-server has no such thing). Server CPU is PostgreSQL's (all its processes) for SQL UPDATE and RESP "
-              "SET, redis-server's for redis-server SET.")
+              "SET/MSET, redis-server's for redis-server SET/MSET.")
             w("")
             w("| client | path | connections | cache | requests/s | p50 µs | p90 µs | p99 µs | p99.9 µs | "
               "server CPU µs/req | client CPU µs/req |")

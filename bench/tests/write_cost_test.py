@@ -36,6 +36,39 @@ def check_write():
     check("write: SET over UPDATE per round (0.97x, 1.09x) reported with their median and verdict",
           "1.03 (0.97–1.09)" in row and "≤ 1.0x ✗" in row, row)
     check("write: no write samples, no section", write_cost_section({"config": CONFIG, "samples": []}, "x") == [])
+    check("write: no 16-row samples, no MSET table",
+          not any(line.startswith("### MSET") for line in write_cost_section(doc, "w.json")), "")
+
+
+def check_multi_row():
+    # round 0: MSET 80 µs vs the 16-row UPDATE's 100 (0.80x), the UPDATE cached 100 vs 80 not cached
+    # (1.25x CPU), 900 vs 1000 requests/s; round 1: the machine slower, MSET 240 vs 200 (1.20x)
+    samples = [sample(0, "update", "cache_enabled", 98, 41.2), sample(0, "update", "cache_disabled", 100, 40),
+               sample(0, "update16", "cache_enabled", 900, 100), sample(0, "update16", "cache_disabled", 1000, 80),
+               sample(0, "resp_mset", "cache_enabled", 700, 80), sample(0, "redis_mset", None, 5000, 12),
+               sample(1, "update16", "cache_enabled", 450, 200), sample(1, "update16", "cache_disabled", 500, 160),
+               sample(1, "resp_mset", "cache_enabled", 300, 240), sample(1, "redis_mset", None, 4000, 14)]
+    doc = {"config": CONFIG, "samples": samples, "started_at": "t0", "finished_at": "t1", "git": {"head": "abc"}}
+    lines = write_cost_section(doc, "w.json")
+    check("multi-row: the table's heading", "### MSET 16 vs one 16-row UPDATE (cached)" in lines, "\n".join(lines))
+    table = lines[lines.index("### MSET 16 vs one 16-row UPDATE (cached)"):] if "### MSET 16 vs one 16-row UPDATE (cached)" in lines else []
+    row = row_of(table, "| native | 4 |")
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    check("multi-row: server CPU per MSET and per cached 16-row UPDATE, medians of the rounds",
+          cells[2:4] == ["160.0 (80.0–240.0)", "150.0 (100.0–200.0)"], row)
+    check("multi-row: MSET / UPDATE per round (0.80x, 1.20x), median 1.00x meets the 1.0x target",
+          cells[4:6] == ["1.00 (0.80–1.20)", "≤ 1.0x ✓"], row)
+    check("multi-row: the 16-row UPDATE cached / not cached (0.90x requests/s, 1.25x CPU in both rounds)",
+          cells[6:8] == ["0.90 (0.90–0.90)", "1.25 (1.25–1.25)"], row)
+    check("multi-row: MSET requests/s and redis-server's MSET CPU", cells[8:10] == ["500 (300–700)", "13.0 (12.0–14.0)"], row)
+    over = [dict(s, server_cpu_us_per_req=s["server_cpu_us_per_req"] * 2) if s["path"] == "resp_mset" else s
+            for s in samples]
+    row = [r for r in write_cost_section(dict(doc, samples=over), "w.json") if r.startswith("| native | 4 |")][-1]
+    check("multi-row: MSET at 2.00x the UPDATE's CPU fails the target", "| 2.00 (1.60–2.40) | ≤ 1.0x ✗ |" in row, row)
+    only_single = [s for s in samples if s["path"] not in ("resp_mset",)]
+    row = [r for r in write_cost_section(dict(doc, samples=only_single), "w.json") if r.startswith("| native | 4 |")][-1]
+    check("multi-row: without MSET samples no ratio and no verdict",
+          "| native | 4 | – | 150.0 (100.0–200.0) | – | – | 0.90" in row, row)
 
 
 def check_bulk():
@@ -53,5 +86,6 @@ def check_bulk():
 
 
 check_write()
+check_multi_row()
 check_bulk()
 sys.exit(summary())

@@ -90,10 +90,10 @@ RB_PATHS = ("resp", "redis")
 WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp_set", "cache_enabled"),
                ("redis_set", None), ("update16", "cache_enabled"), ("update16", "cache_disabled"),
                ("resp_mset", "cache_enabled"), ("redis_mset", None)]
-# the 16-row paths: bench/loadgen's only (the node and go clients have no such path), and not in the
+# the 16-row paths: bench/loadgen's and bench/node's (the go client has no such path), and not in the
 # tail mode (its matrix and report are the one-row writes')
 MULTI_ROW_WRITE_PATHS = ("update16", "resp_mset", "redis_mset")
-MULTI_ROW_CLIENTS = ("native",)
+MULTI_ROW_CLIENTS = ("native", "node")
 # the RESP role of bench/run (local_cache.resp_role) may only read; writes AUTH as this role
 RESP_WRITER = ENV.get("BENCH_RESP_WRITER", "bench_writer")
 RESP_WRITER_PASSWORD = ENV.get("BENCH_RESP_WRITER_PASSWORD", "bench")

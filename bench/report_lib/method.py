@@ -1,7 +1,7 @@
 """bench/report_lib/method.py: the main report's opening: title, how the run was made (servers,
 paths, clients, checks, sampling) and the environment."""
 from report_lib.data import fmt
-from report_lib.names import (MULTI_ROW_WRITE_PATHS, PATH_NAMES, PATH_SQL, RB, READ_PATHS, WRITE_SQL, resp_workers,
+from report_lib.names import (MULTI_ROW_CLIENTS, MULTI_ROW_WRITE_PATHS, PATH_NAMES, PATH_SQL, RB, READ_PATHS, WRITE_SQL, resp_workers,
                                v_rb)
 
 
@@ -46,11 +46,10 @@ def write_method(w, args, doc, data, cfg):
         for p in ["update", "resp_set", "redis_set"] + multi:
             w(f"* **{PATH_NAMES[p]}**: " + WRITE_SQL[p].replace("{resp_writer}", cfg.get("resp_writer_role", "bench_writer")))
         w("")
-        if multi:
-            others = [c for c in cfg["clients"] if c not in ("native", RB)]
-            w("The 16-row paths are the native client's only (`bench/loadgen`)"
-              + (f"; the {' and '.join(others)} client(s) have none and the matrix skips them there" if others else "")
-              + ".")
+        others = [c for c in cfg["clients"] if c not in MULTI_ROW_CLIENTS and c != RB]
+        if multi and others:
+            w(f"The 16-row paths are the {' and '.join(MULTI_ROW_CLIENTS)} clients' only: the "
+              f"{' and '.join(others)} client has none, and the matrix skips them there.")
             w("")
     w("Clients: **native** is `bench/loadgen` (C++17, libpq in non-blocking mode with prepared statements and text "
       "results, its own RESP2 client; min(connections, 2 × cores) threads driving the connections with `poll()`); "

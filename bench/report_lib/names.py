@@ -28,8 +28,9 @@ PATH_SQL = {
 WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp_set", "cache_enabled"),
                ("redis_set", None), ("update16", "cache_enabled"), ("update16", "cache_disabled"),
                ("resp_mset", "cache_enabled"), ("redis_mset", None)]
-# the 16-row write paths (bench/loadgen only: other clients have no samples of them)
+# the 16-row write paths (bench/loadgen's and bench/node's: the go client has no samples of them)
 MULTI_ROW_WRITE_PATHS = ["update16", "resp_mset", "redis_mset"]
+MULTI_ROW_CLIENTS = ["native", "node"]
 WRITE_SQL = {
     "update": "`UPDATE public.items SET value = $2 WHERE id = $1` (prepared), with the table cached and, "
               "for comparison, not cached (`local_cache.disable`)",

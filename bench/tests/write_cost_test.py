@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """bench/tests/write_cost_test.py: bench/report's --write and --bulk sections (issue 46) on made-up
-documents, without servers: the ratios are taken within each round, and the targets' verdicts.
+documents, without servers: the ratios are taken within each round, and the targets' verdicts; and
+the write mode's matrix (the 16-row paths for the clients that have them).
 
     python3 bench/tests/write_cost_test.py      prints "N passed, M failed"; exit 1 on a failure
 """
+import os
 import sys
 
 sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
 from harness import check, summary  # noqa: E402 (sets up the imports below)
+
+# what bench/run write exports, with every client
+os.environ.update(BENCH_MODE="write", CLIENTS="native,node,go,redis-benchmark", CONNECTIONS="4,64", REPEATS="2",
+                  KEY_TYPES="")
+from driver_lib.matrix import matrix  # noqa: E402
 from report_lib.bulk import bulk_section  # noqa: E402
 from report_lib.write_cost import write_cost_section  # noqa: E402
 
@@ -85,7 +92,24 @@ def check_bulk():
     check("bulk: operations without samples have no row", row_of(bulk_section(doc, "b.json"), "| UPDATE") == "")
 
 
+def check_matrix():
+    specs = matrix()
+    by_client = {c: sorted({(s["path"], s["variant"] or "") for s in specs if s["client"] == c})
+                 for c in ("native", "node", "go", "redis-benchmark")}
+    multi = [("redis_mset", ""), ("resp_mset", "cache_enabled"), ("update16", "cache_disabled"),
+             ("update16", "cache_enabled")]
+    check("matrix: native and node write the 16-row paths (update16 cached and not, resp_mset, redis_mset)",
+          all(set(multi) <= set(by_client[c]) and len(by_client[c]) == 8 for c in ("native", "node")), repr(by_client))
+    check("matrix: go has only the one-row writes, redis-benchmark none",
+          len(by_client["go"]) == 4 and not set(multi) & set(by_client["go"]) and not by_client["redis-benchmark"],
+          repr(by_client))
+    check("matrix: every 16-row sample at batch 1, per round and connection count",
+          len([s for s in specs if s["path"] in ("update16", "resp_mset", "redis_mset")]) == 2 * 4 * 2 * 2
+          and all(s["batch"] == 1 for s in specs), str(len(specs)))
+
+
 check_write()
 check_multi_row()
+check_matrix()
 check_bulk()
 sys.exit(summary())

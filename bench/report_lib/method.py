@@ -39,10 +39,10 @@ def write_method(w, args, doc, data, cfg):
         w(f"* **{PATH_NAMES[p]}**: {PATH_SQL[p]}")
     w("")
     if any(k[0] == "write" for k in data.groups):
-        w("Write paths (write mode; each request writes one random row of the 4,096 with a fresh 128-byte value, "
-          "or 16 of them on the 16-row paths):")
-        w("")
         multi = [p for p in MULTI_ROW_WRITE_PATHS if any(k[0] == "write" and k[2] == p for k in data.groups)]
+        w("Write paths (write mode; each request writes one random row of the 4,096 with a fresh 128-byte value"
+          + (", or 16 of them on the 16-row paths):" if multi else "):"))
+        w("")
         for p in ["update", "resp_set", "redis_set"] + multi:
             w(f"* **{PATH_NAMES[p]}**: " + WRITE_SQL[p].replace("{resp_writer}", cfg.get("resp_writer_role", "bench_writer")))
         w("")

@@ -31,6 +31,9 @@ WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp
 # the 16-row write paths (bench/loadgen's and bench/node's: the go client has no samples of them)
 MULTI_ROW_WRITE_PATHS = ["update16", "resp_mset", "redis_mset"]
 MULTI_ROW_CLIENTS = ["native", "node"]
+# the write mode's title when a run has them
+MULTI_ROW_WRITE_TITLE = ("Writes (one row by primary key: SQL UPDATE with the table cached and not cached, RESP SET, "
+                         "redis-server SET; 16 rows per request: one SQL UPDATE of 16 rows, RESP MSET, redis-server MSET)")
 WRITE_SQL = {
     "update": "`UPDATE public.items SET value = $2 WHERE id = $1` (prepared), with the table cached and, "
               "for comparison, not cached (`local_cache.disable`)",
@@ -51,7 +54,7 @@ MODE_TITLES = {
     "mixed": "Reads mixed with 5% UPDATEs (reads cycle through 128 hot rows; updates through SQL on the same connections)",
     "cold": "Cold fill (local_cache.flush() just before the sample; reads walk all 4,096 rows)",
     "write": "Writes (one row by primary key: SQL UPDATE with the table cached and not cached, RESP SET, "
-             "redis-server SET; 16 rows per request: one SQL UPDATE of 16 rows, RESP MSET, redis-server MSET)",
+             "redis-server SET)",
     "serializable": "SERIALIZABLE reads (the warm mode's requests, each its own SERIALIZABLE transaction: "
                     "mget_json against the equivalent prepared SQL; the warm mode has the same at READ COMMITTED)",
 }

@@ -151,6 +151,7 @@ def main():
                    "pipelines": PIPELINES if "redis-benchmark" in CLIENTS else [1],
                    "repeats": REPEATS, "duration_seconds": DURATION, "rows": ROWS, "value_bytes": 128,
                    "hot_rows": 128, "update_percent": 5, "resp_writer_role": RESP_WRITER,
+                   "write_multi_rows": 16,
                    "key_types": KEY_TYPES, "key_connections": KEY_CONNECTIONS, "key_paths": KEY_PATHS,
                    "key_client": KEY_CLIENT, "key_params": KEY_PARAMS, "key_sql_paths": KEY_SQL_PATHS,
                    "key_rows_same_size": True,

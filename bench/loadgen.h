@@ -59,6 +59,10 @@ struct KeyType {
 extern const std::vector<KeyType> KEY_TYPES;
 extern const KeyType &INT_KEYS;
 extern const char *const UPDATE_SQL;
+// update16: one statement writing MULTI_ROWS rows, $1 their ids, $2 their values (text arrays)
+extern const char *const UPDATE16_SQL;
+// The rows of one request of the multi-row write paths (update16, resp_mset, redis_mset)
+constexpr int MULTI_ROWS = 16;
 
 const KeyType &key_type(const std::string &name);
 // The key types of --keys: a comma-separated list; empty: all of KEY_TYPES.
@@ -80,6 +84,12 @@ std::vector<long long> miss_keys(const Options &o, uint64_t seq, int index);
 
 // ------------------------------------------------------------------ client (loadgen_client.cpp)
 bool is_resp_path(const std::string &path);
+bool is_mset_path(const std::string &path);  // resp_mset, redis_mset
+// n distinct random row numbers of 1..rows, ascending (concurrent multi-row writes then lock
+// their rows in one order and do not deadlock each other)
+std::vector<long long> distinct_rows(std::mt19937_64 &rng, int n, int rows);
+// A text[] literal of the strings, each element quoted as array_in reads it.
+std::string text_array_literal(const std::vector<std::string> &v);
 // A RESP connection to 127.0.0.1:port (no time limit); AUTH user password first when a user is given.
 tooling::RespClient resp_connect(int port, const std::string &user = "", const std::string &password = "");
 std::string random_value(std::mt19937_64 &rng);

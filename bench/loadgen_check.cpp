@@ -1,6 +1,7 @@
 // bench/loadgen_check.cpp: owns `loadgen check` (loadgen_main.cpp): every read path against
 // prepared SQL for each key type (text and binary key arrays, twice: the second pass reads what
-// the first cached), and the writes (RESP SET, SQL UPDATE, redis-server SET) seen by every path.
+// the first cached), and the writes (RESP SET, SQL UPDATE, redis-server SET; RESP MSET, the 16-row
+// SQL UPDATE, redis-server MSET) seen by every path.
 #include "bench/loadgen.h"
 
 #include <rapidjson/document.h>
@@ -163,6 +164,115 @@ int check_writes(const Options &o, PGconn *c, RespClient &resp, RespClient &redi
         expect_ok(redis.call({"SET", key, json2}), "redis-server SET");
         expect_get(redis, "redis-server", "after redis-server SET", json2);
     }
+    return compared;
+}
+
+// The multi-row writes, on MULTI_ROWS rows from first_id on that nothing else uses, read into the
+// cache first (RESP MGET): MSET as the writing role of each row's object (one value with characters
+// JSON escapes), then SQL (value and row_to_json) and RESP MGET must show exactly what was sent;
+// the benchmark's prepared 16-row UPDATE, then SQL and RESP MGET the new rows; redis-server MSET of
+// the same bytes, then MGET. Returns the number of comparisons.
+int check_multi_writes(const Options &o, PGconn *c, RespClient &resp, RespClient &redis, long long first_id) {
+    tooling::pg_prepare(c, "rows16", "SELECT id, value, row_to_json(i)::text FROM public.items i "
+                                     "WHERE id = ANY($1::bigint[]) ORDER BY id", 1);
+    tooling::pg_prepare(c, "update16", UPDATE16_SQL, 2);
+    RespClient writer = resp_connect(o.resp_port, o.resp_user, o.resp_password);
+    std::mt19937_64 rng(std::random_device{}());
+    std::vector<long long> ids;
+    std::vector<std::string> keys, id_texts;
+    for (int i = 0; i < MULTI_ROWS; i++) {
+        ids.push_back(first_id + i);
+        id_texts.push_back(std::to_string(first_id + i));
+        keys.push_back(resp_prefix(o, INT_KEYS) + ":" + id_texts.back());
+    }
+    std::string id_array = "{";
+    for (size_t i = 0; i < id_texts.size(); i++) id_array += (i ? "," : "") + id_texts[i];
+    id_array += "}";
+    const std::string ctx = "multi-row write check, rows " + id_texts.front() + "-" + id_texts.back();
+    int compared = 0;
+    // SQL's rows (value, row_to_json) against the values written and their JSON
+    auto expect_sql = [&](const std::string &when, const std::vector<std::string> &values) {
+        PGresult *r = exec_prepared(c, "rows16", {id_array});
+        if (PQntuples(r) != MULTI_ROWS) {
+            fail(ctx + ": " + when + ", SQL finds " + std::to_string(PQntuples(r)) + " rows, expected " +
+                 std::to_string(MULTI_ROWS));
+        } else {
+            for (int i = 0; i < MULTI_ROWS; i++) {
+                const std::string json = row_json(ids[i], values[i]);
+                if (PQgetisnull(r, i, 1) || PQgetvalue(r, i, 1) != values[i] || PQgetvalue(r, i, 2) != json)
+                    fail(ctx + ": " + when + ", SQL shows " + PQgetvalue(r, i, 2) + ", expected " + json);
+                compared++;
+            }
+        }
+        PQclear(r);
+    };
+    auto expect_mget = [&](RespClient &client, const char *who, const std::string &when, const std::vector<std::string> &want) {
+        std::vector<std::string> args = {"MGET"};
+        args.insert(args.end(), keys.begin(), keys.end());
+        Reply g = client.call(args);
+        if (!g.is_aggregate() || g.elements.size() != want.size()) {
+            fail(ctx + ": " + when + ", " + who + " MGET answers " + g.describe());
+            return;
+        }
+        for (size_t i = 0; i < want.size(); i++) {
+            if (!g.elements[i].is_bulk() || g.elements[i].text != want[i])
+                fail(ctx + ": " + when + ", " + who + " MGET's " + keys[i] + " is " + g.elements[i].describe() +
+                     ", expected " + want[i]);
+            compared++;
+        }
+    };
+    auto mset = [&](RespClient &client, const char *who, const std::vector<std::string> &jsons) {
+        std::vector<std::string> args = {"MSET"};
+        for (int i = 0; i < MULTI_ROWS; i++) {
+            args.push_back(keys[i]);
+            args.push_back(jsons[i]);
+        }
+        Reply r = client.call(args);
+        if (!r.is_simple("OK")) fail(ctx + ": " + who + " MSET answered " + r.describe() + ", expected +OK");
+        compared++;
+    };
+    auto fresh = [&](const std::string &escaped) {
+        std::vector<std::string> values, jsons;
+        for (int i = 0; i < MULTI_ROWS; i++) {
+            values.push_back(i == 3 ? escaped + random_value(rng).substr(0, 16) : random_value(rng));
+            jsons.push_back(row_json(ids[i], values.back()));
+        }
+        return std::make_pair(values, jsons);
+    };
+
+    // the rows as they are, cached by the RESP read
+    {
+        PGresult *r = exec_prepared(c, "rows16", {id_array});
+        std::vector<std::string> before;
+        for (int i = 0; i < PQntuples(r); i++) before.push_back(PQgetvalue(r, i, 2));
+        PQclear(r);
+        if (before.size() != static_cast<size_t>(MULTI_ROWS)) die(ctx + ": the table lacks some of the rows");
+        expect_mget(resp, "RESP", "before the writes", before);
+    }
+    // RESP MSET (the writing role): the rows become the objects
+    auto [set_values, set_jsons] = fresh("mset \" \\ \t \n \x07 / \xc3\xa9 ");
+    mset(writer, "RESP", set_jsons);
+    expect_sql("after RESP MSET", set_values);
+    expect_mget(resp, "RESP", "after RESP MSET", set_jsons);
+
+    // the benchmark's 16-row UPDATE
+    auto [upd_values, upd_jsons] = fresh("update16 \"\\\t\x01 ");
+    {
+        const std::string val_array = text_array_literal(upd_values);
+        const char *vals[2] = {id_array.c_str(), val_array.c_str()};
+        PGresult *r = PQexecPrepared(c, "update16", 2, vals, nullptr, nullptr, 0);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) die("UPDATE of rows " + id_array + ": " + PQerrorMessage(c));
+        if (std::string(PQcmdTuples(r)) != std::to_string(MULTI_ROWS))
+            fail(ctx + ": the 16-row UPDATE changed " + PQcmdTuples(r) + " rows, expected " + std::to_string(MULTI_ROWS));
+        PQclear(r);
+        compared++;
+    }
+    expect_sql("after the 16-row UPDATE", upd_values);
+    expect_mget(resp, "RESP", "after the 16-row UPDATE", upd_jsons);
+
+    // redis-server MSET of the same bytes
+    mset(redis, "redis-server", upd_jsons);
+    expect_mget(redis, "redis-server", "after redis-server MSET", upd_jsons);
     return compared;
 }
 
@@ -345,6 +455,7 @@ int run_check(const Options &o) {
     }
     // the writes: public.items only
     int write_compared = with_int && resp && redis ? check_writes(o, c, *resp, *redis, 4001) : 0;
+    if (with_int && resp && redis) write_compared += check_multi_writes(o, c, *resp, *redis, 4010);
     compared += write_compared;
     PQfinish(c);
     std::fprintf(stderr, "loadgen check: %d comparisons (%d of them writes), %d mismatches\n", compared,

@@ -12,7 +12,32 @@
 namespace loadgen {
 
 bool is_resp_path(const std::string &path) {
-    return path == "resp" || path == "redis" || path == "resp_set" || path == "redis_set";
+    return path == "resp" || path == "redis" || path == "resp_set" || path == "redis_set" || is_mset_path(path);
+}
+
+bool is_mset_path(const std::string &path) { return path == "resp_mset" || path == "redis_mset"; }
+
+std::vector<long long> distinct_rows(std::mt19937_64 &rng, int n, int rows) {
+    std::vector<long long> ids;
+    while (static_cast<int>(ids.size()) < std::min(n, rows)) {
+        long long id = static_cast<long long>(rng() % rows) + 1;
+        if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+std::string text_array_literal(const std::vector<std::string> &v) {
+    std::string out = "{";
+    for (size_t i = 0; i < v.size(); i++) {
+        out += i ? ",\"" : "\"";
+        for (char ch : v[i]) {
+            if (ch == '"' || ch == '\\') out += '\\';
+            out += ch;
+        }
+        out += '"';
+    }
+    return out + "}";
 }
 
 tooling::RespClient resp_connect(int port, const std::string &user, const std::string &password) {

@@ -5,8 +5,9 @@
 //                 [--resp-user U --resp-password W]
 //       compares every read path with prepared SQL (result contract) for each key type (default:
 //       all), the SQL paths with text and with binary key arrays, then the writes (public.items):
-//       RESP SET (as U) seen by SQL and RESP GET, SQL UPDATE seen by RESP GET, redis-server SET;
-//       exit 1 on a difference
+//       RESP SET (as U) seen by SQL and RESP GET, SQL UPDATE seen by RESP GET, redis-server SET,
+//       then on 16 rows RESP MSET (as U) and the 16-row UPDATE seen by SQL and RESP MGET,
+//       redis-server MSET; exit 1 on a difference
 //   loadgen run --pg CONNINFO --path PATH --conns N --batch B --seconds S
 //               [--mode warm|miss|mixed|cold|write|serializable] [--keys int|uuid|text|pair] [--params text|binary]
 //               [--resp-port P] [--redis-port R] [--resp-user U --resp-password W]
@@ -14,9 +15,14 @@
 //             parse: `SELECT cardinality($1::bigint[])`, mget's key array without the reads
 //             (the control: what the server spends on receiving and parsing the keys)
 //             update | resp_set | redis_set                      (writes of one random row)
+//             update16 | resp_mset | redis_mset                  (writes of 16 random rows)
 //       update is the prepared SQL UPDATE; resp_set is `SET items:<id> {"id":<id>,"value":"..."}`
 //       to the RESP port, as U (AUTH U W on every connection) when --resp-user is given;
-//       redis_set the same bytes to redis-server.
+//       redis_set the same bytes to redis-server. The 16-row paths (--mode write; 16 distinct
+//       random rows, ascending ids, per request): update16 is ONE prepared `UPDATE public.items AS t
+//       SET value = v.value FROM unnest($1::bigint[], $2::text[]) AS v(id, value) WHERE t.id = v.id`
+//       (every reply must say UPDATE 16); resp_mset `MSET items:<id1> <json1> ... items:<id16>
+//       <json16>` of the objects SET sends, as U; redis_mset the same bytes to redis-server.
 //       serializable: the warm mode's requests, each its own SERIALIZABLE transaction (the
 //       connections' default_transaction_isolation), for the SQL read paths.
 //       miss: every other key of a request has no row (ids rows+1, rows+2, ... are absent), the

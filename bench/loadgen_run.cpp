@@ -69,11 +69,13 @@ struct Runner {
 
     bool is_resp() const { return is_resp_path(o.path); }
     bool is_set() const { return o.path == "resp_set" || o.path == "redis_set"; }
+    bool is_mset() const { return is_mset_path(o.path); }
+    bool is_resp_write() const { return is_set() || is_mset(); }  // answered +OK
 
     // Starts the next request of a slot. Returns false on error.
     void issue(Slot &s, std::mt19937_64 &rng, bool &is_update) {
         is_update = false;
-        bool upd = o.path == "update" || (o.mode == "mixed" && static_cast<int>(rng() % 100) < o.update_pct);
+        bool upd = o.path == "update" || o.path == "update16" || (o.mode == "mixed" && static_cast<int>(rng() % 100) < o.update_pct);
         s.sent = Clock::now();
         if (is_set()) {  // one random row, the whole object, as the bytes row_to_json gives
             is_update = true;
@@ -82,6 +84,34 @@ struct Runner {
             s.resp->queue({"SET", key, row_json(id, random_value(rng))});
             s.state = Slot::RespWait;
             s.resp->flush();
+        } else if (is_mset()) {  // MULTI_ROWS distinct random rows in one MSET, each as SET writes it
+            is_update = true;
+            std::vector<std::string> args = {"MSET"};
+            for (long long id : distinct_rows(rng, MULTI_ROWS, o.rows)) {
+                args.push_back(o.prefix + ":" + std::to_string(id));
+                args.push_back(row_json(id, random_value(rng)));
+            }
+            s.resp->queue(args);
+            s.state = Slot::RespWait;
+            s.resp->flush();
+        } else if (o.path == "update16") {  // one statement writing MULTI_ROWS distinct random rows
+            is_update = true;
+            std::vector<std::string> ids, vals;
+            for (long long id : distinct_rows(rng, MULTI_ROWS, o.rows)) {
+                ids.push_back(std::to_string(id));
+                vals.push_back(random_value(rng));
+            }
+            const std::string id_array = "{" + [&] {
+                std::string j;
+                for (size_t i = 0; i < ids.size(); i++) j += (i ? "," : "") + ids[i];
+                return j;
+            }() + "}";
+            const std::string val_array = text_array_literal(vals);
+            const char *params[2] = {id_array.c_str(), val_array.c_str()};
+            if (!PQsendQueryPrepared(s.pg, "q", 2, params, nullptr, nullptr, 0))
+                return fatal(std::string("send UPDATE of 16 rows: ") + PQerrorMessage(s.pg));
+            if (PQflush(s.pg) < 0) return fatal(std::string("flush: ") + PQerrorMessage(s.pg));
+            s.state = Slot::PgWait;
         } else if (upd) {
             is_update = true;
             long long id = o.mode == "mixed" ? static_cast<long long>(rng() % o.hot) + 1
@@ -132,7 +162,9 @@ struct Runner {
                     PQclear(r);
                     return false;
                 }
-                if (!is_update && o.mode != "mixed") {
+                if (o.path == "update16" && std::string(PQcmdTuples(r)) != std::to_string(MULTI_ROWS)) {
+                    fatal(std::string("UPDATE of 16 rows changed ") + PQcmdTuples(r) + " rows");
+                } else if (!is_update && o.mode != "mixed") {
                     int want = (o.path == "sql" || o.path == "fdw") ? s.expect_present : 1;
                     if (PQntuples(r) != want) {
                         fatal("unexpected row count " + std::to_string(PQntuples(r)) + " (expected " + std::to_string(want) + ")");
@@ -150,10 +182,10 @@ struct Runner {
             if (!in.empty() && in[0] == '-') { fatal("RESP error: " + std::string(in.substr(0, in.find('\r')))); return false; }
             tooling::Reply reply;
             tooling::ReplyShape shape;  // reads of B keys: only the framing, the count and the nils
-            if (s.resp->take(is_set() ? &reply : nullptr, &shape) != tooling::ParseStatus::Complete) return false;
-            if (is_set()) {
+            if (s.resp->take(is_resp_write() ? &reply : nullptr, &shape) != tooling::ParseStatus::Complete) return false;
+            if (is_resp_write()) {
                 if (!reply.is_simple("OK") || s.resp->buffered())
-                    fatal("SET answered " + reply.describe() + ", expected +OK");
+                    fatal(std::string(is_mset() ? "MSET" : "SET") + " answered " + reply.describe() + ", expected +OK");
             } else if (shape.elements != static_cast<size_t>(o.batch)) {
                 fatal("RESP reply with " + std::to_string(shape.elements) + " elements");
             } else if (shape.nils != static_cast<size_t>(o.batch - s.expect_present)) {  // every absent key nil, no other
@@ -243,11 +275,12 @@ int run_load(const Options &o) {
     R.o = o;
     R.kt = &key_type(o.keys.empty() ? "int" : o.keys);
     bool resp = is_resp_path(o.path);
-    if (!resp && !is_sql_read(o.path) && o.path != "update") die("unknown path " + o.path);
+    if (!resp && !is_sql_read(o.path) && o.path != "update" && o.path != "update16") die("unknown path " + o.path);
     // the other key types: reads only (mixed and write mode update public.items)
     if (R.kt != &INT_KEYS && (o.mode == "mixed" || o.mode == "write"))
         die("--keys " + o.keys + " has no " + o.mode + " mode (reads only: warm, miss, cold)");
-    if ((o.path == "resp_set" || o.path == "redis_set") && o.mode != "write") die("path " + o.path + " needs --mode write");
+    if ((o.path == "resp_set" || o.path == "redis_set" || is_mset_path(o.path) || o.path == "update16") && o.mode != "write")
+        die("path " + o.path + " needs --mode write");
     if (o.mode != "warm" && o.mode != "miss" && o.mode != "mixed" && o.mode != "cold" && o.mode != "write" &&
         o.mode != "serializable")
         die("unknown mode " + o.mode);
@@ -268,11 +301,12 @@ int run_load(const Options &o) {
                 tooling::pg_command(s.pg, "SET default_transaction_isolation = 'serializable'", "SET");
             }
             if (o.path == "update") tooling::pg_prepare(s.pg, "q", UPDATE_SQL, 2);
+            else if (o.path == "update16") tooling::pg_prepare(s.pg, "q", UPDATE16_SQL, 2);
             else if (!resp) tooling::pg_prepare(s.pg, "q", statement(*R.kt, o.path).c_str(), key_params(*R.kt, o.path));
             tooling::pg_prepare(s.pg, "u", UPDATE_SQL, 2);
             if (PQsetnonblocking(s.pg, 1) != 0) die("PQsetnonblocking failed");
         }
-        if (o.path == "resp_set")  // the writing role (the default RESP role may only read)
+        if (o.path == "resp_set" || o.path == "resp_mset")  // the writing role (the default RESP role may only read)
             s.resp = resp_connect(o.resp_port, o.resp_user, o.resp_password);
         else if (resp)
             s.resp = resp_connect(o.path == "resp" ? o.resp_port : o.redis_port);

@@ -5,8 +5,8 @@ import os
 import subprocess
 import sys
 
-from driver_lib.env import (CLK, CONNINFO, DURATION, GO_CLIENT, LOADGEN, NODE_DIR, REDIS_PORT, RESP_PORT,
-                            RESP_WRITER, RESP_WRITER_PASSWORD, log, psql)
+from driver_lib.env import (CLK, CONNINFO, DURATION, GO_CLIENT, LOADGEN, MULTI_ROW_CLIENTS, NODE_DIR, REDIS_PORT,
+                            RESP_PORT, RESP_WRITER, RESP_WRITER_PASSWORD, log, psql)
 from driver_lib.measure import PeakMemory, cpu_ticks, delta, server_pids, stats_global
 
 
@@ -30,7 +30,8 @@ def common_args():
 def run_check(client):
     """The client's correctness check (its `check` subcommand): its result line."""
     log(f"correctness check, {client} client: every read path against prepared SQL, then RESP SET, "
-        "SQL UPDATE and redis-server SET")
+        "SQL UPDATE and redis-server SET" + (f" ({client}: also RESP MSET, a 16-row SQL UPDATE and redis-server MSET)"
+                                             if client in MULTI_ROW_CLIENTS else ""))
     p = subprocess.run(client_cmd(client, "check", common_args()), capture_output=True, text=True)
     sys.stderr.write(p.stderr)
     if p.returncode != 0:

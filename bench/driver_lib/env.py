@@ -84,8 +84,16 @@ RB_MODES = ("warm", "miss", "tls", "profile")
 RB_PATHS = ("resp", "redis")
 # write mode: (path, variant). One random row per request: the prepared SQL UPDATE with the table
 # cached and not cached, RESP SET of the row's JSON (as RESP_WRITER), redis-server SET of the same bytes.
+# Then 16 distinct random rows per request (issue 46: an MSET of 16 rows at most the server CPU of one
+# 16-row SQL statement): one prepared UPDATE ... FROM unnest($1::bigint[], $2::text[]) cached and not
+# cached, RESP MSET of the 16 rows' JSON (as RESP_WRITER), redis-server MSET of the same bytes.
 WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp_set", "cache_enabled"),
-               ("redis_set", None)]
+               ("redis_set", None), ("update16", "cache_enabled"), ("update16", "cache_disabled"),
+               ("resp_mset", "cache_enabled"), ("redis_mset", None)]
+# the 16-row paths: bench/loadgen's and bench/node's (the go client has no such path), and not in the
+# tail mode (its matrix and report are the one-row writes')
+MULTI_ROW_WRITE_PATHS = ("update16", "resp_mset", "redis_mset")
+MULTI_ROW_CLIENTS = ("native", "node")
 # the RESP role of bench/run (local_cache.resp_role) may only read; writes AUTH as this role
 RESP_WRITER = ENV.get("BENCH_RESP_WRITER", "bench_writer")
 RESP_WRITER_PASSWORD = ENV.get("BENCH_RESP_WRITER_PASSWORD", "bench")

@@ -2,7 +2,8 @@
 paths, connections, batches and key types; repetitions rotated)."""
 from driver_lib.env import (BATCHES, BUILDS_DIR, CACHE_PATHS, CLIENTS, CONNECTIONS, KEY_CLIENT, KEY_CONNECTIONS, KEY_PARAMS,
                             KEY_PATHS, KEY_SQL_PATHS, KEY_TYPES, MISS_PATHS, MODE, PIPELINES, RB_MODES, RB_PATHS,
-                            READ_PATHS, REPEATS, SERIALIZABLE_PATHS, TLS_VARIANTS, WRITE_PATHS)
+                            MULTI_ROW_CLIENTS, MULTI_ROW_WRITE_PATHS, READ_PATHS, REPEATS, SERIALIZABLE_PATHS,
+                            TLS_VARIANTS, WRITE_PATHS)
 
 
 def rotated(lst, r):
@@ -74,6 +75,8 @@ def matrix():
                 for client in [c for c in CLIENTS if c != "redis-benchmark"]:
                     for conns in CONNECTIONS:
                         for path, variant in WRITE_PATHS:
+                            if path in MULTI_ROW_WRITE_PATHS and (client not in MULTI_ROW_CLIENTS or MODE == "tail"):
+                                continue
                             group.append({"mode": mode, "client": client, "path": path, "connections": conns,
                                           "batch": 1, "variant": variant, "pipeline": 1, "keys": "int"})
             elif MODE == "keys":

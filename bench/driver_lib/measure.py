@@ -33,7 +33,7 @@ def restart_cluster():
 
 
 def server_pids(path):
-    return [REDIS_PID] if path in ("redis", "redis_set") else children(PG_PID)
+    return [REDIS_PID] if path in ("redis", "redis_set", "redis_mset") else children(PG_PID)
 
 
 def cpu_ticks(pids):

@@ -5,7 +5,8 @@
 //   node client.js run --pg CONNINFO --path PATH --conns N --batch B --seconds S [--mode warm|miss|mixed|cold|write]
 //                      [--resp-port P] [--redis-port R] [--resp-user U --resp-password W]
 // PATH: sql | mget | mget_json | fdw | resp | redis (reads), update | resp_set | redis_set (writes;
-// resp_set connects as U).
+// resp_set connects as U), update16 | resp_mset | redis_mset (writes of 16 distinct random rows,
+// ascending ids, per request: one prepared UPDATE ... FROM unnest, one MSET as U, redis-server's MSET).
 // miss: every other key has no row (see missKeys); every reply must have exactly the expected NULLs/nils.
 // One event loop; every connection runs its own closed loop (one outstanding request).
 const { pgConnect } = require('./pg_connect');
@@ -18,8 +19,11 @@ const SQL = {
   mget_json: "SELECT local_cache.mget_json('public.items'::regclass, $1::bigint[]) AS r",
   fdw: 'SELECT * FROM cache.items WHERE id = ANY($1::bigint[])',
   update: 'UPDATE public.items SET value = $2 WHERE id = $1',
+  update16: 'UPDATE public.items AS t SET value = v.value FROM unnest($1::bigint[], $2::text[]) AS v(id, value) '
+    + 'WHERE t.id = v.id',
 };
 const UPDATE_SQL = SQL.update;
+const MULTI_ROWS = 16;  // the rows of one request of update16, resp_mset, redis_mset
 
 function die(msg) {
   process.stderr.write(`node client: ${msg}\n`);
@@ -68,6 +72,14 @@ function missKeys(o, seq, index) {
   return Array.from({ length: o.batch }, (_, i) => (i % 2 === 0 ? i / 2 + 1 : o.rows + (i - 1) / 2 + 1));
 }
 const writerAuth = (o) => ({ username: o.respUser, password: o.respPassword });
+
+// n distinct random row numbers of 1..rows, ascending (concurrent multi-row writes lock their rows in
+// one order), as bench/loadgen_client.cpp's distinct_rows
+function distinctRows(n, rows) {
+  const ids = new Set();
+  while (ids.size < Math.min(n, rows)) ids.add(1 + Math.floor(Math.random() * rows));
+  return [...ids].sort((a, b) => a - b);
+}
 
 // ------------------------------------------------------------------ check
 
@@ -145,6 +157,70 @@ async function checkWrites(o, c, resp, ref, firstId) {
   return compared;
 }
 
+// The multi-row writes on MULTI_ROWS rows from firstId on, as bench/loadgen_check.cpp's
+// check_multi_writes: read into the cache (RESP MGET), RESP MSET as the writing role, then SQL and
+// RESP MGET must show exactly the objects; the benchmark's 16-row UPDATE, then SQL and RESP MGET
+// the new rows; redis-server MSET of the same bytes, then MGET.
+async function checkMultiWrites(o, c, resp, ref, firstId) {
+  const writer = await redisConnect(o.respPort, writerAuth(o));
+  const ids = Array.from({ length: MULTI_ROWS }, (_, i) => firstId + i);
+  const keys = ids.map((id) => `${o.prefix}:${id}`);
+  const ctx = `multi-row write check, rows ${ids[0]}-${ids[ids.length - 1]}`;
+  let compared = 0;
+  const tryCommand = async (cl, args) => {
+    try { return await cl.sendCommand(args); } catch (err) { return `error ${err.message}`; }
+  };
+  const sqlRows = async () => (await c.query({ name: 'rows16', text: 'SELECT id, value, row_to_json(i)::text AS json '
+    + 'FROM public.items i WHERE id = ANY($1::bigint[]) ORDER BY id', values: [ids] })).rows;
+  const expectSql = async (when, values) => {
+    const rows = await sqlRows();
+    if (rows.length !== MULTI_ROWS) return fail(`${ctx}: ${when}, SQL finds ${rows.length} rows, expected ${MULTI_ROWS}`);
+    rows.forEach((r, i) => {
+      const want = rowJson(ids[i], values[i]);
+      if (r.value !== values[i] || r.json !== want) fail(`${ctx}: ${when}, SQL shows ${r.json}, expected ${want}`);
+      compared++;
+    });
+  };
+  const expectMget = async (cl, who, when, want) => {
+    const g = await tryCommand(cl, ['MGET', ...keys]);
+    if (!Array.isArray(g) || g.length !== want.length) return fail(`${ctx}: ${when}, ${who} MGET answers ${JSON.stringify(g)}`);
+    g.forEach((v, i) => {
+      if (v !== want[i]) fail(`${ctx}: ${when}, ${who} MGET's ${keys[i]} is ${JSON.stringify(v)}, expected ${want[i]}`);
+      compared++;
+    });
+  };
+  const mset = async (cl, who, jsons) => {
+    const r = await tryCommand(cl, ['MSET', ...keys.flatMap((k, i) => [k, jsons[i]])]);
+    if (r !== 'OK') fail(`${ctx}: ${who} MSET answered ${JSON.stringify(r)}, expected OK`);
+    compared++;
+  };
+  const fresh = (escaped) => {
+    const values = ids.map((_, i) => (i === 3 ? `${escaped}${randomValue().slice(0, 16)}` : randomValue()));
+    return [values, values.map((v, i) => rowJson(ids[i], v))];
+  };
+  // the rows as they are, cached by the RESP read
+  const before = await sqlRows();
+  if (before.length !== MULTI_ROWS) die(`${ctx}: the table lacks some of the rows`);
+  await expectMget(resp, 'RESP', 'before the writes', before.map((r) => r.json));
+  // RESP MSET (the writing role)
+  const [setValues, setJsons] = fresh('mset " \\ \t \n \x07 / \u00e9 ');
+  await mset(writer, 'RESP', setJsons);
+  await expectSql('after RESP MSET', setValues);
+  await expectMget(resp, 'RESP', 'after RESP MSET', setJsons);
+  // the benchmark's 16-row UPDATE
+  const [updValues, updJsons] = fresh('update16 "\\\t\x01 ');
+  const u = await c.query({ name: 'update16', text: SQL.update16, values: [ids, updValues] });
+  if (u.rowCount !== MULTI_ROWS) fail(`${ctx}: the 16-row UPDATE changed ${u.rowCount} rows, expected ${MULTI_ROWS}`);
+  compared++;
+  await expectSql('after the 16-row UPDATE', updValues);
+  await expectMget(resp, 'RESP', 'after the 16-row UPDATE', updJsons);
+  // redis-server MSET of the same bytes
+  await mset(ref, 'redis-server', updJsons);
+  await expectMget(ref, 'redis-server', 'after redis-server MSET', updJsons);
+  await writer.quit();
+  return compared;
+}
+
 async function check(o) {
   const c = await pgConnect(o);
   const resp = o.respPort ? await redisConnect(o.respPort) : null;
@@ -208,7 +284,8 @@ async function check(o) {
       }
     }
   }
-  const writeCompared = resp && ref ? await checkWrites(o, c, resp, ref, 4003) : 0;
+  const writeCompared = resp && ref
+    ? await checkWrites(o, c, resp, ref, 4003) + await checkMultiWrites(o, c, resp, ref, 4030) : 0;
   compared += writeCompared;
   await c.end();
   if (resp) await resp.quit();
@@ -223,15 +300,16 @@ async function check(o) {
 
 async function run(o) {
   const isSet = o.path === 'resp_set' || o.path === 'redis_set';
-  const isResp = o.path === 'resp' || o.path === 'redis' || isSet;
+  const isMset = o.path === 'resp_mset' || o.path === 'redis_mset';
+  const isResp = o.path === 'resp' || o.path === 'redis' || isSet || isMset;
   if (!isResp && !SQL[o.path]) die(`unknown path ${o.path}`);
-  if (isSet && o.mode !== 'write') die(`path ${o.path} needs --mode write`);
+  if ((isSet || isMset || o.path === 'update16') && o.mode !== 'write') die(`path ${o.path} needs --mode write`);
   if (!['warm', 'miss', 'mixed', 'cold', 'write'].includes(o.mode)) die(`unknown mode ${o.mode}`);
   const conns = [];
   for (let i = 0; i < o.conns; i++) {
     const s = { index: i, seq: 0 };
     if (!isResp || o.mode === 'mixed') s.pg = await pgConnect(o);
-    if (o.path === 'resp_set') s.r = await redisConnect(o.respPort, writerAuth(o));  // the default RESP role only reads
+    if (o.path === 'resp_set' || o.path === 'resp_mset') s.r = await redisConnect(o.respPort, writerAuth(o));  // the default RESP role only reads
     else if (isResp) s.r = await redisConnect(o.path === 'resp' ? o.respPort : o.redisPort);
     conns.push(s);
   }
@@ -254,6 +332,21 @@ async function run(o) {
       const id = 1 + Math.floor(Math.random() * o.rows);
       const r = await s.r.set(`${o.prefix}:${id}`, rowJson(id, randomValue()));
       if (r !== 'OK') throw new Error(`SET answered ${r}`);
+      s.seq++;
+      return true;
+    }
+    if (isMset) {  // 16 distinct random rows in one MSET, each object as SET sends it
+      const args = ['MSET'];
+      for (const id of distinctRows(MULTI_ROWS, o.rows)) args.push(`${o.prefix}:${id}`, rowJson(id, randomValue()));
+      const r = await s.r.sendCommand(args);
+      if (r !== 'OK') throw new Error(`MSET answered ${r}`);
+      s.seq++;
+      return true;
+    }
+    if (o.path === 'update16') {  // one statement writing 16 distinct random rows
+      const ids = distinctRows(MULTI_ROWS, o.rows);
+      const res = await s.pg.query({ name: 'q', text: SQL.update16, values: [ids, ids.map(() => randomValue())] });
+      if (res.rowCount !== MULTI_ROWS) throw new Error(`UPDATE of 16 rows changed ${res.rowCount} rows`);
       s.seq++;
       return true;
     }

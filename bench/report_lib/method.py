@@ -1,7 +1,8 @@
 """bench/report_lib/method.py: the main report's opening: title, how the run was made (servers,
 paths, clients, checks, sampling) and the environment."""
 from report_lib.data import fmt
-from report_lib.names import PATH_NAMES, PATH_SQL, RB, READ_PATHS, WRITE_SQL, resp_workers, v_rb
+from report_lib.names import (MULTI_ROW_CLIENTS, MULTI_ROW_WRITE_PATHS, PATH_NAMES, PATH_SQL, RB, READ_PATHS, WRITE_SQL, resp_workers,
+                               v_rb)
 
 
 def write_method(w, args, doc, data, cfg):
@@ -38,11 +39,18 @@ def write_method(w, args, doc, data, cfg):
         w(f"* **{PATH_NAMES[p]}**: {PATH_SQL[p]}")
     w("")
     if any(k[0] == "write" for k in data.groups):
-        w("Write paths (write mode; each request writes one random row of the 4,096 with a fresh 128-byte value):")
+        multi = [p for p in MULTI_ROW_WRITE_PATHS if any(k[0] == "write" and k[2] == p for k in data.groups)]
+        w("Write paths (write mode; each request writes one random row of the 4,096 with a fresh 128-byte value"
+          + (", or 16 of them on the 16-row paths):" if multi else "):"))
         w("")
-        for p in ["update", "resp_set", "redis_set"]:
+        for p in ["update", "resp_set", "redis_set"] + multi:
             w(f"* **{PATH_NAMES[p]}**: " + WRITE_SQL[p].replace("{resp_writer}", cfg.get("resp_writer_role", "bench_writer")))
         w("")
+        others = [c for c in cfg["clients"] if c not in MULTI_ROW_CLIENTS and c != RB]
+        if multi and others:
+            w(f"The 16-row paths are the {' and '.join(MULTI_ROW_CLIENTS)} clients' only: the "
+              f"{' and '.join(others)} client has none, and the matrix skips them there.")
+            w("")
     w("Clients: **native** is `bench/loadgen` (C++17, libpq in non-blocking mode with prepared statements and text "
       "results, its own RESP2 client; min(connections, 2 × cores) threads driving the connections with `poll()`); "
       "**node** is Node.js with node-postgres (`pg`, prepared statements, rows parsed into objects) and node-redis "

@@ -11,6 +11,9 @@ PATH_NAMES = {
     "update": "SQL UPDATE",
     "resp_set": "RESP SET",
     "redis_set": "redis-server SET",
+    "update16": "SQL UPDATE of 16 rows",
+    "resp_mset": "RESP MSET of 16",
+    "redis_mset": "redis-server MSET of 16",
     "parse": "key array alone",
 }
 PATH_SQL = {
@@ -23,7 +26,14 @@ PATH_SQL = {
 }
 # write mode: one random row of the 4,096 per request, a fresh 128-byte value
 WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp_set", "cache_enabled"),
-               ("redis_set", None)]
+               ("redis_set", None), ("update16", "cache_enabled"), ("update16", "cache_disabled"),
+               ("resp_mset", "cache_enabled"), ("redis_mset", None)]
+# the 16-row write paths (bench/loadgen's and bench/node's: the go client has no samples of them)
+MULTI_ROW_WRITE_PATHS = ["update16", "resp_mset", "redis_mset"]
+MULTI_ROW_CLIENTS = ["native", "node"]
+# the write mode's title when a run has them
+MULTI_ROW_WRITE_TITLE = ("Writes (one row by primary key: SQL UPDATE with the table cached and not cached, RESP SET, "
+                         "redis-server SET; 16 rows per request: one SQL UPDATE of 16 rows, RESP MSET, redis-server MSET)")
 WRITE_SQL = {
     "update": "`UPDATE public.items SET value = $2 WHERE id = $1` (prepared), with the table cached and, "
               "for comparison, not cached (`local_cache.disable`)",
@@ -31,6 +41,12 @@ WRITE_SQL = {
                 "with INSERT and UPDATE (`{resp_writer}`): an `INSERT … ON CONFLICT (id) DO UPDATE` through SPI in a "
                 "transaction of its own, `+OK` after COMMIT",
     "redis_set": "the same `SET` with the same JSON bytes to redis-server (no persistence; reference)",
+    "update16": "16 distinct random rows (ascending ids) in ONE prepared statement, `UPDATE public.items AS t SET "
+                "value = v.value FROM unnest($1::bigint[], $2::text[]) AS v(id, value) WHERE t.id = v.id`, with the "
+                "table cached and not cached",
+    "resp_mset": "`MSET items:<id1> <json1> … items:<id16> <json16>` of 16 distinct random rows (the objects `SET` "
+                 "sends) to the extension's RESP server as `{resp_writer}`: one transaction, `+OK` after COMMIT",
+    "redis_mset": "the same `MSET` with the same bytes to redis-server (reference)",
 }
 MODE_TITLES = {
     "warm": "Warm reads (the same N keys, starting at 1, in every request)",

@@ -1,7 +1,8 @@
 """bench/report_lib/tables.py: the Markdown tables of the matrix: RESP against redis-server side
 by side, and one table per mode (requests/s, latencies, CPU, memory, cache counters)."""
 from report_lib.data import fmt, fmt_range, med, ratio
-from report_lib.names import MODE_TITLES, PATH_NAMES, RB, READ_PATHS, WRITE_PATHS, path_label
+from report_lib.names import (MODE_TITLES, MULTI_ROW_WRITE_PATHS, MULTI_ROW_WRITE_TITLE, PATH_NAMES, RB, READ_PATHS,
+                               WRITE_PATHS, path_label)
 
 
 def write_resp_vs_redis(w, data, cfg):
@@ -67,12 +68,19 @@ def write_mode_tables(w, doc, data, cfg):
     has_neg = any("negative_hits" in (smp.get("cache_stats_delta") or {}) for smp in doc["samples"])
     has_coalesced = any("coalesced_misses" in (smp.get("cache_stats_delta") or {}) for smp in doc["samples"])
     for mode in modes_present:
-        w(f"## {MODE_TITLES[mode]}")
+        multi = mode == "write" and any(k[0] == "write" and k[2] in MULTI_ROW_WRITE_PATHS for k in data.groups)
+        w(f"## {MULTI_ROW_WRITE_TITLE if multi else MODE_TITLES[mode]}")
         w("")
         if mode == "write":
-            w("One random row per request (batch 1). *cache*: whether `public.items` is cached (RESP SET needs it; "
-              "redis-server has no such thing). Server CPU is PostgreSQL's (all its processes) for SQL UPDATE and RESP "
-              "SET, redis-server's for redis-server SET.")
+            if multi:
+                w("One random row per request (batch 1), or 16 for the 16-row paths (one statement or one MSET per "
+                  "request). *cache*: whether `public.items` is cached (RESP SET and MSET need it; "
+                  "redis-server has no such thing). Server CPU is PostgreSQL's (all its processes) for SQL UPDATE and "
+                  "RESP SET/MSET, redis-server's for redis-server SET/MSET.")
+            else:
+                w("One random row per request (batch 1). *cache*: whether `public.items` is cached (RESP SET needs it; "
+                  "redis-server has no such thing). Server CPU is PostgreSQL's (all its processes) for SQL UPDATE and "
+                  "RESP SET, redis-server's for redis-server SET.")
             w("")
             w("| client | path | connections | cache | requests/s | p50 µs | p90 µs | p99 µs | p99.9 µs | "
               "server CPU µs/req | client CPU µs/req |")

@@ -2,12 +2,15 @@
 write result): SQL UPDATE of one row with the table cached against the same not cached, and RESP SET
 against the SQL UPDATE it replaces, per client and connection count, paired by round, with issue 46's
 targets (UPDATE: at most 5 % fewer requests/s and at most 1.05x the server CPU per UPDATE; SET: at
-most 1.0x the server CPU of the UPDATE) and their verdicts."""
+most 1.0x the server CPU of the UPDATE) and their verdicts; then the same for 16 rows per request:
+RESP MSET of 16 rows against ONE prepared SQL UPDATE of 16 rows on the cached table (target: at most
+1.0x its server CPU), beside that UPDATE's cached / not cached ratios and redis-server's MSET."""
 from report_lib.data import fmt_range, med, section_start
 
 TPS_LOSS_TARGET = 0.95  # cached / not cached requests/s, at least
 CPU_TARGET = 1.05       # cached / not cached server CPU per UPDATE, at most
 SET_CPU_TARGET = 1.0    # RESP SET / SQL UPDATE (cached) server CPU per write, at most
+MSET_CPU_TARGET = 1.0   # RESP MSET of 16 rows / one 16-row SQL UPDATE (cached) server CPU per request, at most
 
 
 def paired(samples, a, b, field):
@@ -59,5 +62,47 @@ def write_cost_section(doc, src):
               f"{fmt_range([cpu_of(cached)], 1)}, {fmt_range([cpu_of(plain)], 1)} | {fmt_range(cpu, 2)} | "
               f"{verdict(med(cpu), CPU_TARGET)} | {fmt_range([cpu_of(resp_set)], 1)} | {fmt_range(set_cpu, 2)} | "
               f"{verdict(med(set_cpu), SET_CPU_TARGET)} |")
+    w("")
+    out += multi_row_table(samples, cfg)
+    return out
+
+
+def multi_row_table(samples, cfg):
+    """The table "MSET 16 vs one 16-row UPDATE (cached)" (no lines without 16-row samples)."""
+    cached, plain = ("update16", "cache_enabled"), ("update16", "cache_disabled")
+    mset, redis_mset = ("resp_mset", "cache_enabled"), ("redis_mset", None)
+    multi = [s for s in samples if s["path"] in ("update16", "resp_mset", "redis_mset")]
+    if not multi:
+        return []
+    rows = cfg.get("write_multi_rows", 16)
+    out = []
+    w = out.append
+    w(f"### MSET {rows} vs one {rows}-row UPDATE (cached)")
+    w("")
+    w(f"{rows} distinct random rows per request (ascending ids), one request a statement or a command: ONE prepared "
+      "`UPDATE public.items AS t SET value = v.value FROM unnest($1::bigint[], $2::text[]) AS v(id, value) WHERE "
+      f"t.id = v.id` with the table cached and not cached, RESP `MSET` of the {rows} rows' JSON objects (as the "
+      "writing role) and redis-server's `MSET` of the same bytes; server CPU per request as above, ratios within "
+      f"one round, medians (min–max). Target (issue 46): an MSET of {rows} rows at most {MSET_CPU_TARGET}x the "
+      f"server CPU of one {rows}-row SQL statement on the cached table. Clients with no {rows}-row paths have no row.")
+    w("")
+    w(f"| client | connections | server CPU µs per MSET | per {rows}-row UPDATE cached | MSET / UPDATE (cached) | "
+      f"target | {rows}-row UPDATE requests/s cached / not | server CPU cached / not | MSET requests/s | "
+      "redis-server MSET server CPU µs |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for client in cfg["clients"]:
+        for conns in cfg["connections"]:
+            group = [s for s in multi if s["client"] == client and s["connections"] == conns]
+            if not group:
+                continue
+            mset_cpu = paired(group, mset, cached, "server_cpu_us_per_req")
+            tps = paired(group, cached, plain, "rps")
+            cpu = paired(group, cached, plain, "server_cpu_us_per_req")
+
+            def of(key, field="server_cpu_us_per_req"):
+                return [s[field] for s in group if (s["path"], s["variant"]) == key]
+            w(f"| {client} | {conns} | {fmt_range(of(mset), 1)} | {fmt_range(of(cached), 1)} | "
+              f"{fmt_range(mset_cpu, 2)} | {verdict(med(mset_cpu), MSET_CPU_TARGET)} | {fmt_range(tps, 2)} | "
+              f"{fmt_range(cpu, 2)} | {fmt_range(of(mset, 'rps'))} | {fmt_range(of(redis_mset), 1)} |")
     w("")
     return out

@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """bench/tests/write_cost_test.py: bench/report's --write and --bulk sections (issue 46) on made-up
-documents, without servers: the ratios are taken within each round, and the targets' verdicts.
+documents, without servers: the ratios are taken within each round, and the targets' verdicts; and
+the write mode's matrix (the 16-row paths for the clients that have them).
 
     python3 bench/tests/write_cost_test.py      prints "N passed, M failed"; exit 1 on a failure
 """
+import os
 import sys
 
 sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
 from harness import check, summary  # noqa: E402 (sets up the imports below)
+
+# what bench/run write exports, with every client
+os.environ.update(BENCH_MODE="write", CLIENTS="native,node,go,redis-benchmark", CONNECTIONS="4,64", REPEATS="2",
+                  KEY_TYPES="")
+from driver_lib.matrix import matrix  # noqa: E402
 from report_lib.bulk import bulk_section  # noqa: E402
 from report_lib.write_cost import write_cost_section  # noqa: E402
 
@@ -36,6 +43,39 @@ def check_write():
     check("write: SET over UPDATE per round (0.97x, 1.09x) reported with their median and verdict",
           "1.03 (0.97–1.09)" in row and "≤ 1.0x ✗" in row, row)
     check("write: no write samples, no section", write_cost_section({"config": CONFIG, "samples": []}, "x") == [])
+    check("write: no 16-row samples, no MSET table",
+          not any(line.startswith("### MSET") for line in write_cost_section(doc, "w.json")), "")
+
+
+def check_multi_row():
+    # round 0: MSET 80 µs vs the 16-row UPDATE's 100 (0.80x), the UPDATE cached 100 vs 80 not cached
+    # (1.25x CPU), 900 vs 1000 requests/s; round 1: the machine slower, MSET 240 vs 200 (1.20x)
+    samples = [sample(0, "update", "cache_enabled", 98, 41.2), sample(0, "update", "cache_disabled", 100, 40),
+               sample(0, "update16", "cache_enabled", 900, 100), sample(0, "update16", "cache_disabled", 1000, 80),
+               sample(0, "resp_mset", "cache_enabled", 700, 80), sample(0, "redis_mset", None, 5000, 12),
+               sample(1, "update16", "cache_enabled", 450, 200), sample(1, "update16", "cache_disabled", 500, 160),
+               sample(1, "resp_mset", "cache_enabled", 300, 240), sample(1, "redis_mset", None, 4000, 14)]
+    doc = {"config": CONFIG, "samples": samples, "started_at": "t0", "finished_at": "t1", "git": {"head": "abc"}}
+    lines = write_cost_section(doc, "w.json")
+    check("multi-row: the table's heading", "### MSET 16 vs one 16-row UPDATE (cached)" in lines, "\n".join(lines))
+    table = lines[lines.index("### MSET 16 vs one 16-row UPDATE (cached)"):] if "### MSET 16 vs one 16-row UPDATE (cached)" in lines else []
+    row = row_of(table, "| native | 4 |")
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    check("multi-row: server CPU per MSET and per cached 16-row UPDATE, medians of the rounds",
+          cells[2:4] == ["160.0 (80.0–240.0)", "150.0 (100.0–200.0)"], row)
+    check("multi-row: MSET / UPDATE per round (0.80x, 1.20x), median 1.00x meets the 1.0x target",
+          cells[4:6] == ["1.00 (0.80–1.20)", "≤ 1.0x ✓"], row)
+    check("multi-row: the 16-row UPDATE cached / not cached (0.90x requests/s, 1.25x CPU in both rounds)",
+          cells[6:8] == ["0.90 (0.90–0.90)", "1.25 (1.25–1.25)"], row)
+    check("multi-row: MSET requests/s and redis-server's MSET CPU", cells[8:10] == ["500 (300–700)", "13.0 (12.0–14.0)"], row)
+    over = [dict(s, server_cpu_us_per_req=s["server_cpu_us_per_req"] * 2) if s["path"] == "resp_mset" else s
+            for s in samples]
+    row = [r for r in write_cost_section(dict(doc, samples=over), "w.json") if r.startswith("| native | 4 |")][-1]
+    check("multi-row: MSET at 2.00x the UPDATE's CPU fails the target", "| 2.00 (1.60–2.40) | ≤ 1.0x ✗ |" in row, row)
+    only_single = [s for s in samples if s["path"] not in ("resp_mset",)]
+    row = [r for r in write_cost_section(dict(doc, samples=only_single), "w.json") if r.startswith("| native | 4 |")][-1]
+    check("multi-row: without MSET samples no ratio and no verdict",
+          "| native | 4 | – | 150.0 (100.0–200.0) | – | – | 0.90" in row, row)
 
 
 def check_bulk():
@@ -52,6 +92,24 @@ def check_bulk():
     check("bulk: operations without samples have no row", row_of(bulk_section(doc, "b.json"), "| UPDATE") == "")
 
 
+def check_matrix():
+    specs = matrix()
+    by_client = {c: sorted({(s["path"], s["variant"] or "") for s in specs if s["client"] == c})
+                 for c in ("native", "node", "go", "redis-benchmark")}
+    multi = [("redis_mset", ""), ("resp_mset", "cache_enabled"), ("update16", "cache_disabled"),
+             ("update16", "cache_enabled")]
+    check("matrix: native and node write the 16-row paths (update16 cached and not, resp_mset, redis_mset)",
+          all(set(multi) <= set(by_client[c]) and len(by_client[c]) == 8 for c in ("native", "node")), repr(by_client))
+    check("matrix: go has only the one-row writes, redis-benchmark none",
+          len(by_client["go"]) == 4 and not set(multi) & set(by_client["go"]) and not by_client["redis-benchmark"],
+          repr(by_client))
+    check("matrix: every 16-row sample at batch 1, per round and connection count",
+          len([s for s in specs if s["path"] in ("update16", "resp_mset", "redis_mset")]) == 2 * 4 * 2 * 2
+          and all(s["batch"] == 1 for s in specs), str(len(specs)))
+
+
 check_write()
+check_multi_row()
+check_matrix()
 check_bulk()
 sys.exit(summary())

@@ -261,6 +261,93 @@ bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, siz
 	return n > 0;
 }
 
+/*
+ * MSET of rows of one table whose values name the same columns: one INSERT ... ON CONFLICT of them
+ * all, as a 16-row SQL statement writes them, instead of a statement per row (an executor start,
+ * the statement triggers and a plan lookup each). The rows are written exactly as set_one writes
+ * each: absent columns take their DEFAULT. False, having written nothing, for what needs the
+ * per-row statements: several tables, different columns, a key member to compare with the key, a
+ * key named twice (the later value wins), an id that spells no key, a value that is not an object,
+ * a table with no other column. All rows written: each is the command's own (own_row).
+ */
+bool set_in_one_statement(const RowKey *keys, const std::string_view *values, size_t count)
+{
+	Target target = write_target(keys[0]);
+	Columns columns = other_columns(target);
+	if (columns.count == 0)
+		return false;
+	bool *present = nullptr;
+	Datum *texts = static_cast<Datum *>(palloc(sizeof(Datum) * count));
+	Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * count));
+	for (size_t i = 0; i < count; i++) {
+		if (keys[i].prefix != keys[0].prefix)
+			return false;
+		for (size_t j = 0; j < i; j++)
+			if (keys[j].id == keys[i].id)
+				return false;
+		verify_key(keys[i]);
+		verify_text(values[i]);
+		ObjectMembers members = object_members(values[i]);
+		if (!members.object)
+			return false;
+		bool *row_present = static_cast<bool *>(palloc0(sizeof(bool) * columns.count));
+		for (int m = 0; m < members.count; m++) {
+			if (key_column_index(target, members.names[m]) >= 0) {
+				if (!spells_the_key(target, keys[i], members.scalars[m]))
+					return false;
+				continue;
+			}
+			int column = column_index(target, columns, members.names[m]);
+			if (column < 0)
+				return false;
+			row_present[column] = true;
+		}
+		if (present == nullptr)
+			present = row_present;
+		else if (memcmp(present, row_present, sizeof(bool) * columns.count) != 0)
+			return false;
+		texts[i] = PointerGetDatum(cstring_to_text_with_len(values[i].data(), int(values[i].size())));
+		relids[i] = target.info->relid;
+	}
+	/* $1 the values, $2 ... one array per key column. */
+	Oid types[1 + MAX_KEY_COLUMNS] = {TEXTARRAYOID};
+	Datum params[1 + MAX_KEY_COLUMNS] = {
+		PointerGetDatum(construct_array(texts, int(count), TEXTOID, -1, false, TYPALIGN_INT))};
+	if (!key_arrays(target, keys, relids, count, &types[1], &params[1]) ||
+		size_t(ArrayGetNItems(1, ARR_DIMS(DatumGetArrayTypeP(params[1])))) != count)
+		return false;
+	StringInfoData sql;
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s", target.table, target.columns());
+	for (int i = 0; i < columns.count; i++)
+		if (present[i])
+			appendStringInfo(&sql, ", %s", quote_identifier(columns.names[i]));
+	appendStringInfo(&sql, ") SELECT %s", target.columns("k."));
+	for (int i = 0; i < columns.count; i++)
+		if (present[i])
+			appendStringInfo(&sql, ", r.%s", quote_identifier(columns.names[i]));
+	/* unnest($2, $1) is ROWS FROM (unnest($2), unnest($1)) only while unqualified. */
+	appendStringInfoString(&sql, " FROM ROWS FROM (");
+	for (int c = 0; c < target.nkey; c++)
+		appendStringInfo(&sql, "pg_catalog.unnest($%d), ", 2 + c);
+	appendStringInfo(&sql, "pg_catalog.unnest($1)) AS k(%s, v), pg_catalog.json_populate_record(NULL::%s, "
+						   "k.v::pg_catalog.json) r ON CONFLICT (%s) DO UPDATE SET (",
+					 target.columns(), target.table, target.columns());
+	for (int i = 0; i < columns.count; i++)
+		appendStringInfo(&sql, "%s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
+	appendStringInfoString(&sql, ") = ROW(");
+	for (int i = 0; i < columns.count; i++)
+		appendStringInfo(&sql, "%sEXCLUDED.%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
+	appendStringInfoString(&sql, ")");
+	if (run(target.info->relid, sql.data, 1 + target.nkey, types, params) == count)
+		for (size_t i = 0; i < count; i++) {
+			KeyBytes bytes;
+			if (key_of_id(target.info, keys[i].id, &bytes))
+				invalidation_own_write(target.info->relid, bytes);
+		}
+	return true;
+}
+
 } // namespace
 
 PgRowWriter::PgRowWriter()
@@ -276,6 +363,8 @@ LookupResult PgRowWriter::set_rows(const Session &session, const RowKey *keys, c
 	bool written = true;
 	set_refused_present = false;
 	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
+		if (count > 1 && options.condition == SetOptions::Condition::Always && set_in_one_statement(keys, values, count))
+			return;
 		for (size_t i = 0; i < count; i++) {
 			if (set_one(keys[i], values[i], options, count == 1 ? &old_value : nullptr))
 				continue;

@@ -128,6 +128,25 @@ check "MSETNX of new keys: 1" "1" "$(wcli MSETNX w:13 '{"v":"x"}' w:14 '{"v":"y"
 check "DEL counts the rows deleted (duplicates and missing keys count nothing)" "2" "$(wcli DEL w:13 w:13 w:14 w:999 nosuch:1)"
 check "... they are gone for SQL and RESP" "0" "$(sql "SELECT count(*) FROM wtab WHERE id IN (13, 14)")$(wcli EXISTS w:13 w:14 | tr -d '\n' | sed 's/^0$//')"
 
+sql "CREATE TABLE wtab_statements (op text);
+CREATE FUNCTION wtab_statements() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN INSERT INTO wtab_statements VALUES (TG_OP); RETURN NULL; END \$\$;
+CREATE TRIGGER wtab_statements AFTER INSERT ON wtab FOR EACH STATEMENT EXECUTE FUNCTION wtab_statements();
+GRANT INSERT ON wtab_statements TO regress_resp_writer" >/dev/null
+check "MSET of rows naming the same columns: one statement writes them all" "OK 1" \
+    "$(wcli MSET w:20 '{"v":"a"}' w:21 '{"v":"b","id":21}' w:10 '{"v":"c"}') $(sql "SELECT count(*) FROM wtab_statements")"
+check "... each row as SET writes it (absent columns take their DEFAULT; w:10 existed)" \
+    '{"id":20,"v":"a","n":null,"f":null,"at":"2024-01-01"}{"id":21,"v":"b","n":null,"f":null,"at":"2024-01-01"}{"id":10,"v":"c","n":null,"f":null,"at":"2024-01-01"}' \
+    "$(row 20)$(row 21)$(row 10)"
+sql "TRUNCATE wtab_statements" >/dev/null
+check "MSET naming a key twice: a statement per row, the later value wins" "OK 3 y" \
+    "$(wcli MSET w:22 '{"v":"x"}' w:23 '{"v":"z","n":1}' w:22 '{"v":"y"}') $(sql "SELECT count(*) FROM wtab_statements") $(sql "SELECT v FROM wtab WHERE id = 22")"
+check "MSET whose key member is another key's: the per-row error, nothing written" \
+    "ERR the object's key column id differs from the key" \
+    "$(wcli MSET w:24 '{"v":"p"}' w:25 '{"v":"q","id":26}' 2>&1 | sed 's/ (SQLSTATE.*//')$(sql "SELECT count(*) FROM wtab WHERE id IN (24, 25, 26)" | sed 's/^0$//')"
+sql "DROP TRIGGER wtab_statements ON wtab; DROP FUNCTION wtab_statements(); DROP TABLE wtab_statements;
+DELETE FROM wtab WHERE id BETWEEN 20 AND 26" >/dev/null
+
 section "HSET, HDEL, HINCRBY"
 check "HSET of an existing row: 0 new fields" "0" "$(wcli HSET w:10 v diez n 7)"
 check "... the columns from their text" '{"id":10,"v":"diez","n":7,"f":null,"at":"2024-01-01"}' "$(row 10)"

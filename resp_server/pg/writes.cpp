@@ -136,6 +136,19 @@ bool spells_the_key(const Target &target, const RowKey &key, const char *scalar)
 	}
 }
 
+/* ON CONFLICT's "UPDATE SET (every other column) = ROW(EXCLUDED's)": the row becomes exactly the
+ * proposed one, absent columns at their DEFAULT. */
+void append_update_to_proposed(StringInfo sql, const Columns &columns)
+{
+	appendStringInfoString(sql, "UPDATE SET (");
+	for (int i = 0; i < columns.count; i++)
+		appendStringInfo(sql, "%s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
+	appendStringInfoString(sql, ") = ROW(");
+	for (int i = 0; i < columns.count; i++)
+		appendStringInfo(sql, "%sEXCLUDED.%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
+	appendStringInfoString(sql, ")");
+}
+
 /* One SET: the row `key` becomes the JSON object `value`. Returns whether it was written. */
 bool set_one(const RowKey &key, std::string_view value, const SetOptions &options, char **old_value)
 {
@@ -216,13 +229,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	if (options.condition == SetOptions::Condition::IfAbsent || columns.count == 0) {
 		appendStringInfoString(&sql, "NOTHING");
 	} else {
-		appendStringInfoString(&sql, "UPDATE SET (");
-		for (int i = 0; i < columns.count; i++)
-			appendStringInfo(&sql, "%s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
-		appendStringInfoString(&sql, ") = ROW(");
-		for (int i = 0; i < columns.count; i++)
-			appendStringInfo(&sql, "%sEXCLUDED.%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
-		appendStringInfoString(&sql, ")");
+		append_update_to_proposed(&sql, columns);
 	}
 	uint64 written = run(target.info->relid, sql.data, nparams, types, values);
 	own_row(target, written);
@@ -331,14 +338,9 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	for (int c = 0; c < target.nkey; c++)
 		appendStringInfo(&sql, "pg_catalog.unnest($%d), ", 2 + c);
 	appendStringInfo(&sql, "pg_catalog.unnest($1)) AS k(%s, v), pg_catalog.json_populate_record(NULL::%s, "
-						   "k.v::pg_catalog.json) r ON CONFLICT (%s) DO UPDATE SET (",
+						   "k.v::pg_catalog.json) r ON CONFLICT (%s) DO ",
 					 target.columns(), target.table, target.columns());
-	for (int i = 0; i < columns.count; i++)
-		appendStringInfo(&sql, "%s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
-	appendStringInfoString(&sql, ") = ROW(");
-	for (int i = 0; i < columns.count; i++)
-		appendStringInfo(&sql, "%sEXCLUDED.%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]));
-	appendStringInfoString(&sql, ")");
+	append_update_to_proposed(&sql, columns);
 	if (run(target.info->relid, sql.data, 1 + target.nkey, types, params) == count)
 		for (size_t i = 0; i < count; i++) {
 			KeyBytes bytes;

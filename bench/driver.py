@@ -160,7 +160,8 @@ def main():
                               "resp_workers_running": int(psql("SELECT count(*) FROM pg_stat_activity WHERE "
                                                                "backend_type = 'local_cache RESP worker'")),
                               "data_directory": "tmpfs (/dev/shm)", "fsync": "off",
-                              "synchronous_commit": psql("SHOW synchronous_commit")}},
+                              "synchronous_commit": psql("SHOW synchronous_commit"),
+                              "huge_pages": psql("SHOW huge_pages")}},
         "checks": [], "samples": [],
     }
 

@@ -42,6 +42,12 @@ def write_cost_section(doc, src):
       f"UPDATE with the table cached at least {TPS_LOSS_TARGET}x the requests/s and at most {CPU_TARGET}x the server "
       f"CPU per UPDATE of the same table not cached; RESP SET at most {SET_CPU_TARGET}x the server CPU of the SQL "
       "UPDATE it replaces (the table cached).")
+    if cfg.get("server", {}).get("huge_pages") == "on":
+        w("")
+        w("This run's cluster had its shared memory in huge pages (`BENCH_HUGE_PAGES=1`: `huge_pages = on`, 2 MB "
+          "pages reserved for the run), as PostgreSQL recommends for a large segment; with 4 kB pages each new "
+          "backend takes a page fault on its first touch of each page of the cache's buckets, which at hundreds of "
+          "connections becomes most of what the capture costs a writer (docs/OPERATIONS.md).")
     w("")
     w("| client | connections | UPDATE requests/s cached / not | target | server CPU µs per UPDATE cached, not | "
       "cached / not | target | RESP SET server CPU µs | SET / UPDATE | target |")

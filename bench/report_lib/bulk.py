@@ -41,10 +41,11 @@ def bulk_section(doc, src):
           f"{fmt(med([s['peak_rss_kb'] / 1024 for s in plain]), 1)} | "
           f"{sum(s['mismatches'] or 0 for s in cached)} |")
     w("")
-    w("What bounds the writer's memory: per written row PostgreSQL queues one AFTER ROW trigger event (its "
-      "tuple identifiers, about 16 bytes a row for an UPDATE, 10 for an INSERT or DELETE, the same as any "
-      "AFTER ROW trigger costs); the capture keeps each changed key once (about 100 bytes for a bigint key) up to "
-      "100,000 keys per table and transaction, past which it drops to flushing the table at commit and records no "
-      "more keys.")
+    w("What bounds the writer's memory: the capture keeps each changed key once (about 100 bytes for a bigint "
+      "key) for the first 10,000 rows of a table in a transaction; past them it records no more keys and the table "
+      "is flushed at commit. In an UPDATE, DELETE or INSERT the row trigger's WHEN clause records the keys itself "
+      "and PostgreSQL queues no AFTER ROW event for it (past the 10,000 rows it switches the trigger off for the "
+      "rest of the statement); COPY and rows routed into a partition queue the event, its tuple identifiers "
+      "(about 10 bytes), for those first 10,000 rows only.")
     w("")
     return out

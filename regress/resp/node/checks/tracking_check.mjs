@@ -89,13 +89,16 @@ export async function runTrackingCheck({
   // A connection the server closed (its worker ended): connect again, as often as it takes
   // while the launcher restarts the workers.
   const closedByServer = (e) => /connection closed by the server|ECONNREFUSED|ECONNRESET|EPIPE/.test(String(e && e.message));
+  // ... or one meant for the other worker, which the launcher has not started again yet (it starts
+  // them one after the other: all of connectOnWorker's tries can land on the one already back)
+  const workerNotBack = (e) => /connections, none (on|off) worker/.test(String(e && e.message));
   async function reconnect(open) {
     const until = Date.now() + 30000;
     for (;;) {
       try {
         return await open();
       } catch (e) {
-        if (!closedByServer(e) || Date.now() > until) throw e;
+        if (!(closedByServer(e) || workerNotBack(e)) || Date.now() > until) throw e;
         await sleep(50);
       }
     }

@@ -54,6 +54,7 @@ struct RowCaptureTarget {
 	Oid relid;
 	ResultRelInfo *result;
 	Oid capture_function;
+	bool stopped; /* stop_row_events ran for the statement */
 };
 
 HTAB *prepared = nullptr;
@@ -165,12 +166,16 @@ void stop_row_events(ResultRelInfo *result, Oid capture_function)
 Datum capture_row(ExprState *state, ExprContext *econtext, bool *isnull)
 {
 	*isnull = false;
-	const RowCaptureTarget *target = static_cast<const RowCaptureTarget *>(state->evalfunc_private);
+	RowCaptureTarget *target = static_cast<RowCaptureTarget *>(state->evalfunc_private);
 	switch (invalidation_capture_row(target->relid, econtext->ecxt_innertuple, econtext->ecxt_outertuple)) {
 	case RowCapture::QueueEvent:
 		return BoolGetDatum(true);
 	case RowCapture::TableFlushed:
-		stop_row_events(target->result, target->capture_function);
+		/* Once: where another AFTER ROW trigger keeps the event, the clause still runs per row. */
+		if (!target->stopped) {
+			stop_row_events(target->result, target->capture_function);
+			target->stopped = true;
+		}
 		break;
 	case RowCapture::Recorded:
 		break;
@@ -184,7 +189,7 @@ ExprState *capture_clause(EState *estate, ResultRelInfo *result, Oid capture_fun
 {
 	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
 	RowCaptureTarget *target = static_cast<RowCaptureTarget *>(palloc(sizeof(RowCaptureTarget)));
-	*target = {RelationGetRelid(result->ri_RelationDesc), result, capture_function};
+	*target = {RelationGetRelid(result->ri_RelationDesc), result, capture_function, false};
 	ExprState *state = makeNode(ExprState);
 	state->flags = EEO_FLAG_IS_QUAL;
 	state->evalfunc = pg_entry<capture_row>;
@@ -212,14 +217,8 @@ void compile_when(PreparedWhen *entry, Oid relid, const char *tgqual, MemoryCont
 
 const PreparedWhen *prepared_when(Oid relid, const char *tgqual)
 {
-	if (prepared == nullptr) {
-		HASHCTL ctl;
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(PreparedWhen);
-		ctl.hcxt = CacheMemoryContext;
-		prepared = hash_create("local_cache prepared WHEN clauses", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+	if (prepared == nullptr)
+		prepared = relation_hash_create("local_cache prepared WHEN clauses", sizeof(PreparedWhen));
 	PreparedWhen *entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_FIND, NULL));
 	if (entry != nullptr && strcmp(entry->tgqual, tgqual) == 0)
 		return entry;

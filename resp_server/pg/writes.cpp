@@ -41,6 +41,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 }
 
+#include <algorithm>
 #include <string>
 
 namespace local_cache::resp {
@@ -286,12 +287,17 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	bool *present = nullptr;
 	Datum *texts = static_cast<Datum *>(palloc(sizeof(Datum) * count));
 	Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * count));
+	/* A key named twice: its ids side by side once sorted (an MSET may name thousands). */
+	size_t *by_id = static_cast<size_t *>(palloc(sizeof(size_t) * count));
+	for (size_t i = 0; i < count; i++)
+		by_id[i] = i;
+	std::sort(by_id, by_id + count, [keys](size_t a, size_t b) { return keys[a].id < keys[b].id; });
+	for (size_t i = 1; i < count; i++)
+		if (keys[by_id[i]].id == keys[by_id[i - 1]].id)
+			return false;
 	for (size_t i = 0; i < count; i++) {
 		if (keys[i].prefix != keys[0].prefix)
 			return false;
-		for (size_t j = 0; j < i; j++)
-			if (keys[j].id == keys[i].id)
-				return false;
 		verify_key(keys[i]);
 		verify_text(values[i]);
 		ObjectMembers members = object_members(values[i]);

@@ -15,6 +15,7 @@ extern "C" {
 #include "commands/prepare.h"
 #include "commands/sequence.h"
 #include "storage/proc.h"
+#include "storage/sinval.h"
 #include "common/hashfn.h"
 #include "storage/lock.h"
 #include "utils/hsearch.h"
@@ -44,23 +45,39 @@ namespace {
 bool statement_timeout_armed = false;
 
 /*
- * The settings of one row of pg_db_role_setting (database, role), applied as SET applies them,
- * so that the GUC nest level undoes them (applied from a source up to PGC_S_OVERRIDE, as a
- * backend applies them at its start, they would become the worker's own defaults), with a
- * WARNING for one that cannot be set, as a new session warns. The worker's own bound on lock
- * waits stays (lock_table in session_runtime.h).
+ * The settings a new session of a role would take from pg_db_role_setting: the rows of the
+ * server, the database, the role and the role in the database, from the least specific to the
+ * most, each overriding the one before. Read once per role and kept while no shared invalidation
+ * has been processed since: ALTER ROLE / ALTER DATABASE ... SET changes pg_db_role_setting, whose
+ * every change sends a snapshot invalidation to every process (this one too, which reads its own
+ * messages back), counted by SharedInvalidMessageCounter as the next transaction starts — before
+ * any command that could see the change. Four catalog index scans per write were a tenth of a
+ * RESP SET's CPU.
  */
-void apply_settings_row(Relation settings, Snapshot snapshot, Oid database, Oid role)
+struct RoleSettings {
+	Oid role; /* hash key */
+	int count;
+	char **names; /* in role_settings_context, as are values */
+	char **values;
+};
+constexpr long kMaxRoleSettings = 256;
+HTAB *role_settings = nullptr;
+MemoryContext role_settings_context = nullptr;
+uint64 role_settings_read_at = 0; /* SharedInvalidMessageCounter when they were read */
+
+/* Appends the settings of one row (database, role) to `settings`, but lock_timeout: the worker's
+ * own bound on lock waits stays (lock_table in session_runtime.h). */
+void read_settings_row(Relation catalog, Snapshot snapshot, Oid database, Oid role, List **names, List **values)
 {
 	ScanKeyData keys[2];
 	ScanKeyInit(&keys[0], Anum_pg_db_role_setting_setdatabase, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(database));
 	ScanKeyInit(&keys[1], Anum_pg_db_role_setting_setrole, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(role));
-	SysScanDesc scan = systable_beginscan(settings, DbRoleSettingDatidRolidIndexId, true, snapshot, 2, keys);
+	SysScanDesc scan = systable_beginscan(catalog, DbRoleSettingDatidRolidIndexId, true, snapshot, 2, keys);
 	HeapTuple tuple;
 	while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
 		bool isnull;
-		Datum config = heap_getattr(tuple, Anum_pg_db_role_setting_setconfig, RelationGetDescr(settings), &isnull);
+		Datum config = heap_getattr(tuple, Anum_pg_db_role_setting_setconfig, RelationGetDescr(catalog), &isnull);
 		if (isnull)
 			continue;
 		Datum *items;
@@ -71,26 +88,68 @@ void apply_settings_row(Relation settings, Snapshot snapshot, Oid database, Oid 
 			char *name = nullptr, *value = nullptr;
 			if (!nulls[i])
 				ParseLongOption(TextDatumGetCString(items[i]), &name, &value);
-			if (value != nullptr && strcmp(name, "lock_timeout") != 0)
-				(void) set_config_option(name, value, PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET, true, WARNING, false);
+			if (value != nullptr && strcmp(name, "lock_timeout") != 0) {
+				*names = lappend(*names, name);
+				*values = lappend(*values, value);
+			}
 		}
 	}
 	systable_endscan(scan);
+}
+
+const RoleSettings &settings_of(Oid role)
+{
+	if (role_settings == nullptr || role_settings_read_at != SharedInvalidMessageCounter ||
+		hash_get_num_entries(role_settings) >= kMaxRoleSettings) {
+		if (role_settings_context == nullptr)
+			role_settings_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP role settings",
+														  ALLOCSET_SMALL_SIZES);
+		MemoryContextReset(role_settings_context);
+		HASHCTL ctl;
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RoleSettings);
+		ctl.hcxt = role_settings_context;
+		role_settings = hash_create("local_cache RESP role settings", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		role_settings_read_at = SharedInvalidMessageCounter;
+	}
+	bool found;
+	RoleSettings *entry = static_cast<RoleSettings *>(hash_search(role_settings, &role, HASH_FIND, &found));
+	if (found)
+		return *entry;
+	List *names = NIL, *values = NIL;
+	Relation catalog = table_open(DbRoleSettingRelationId, AccessShareLock);
+	Snapshot snapshot = RegisterSnapshot(GetCatalogSnapshot(DbRoleSettingRelationId));
+	read_settings_row(catalog, snapshot, InvalidOid, InvalidOid, &names, &values);
+	read_settings_row(catalog, snapshot, MyDatabaseId, InvalidOid, &names, &values);
+	read_settings_row(catalog, snapshot, InvalidOid, role, &names, &values);
+	read_settings_row(catalog, snapshot, MyDatabaseId, role, &names, &values);
+	UnregisterSnapshot(snapshot);
+	table_close(catalog, AccessShareLock);
+	/* Taking the catalog's lock may have processed invalidations: what was read is current, and
+	 * what was kept before, read earlier, is dropped at the next command. */
+	entry = static_cast<RoleSettings *>(hash_search(role_settings, &role, HASH_ENTER, nullptr));
+	entry->count = list_length(names);
+	entry->names = static_cast<char **>(MemoryContextAlloc(role_settings_context, sizeof(char *) * (entry->count + 1)));
+	entry->values = static_cast<char **>(MemoryContextAlloc(role_settings_context, sizeof(char *) * (entry->count + 1)));
+	for (int i = 0; i < entry->count; i++) {
+		entry->names[i] = MemoryContextStrdup(role_settings_context, static_cast<char *>(list_nth(names, i)));
+		entry->values[i] = MemoryContextStrdup(role_settings_context, static_cast<char *>(list_nth(values, i)));
+	}
+	return *entry;
 }
 
 } // namespace
 
 void begin_role_statement(Oid role)
 {
-	Relation settings = table_open(DbRoleSettingRelationId, AccessShareLock);
-	Snapshot snapshot = RegisterSnapshot(GetCatalogSnapshot(DbRoleSettingRelationId));
-	/* From the least specific to the most, each overriding the one before. */
-	apply_settings_row(settings, snapshot, InvalidOid, InvalidOid);
-	apply_settings_row(settings, snapshot, MyDatabaseId, InvalidOid);
-	apply_settings_row(settings, snapshot, InvalidOid, role);
-	apply_settings_row(settings, snapshot, MyDatabaseId, role);
-	UnregisterSnapshot(snapshot);
-	table_close(settings, AccessShareLock);
+	/* Applied as SET applies them, so that the GUC nest level undoes them (applied from a source
+	 * up to PGC_S_OVERRIDE, as a backend applies them at its start, they would become the
+	 * worker's own defaults), with a WARNING for one that cannot be set, as a new session warns. */
+	const RoleSettings &settings = settings_of(role);
+	for (int i = 0; i < settings.count; i++)
+		(void) set_config_option(settings.names[i], settings.values[i], PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET, true,
+								 WARNING, false);
 	/* The transaction has started: its read-only flag is taken from the setting now, as it
 	 * would have been at its start in such a session. */
 	if (DefaultXactReadOnly)

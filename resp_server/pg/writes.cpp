@@ -35,6 +35,7 @@ extern "C" {
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonfuncs.h"
@@ -150,6 +151,33 @@ void append_update_to_proposed(StringInfo sql, const Columns &columns)
 	appendStringInfoString(sql, ")");
 }
 
+/* " col = r.col, other = DEFAULT": an existing row made exactly the object, absent columns at
+ * their DEFAULT, from json_populate_record's row r. */
+void append_assignments_from_object(StringInfo sql, const Target &target, const Columns &columns, const bool *present)
+{
+	for (int i = 0; i < columns.count; i++)
+		appendStringInfo(sql, "%s%s = %s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]),
+						 present[i] ? "r." : "DEFAULT", present[i] ? quote_identifier(columns.names[i]) : "");
+	if (columns.count == 0)
+		appendStringInfo(sql, "%s = t.%s", target.key_columns[0], target.key_columns[0]);
+}
+
+/*
+ * Whether a SET of rows that exist may run as the UPDATE it amounts to, before the INSERT ... ON
+ * CONFLICT that a missing row needs: the upsert first checks its proposed row (each unique index,
+ * then a lock of the conflicting row with a WAL record of its own), a third of a one-row SET's
+ * statement. Only where nothing can tell the two apart: a table whose writes run only
+ * PostgreSQL's own code (no trigger of the user's that would fire for the INSERT, no rule:
+ * runs_only_builtin_code, known once the worker routed a write to it), written by a role that may
+ * INSERT into it, as the upsert requires.
+ */
+bool update_is_the_upsert(const Target &target, std::string_view prefix)
+{
+	const PrefixEntry *entry = prefixes_valid ? prefix_entry(prefix) : nullptr;
+	return entry != nullptr && entry->relid == target.info->relid && entry->builtin_code_only == 1 &&
+		pg_class_aclcheck(target.info->relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
+}
+
 /* One SET: the row `key` becomes the JSON object `value`. Returns whether it was written. */
 bool set_one(const RowKey &key, std::string_view value, const SetOptions &options, char **old_value)
 {
@@ -201,19 +229,19 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	}
 
 	resetStringInfo(&sql);
-	if (options.condition == SetOptions::Condition::IfPresent) {
+	bool update_first = options.condition == SetOptions::Condition::Always && columns.count > 0 &&
+		update_is_the_upsert(target, key.prefix);
+	if (options.condition == SetOptions::Condition::IfPresent || update_first) {
 		/* XX: only an existing row; absent columns go back to their DEFAULT. */
 		appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
-		for (int i = 0; i < columns.count; i++)
-			appendStringInfo(&sql, "%s%s = %s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]),
-							 present[i] ? "r." : "DEFAULT", present[i] ? quote_identifier(columns.names[i]) : "");
-		if (columns.count == 0)
-			appendStringInfo(&sql, "%s = t.%s", target.key_columns[0], target.key_columns[0]);
+		append_assignments_from_object(&sql, target, columns, present);
 		appendStringInfo(&sql, " FROM pg_catalog.json_populate_record(NULL::%s, $1::pg_catalog.json) r WHERE %s", target.table,
 						 target.condition("t", 2));
 		uint64 updated = run(target.info->relid, sql.data, nparams, types, values);
 		own_row(target, updated);
-		return updated == 1;
+		if (updated == 1 || !update_first)
+			return updated == 1;
+		resetStringInfo(&sql);
 	}
 	/* An INSERT of the present columns (the others take their DEFAULT), which on a conflict
 	 * becomes an UPDATE to exactly that new row — unless NX. */
@@ -267,6 +295,16 @@ bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, siz
 		arrays[c] = PointerGetDatum(construct_array(column, n, pk.types[c], typlen, typbyval, typalign));
 	}
 	return n > 0;
+}
+
+/* Each of the keys' rows, all written by the command, is its own (own_row). */
+void own_rows(const Target &target, const RowKey *keys, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		KeyBytes bytes;
+		if (key_of_id(target.info, keys[i].id, &bytes))
+			invalidation_own_write(target.info->relid, bytes);
+	}
 }
 
 /*
@@ -329,8 +367,32 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	if (!key_arrays(target, keys, relids, count, &types[1], &params[1]) ||
 		size_t(ArrayGetNItems(1, ARR_DIMS(DatumGetArrayTypeP(params[1])))) != count)
 		return false;
+	/* unnest($2, $1) is ROWS FROM (unnest($2), unnest($1)) only while unqualified. */
+	StringInfoData rows;
+	initStringInfo(&rows);
+	appendStringInfoString(&rows, "ROWS FROM (");
+	for (int c = 0; c < target.nkey; c++)
+		appendStringInfo(&rows, "pg_catalog.unnest($%d), ", 2 + c);
+	appendStringInfo(&rows, "pg_catalog.unnest($1)) AS k(%s, v), pg_catalog.json_populate_record(NULL::%s, "
+						   "k.v::pg_catalog.json) r",
+					 target.columns(), target.table);
 	StringInfoData sql;
 	initStringInfo(&sql);
+	if (update_is_the_upsert(target, keys[0].prefix)) {
+		/* When every row exists, the UPDATE was the whole write; else the upsert writes them all
+		 * (those updated again, to the same values). */
+		appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
+		append_assignments_from_object(&sql, target, columns, present);
+		appendStringInfo(&sql, " FROM %s WHERE ", rows.data);
+		for (int c = 0; c < target.nkey; c++)
+			appendStringInfo(&sql, "%st.%s OPERATOR(pg_catalog.=) k.%s", c > 0 ? " AND " : "", target.key_columns[c],
+							 target.key_columns[c]);
+		if (run(target.info->relid, sql.data, 1 + target.nkey, types, params) == count) {
+			own_rows(target, keys, count);
+			return true;
+		}
+		resetStringInfo(&sql);
+	}
 	appendStringInfo(&sql, "INSERT INTO %s AS t (%s", target.table, target.columns());
 	for (int i = 0; i < columns.count; i++)
 		if (present[i])
@@ -339,20 +401,10 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	for (int i = 0; i < columns.count; i++)
 		if (present[i])
 			appendStringInfo(&sql, ", r.%s", quote_identifier(columns.names[i]));
-	/* unnest($2, $1) is ROWS FROM (unnest($2), unnest($1)) only while unqualified. */
-	appendStringInfoString(&sql, " FROM ROWS FROM (");
-	for (int c = 0; c < target.nkey; c++)
-		appendStringInfo(&sql, "pg_catalog.unnest($%d), ", 2 + c);
-	appendStringInfo(&sql, "pg_catalog.unnest($1)) AS k(%s, v), pg_catalog.json_populate_record(NULL::%s, "
-						   "k.v::pg_catalog.json) r ON CONFLICT (%s) DO ",
-					 target.columns(), target.table, target.columns());
+	appendStringInfo(&sql, " FROM %s ON CONFLICT (%s) DO ", rows.data, target.columns());
 	append_update_to_proposed(&sql, columns);
 	if (run(target.info->relid, sql.data, 1 + target.nkey, types, params) == count)
-		for (size_t i = 0; i < count; i++) {
-			KeyBytes bytes;
-			if (key_of_id(target.info, keys[i].id, &bytes))
-				invalidation_own_write(target.info->relid, bytes);
-		}
+		own_rows(target, keys, count);
 	return true;
 }
 

@@ -147,6 +147,41 @@ check "MSET whose key member is another key's: the per-row error, nothing writte
 sql "DROP TRIGGER wtab_statements ON wtab; DROP FUNCTION wtab_statements(); DROP TABLE wtab_statements;
 DELETE FROM wtab WHERE id BETWEEN 20 AND 26" >/dev/null
 
+section "a plain table (only PostgreSQL's own code runs): SET of existing rows is their UPDATE"
+# Where no trigger or rule of the user's can tell, a SET of a row that exists runs as the UPDATE it
+# amounts to, and only a missing row goes on to the upsert: the same rows, the same errors, and
+# the same privileges (INSERT as well as UPDATE).
+PW_UPDATER='upd-Pw-7Hq3-xyzzy'
+sql "CREATE TABLE wplain (id integer PRIMARY KEY, v text NOT NULL DEFAULT 'dflt', n integer, s bigserial);
+INSERT INTO wplain (id, v, n) VALUES (1, 'one', 1), (2, 'two', 2);
+SELECT local_cache.enable('wplain', resp_prefix => 'wp');
+CREATE ROLE regress_resp_updater LOGIN PASSWORD '$PW_UPDATER';
+GRANT SELECT, INSERT, UPDATE ON wplain TO regress_resp_writer;
+GRANT USAGE ON SEQUENCE wplain_s_seq TO regress_resp_writer, regress_resp_updater;
+GRANT SELECT, UPDATE ON wplain TO regress_resp_updater" >/dev/null
+updcli() { cli --no-auth-warning --user regress_resp_updater --pass "$PW_UPDATER" --raw "$@"; }
+prow() { sql "SELECT row_to_json(t)::text FROM wplain t WHERE id = $1"; }
+check "SET of an existing row: absent columns back to their DEFAULT (the serial's next value)" \
+    'OK {"id":1,"v":"uno","n":null,"s":3}' "$(wcli SET wp:1 '{"v":"uno"}') $(prow 1)"
+check "SET of a missing row: inserted" 'OK {"id":3,"v":"dflt","n":3,"s":4}' "$(wcli SET wp:3 '{"n":3}') $(prow 3)"
+check "SET XX of a missing row: nil, nothing written" "<null>" "$(wcli SET wp:9 '{"n":9}' XX | sed 's/^$/<null>/')$(prow 9)"
+check "a NOT NULL violation of an existing row, as the upsert answers it (the serial drew 5)" \
+    'ERR null value in column "v" of relation "wplain" violates not-null constraint (SQLSTATE 23502)' \
+    "$(wcli SET wp:1 '{"v":null}')"
+check "a role with UPDATE but not INSERT: SET of an existing row refused, as the upsert refuses it" \
+    "NOPERM permission denied for table wplain" "$(updcli SET wp:2 '{"v":"x"}')"
+check "... MSET of existing rows likewise" "NOPERM permission denied for table wplain" \
+    "$(updcli MSET wp:1 '{"v":"x"}' wp:2 '{"v":"y"}')"
+check "... and the rows are unchanged" '{"id":1,"v":"uno","n":null,"s":3} {"id":2,"v":"two","n":2,"s":2}' "$(prow 1) $(prow 2)"
+check "MSET of existing rows naming the same columns: each as SET writes it" \
+    'OK {"id":1,"v":"a","n":null,"s":6} {"id":2,"v":"a2","n":null,"s":7}' \
+    "$(wcli MSET wp:1 '{"v":"a"}' wp:2 '{"v":"a2"}') $(prow 1) $(prow 2)"
+check "MSET of an existing and a missing row: both written" \
+    '{"id":2,"v":"b","n":null} {"id":4,"v":"c","n":null}' \
+    "$(wcli MSET wp:2 '{"v":"b"}' wp:4 '{"v":"c"}' >/dev/null; sql "SELECT string_agg(row_to_json(x)::text, ' ' ORDER BY id) FROM (SELECT id, v, n FROM wplain WHERE id IN (2, 4)) x")"
+check "... and GET reads the written rows" '{"id":4,"v":"c","n":null' "$(wcli GET wp:4 | cut -d, -f1-3)"
+sql "DROP TABLE wplain; DROP ROLE regress_resp_updater" >/dev/null
+
 section "HSET, HDEL, HINCRBY"
 check "HSET of an existing row: 0 new fields" "0" "$(wcli HSET w:10 v diez n 7)"
 check "... the columns from their text" '{"id":10,"v":"diez","n":7,"f":null,"at":"2024-01-01"}' "$(row 10)"

@@ -178,6 +178,61 @@ bool update_is_the_upsert(const Target &target, std::string_view prefix)
 		pg_class_aclcheck(target.info->relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
 }
 
+/* set_one's UPDATE with the object's members bound as parameters (bind_members). */
+struct BoundUpdate {
+	StringInfoData sql;
+	int nparams;
+	Oid *types;
+	Datum *values;
+};
+
+/*
+ * set_one's UPDATE without json_populate_record: "UPDATE t SET c = $2, d = DEFAULT WHERE key =
+ * $1", each member a parameter of its column's type, made as json_populate_record makes it (the
+ * type's input function with the column's typmod, from the string de-escaped or the number as
+ * written) and in column order, so that a value the column refuses fails as it fails there. The
+ * plan is then the SQL UPDATE's own (the key's index scan under ModifyTable): the join with the
+ * function scan, its row mark and the object's second parse were a sixth of a one-row SET. False,
+ * having bound nothing, for what only json_populate_record reads: a member that is null, true,
+ * false, an object or an array, or a column of a domain, array, composite or json type.
+ */
+bool bind_members(const Target &target, const Columns &columns, const ObjectMembers &members, const bool *present,
+				  const int *member_of, BoundUpdate *out)
+{
+	for (int c = 0; c < columns.count; c++) {
+		if (!present[c])
+			continue;
+		Oid type = columns.types[c];
+		char typtype = get_typtype(type);
+		if (members.scalars[member_of[c]] == nullptr || type == JSONOID || type == JSONBOID || type_is_array(type) ||
+			(typtype != TYPTYPE_BASE && typtype != TYPTYPE_ENUM && typtype != TYPTYPE_RANGE &&
+			 typtype != TYPTYPE_MULTIRANGE))
+			return false;
+	}
+	out->types = static_cast<Oid *>(palloc(sizeof(Oid) * (target.nkey + columns.count)));
+	out->values = static_cast<Datum *>(palloc(sizeof(Datum) * (target.nkey + columns.count)));
+	target.add_parameters(out->types, out->values, 0);
+	out->nparams = target.nkey;
+	initStringInfo(&out->sql);
+	appendStringInfo(&out->sql, "UPDATE %s t SET ", target.table);
+	for (int c = 0; c < columns.count; c++) {
+		const char *name = quote_identifier(columns.names[c]);
+		if (!present[c]) {
+			appendStringInfo(&out->sql, "%s%s = DEFAULT", c > 0 ? ", " : "", name);
+			continue;
+		}
+		Oid input_function, io_parameter;
+		getTypeInputInfo(columns.types[c], &input_function, &io_parameter);
+		out->types[out->nparams] = columns.types[c];
+		out->values[out->nparams] = OidInputFunctionCall(input_function, const_cast<char *>(members.scalars[member_of[c]]),
+														 io_parameter, columns.typmods[c]);
+		out->nparams++;
+		appendStringInfo(&out->sql, "%s%s = $%d", c > 0 ? ", " : "", name, out->nparams);
+	}
+	appendStringInfo(&out->sql, " WHERE %s", target.condition("t", 1));
+	return true;
+}
+
 /* One SET: the row `key` becomes the JSON object `value`. Returns whether it was written. */
 bool set_one(const RowKey &key, std::string_view value, const SetOptions &options, char **old_value)
 {
@@ -195,6 +250,8 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	if (!members.object)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("the value must be a JSON object")));
 	bool *present = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
+	int *member_of = static_cast<int *>(palloc(sizeof(int) * (columns.count + 1)));
+	bool named_twice = false;
 	StringInfoData differs;
 	initStringInfo(&differs);
 	for (int i = 0; i < members.count; i++) {
@@ -208,7 +265,9 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 		int column = column_index(target, columns, name);
 		if (column < 0)
 			no_such_column(target, name);
+		named_twice |= present[column];
 		present[column] = true;
+		member_of[column] = i;
 	}
 	StringInfoData sql;
 	initStringInfo(&sql);
@@ -233,11 +292,16 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 		update_is_the_upsert(target, key.prefix);
 	if (options.condition == SetOptions::Condition::IfPresent || update_first) {
 		/* XX: only an existing row; absent columns go back to their DEFAULT. */
-		appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
-		append_assignments_from_object(&sql, target, columns, present);
-		appendStringInfo(&sql, " FROM pg_catalog.json_populate_record(NULL::%s, $1::pg_catalog.json) r WHERE %s", target.table,
-						 target.condition("t", 2));
-		uint64 updated = run(target.info->relid, sql.data, nparams, types, values);
+		uint64 updated;
+		if (BoundUpdate bound; update_first && !named_twice && bind_members(target, columns, members, present, member_of, &bound)) {
+			updated = run(target.info->relid, bound.sql.data, bound.nparams, bound.types, bound.values);
+		} else {
+			appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
+			append_assignments_from_object(&sql, target, columns, present);
+			appendStringInfo(&sql, " FROM pg_catalog.json_populate_record(NULL::%s, $1::pg_catalog.json) r WHERE %s",
+							 target.table, target.condition("t", 2));
+			updated = run(target.info->relid, sql.data, nparams, types, values);
+		}
 		own_row(target, updated);
 		if (updated == 1 || !update_first)
 			return updated == 1;

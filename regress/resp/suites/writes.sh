@@ -181,6 +181,33 @@ check "MSET of an existing and a missing row: both written" \
     "$(wcli MSET wp:2 '{"v":"b"}' wp:4 '{"v":"c"}' >/dev/null; sql "SELECT string_agg(row_to_json(x)::text, ' ' ORDER BY id) FROM (SELECT id, v, n FROM wplain WHERE id IN (2, 4)) x")"
 check "... and GET reads the written rows" '{"id":4,"v":"c","n":null' "$(wcli GET wp:4 | cut -d, -f1-3)"
 sql "DROP TABLE wplain; DROP ROLE regress_resp_updater" >/dev/null
+# The members of such a SET are bound as parameters of their columns' types, made as
+# json_populate_record makes them; what only it reads (null, true, an object, an array, a json
+# column) goes through it.
+sql "CREATE TABLE wtyped (id integer PRIMARY KEY, t text, n integer, vc varchar(3), num numeric(5,2), b boolean,
+                     j jsonb, arr integer[], d date DEFAULT '2024-01-01');
+INSERT INTO wtyped (id) VALUES (1);
+SELECT local_cache.enable('wtyped', resp_prefix => 'wt');
+GRANT SELECT, INSERT, UPDATE ON wtyped TO regress_resp_writer" >/dev/null
+trow() { sql "SELECT row_to_json(w)::text FROM wtyped w WHERE id = 1"; }
+check "strings de-escaped, numbers as written, each read by its column's type (and typmod)" \
+    'OK {"id":1,"t":"a\"bé","n":7,"vc":"abc","num":1.01,"b":null,"j":null,"arr":null,"d":"2024-02-03"}' \
+    "$(wcli SET wt:1 '{"t":"a\"b\u00e9","n":"7","vc":"abc","num":1.005,"d":"2024-02-03"}') $(trow)"
+check "a number into a text column, absent columns back to their DEFAULT" \
+    'OK {"id":1,"t":"12.50","n":-3,"vc":null,"num":null,"b":null,"j":null,"arr":null,"d":"2024-01-01"}' \
+    "$(wcli SET wt:1 '{"t":12.50,"n":-3}') $(trow)"
+check "a value its column's type refuses" 'ERR invalid input syntax for type integer: "many" (SQLSTATE 22P02)' \
+    "$(wcli SET wt:1 '{"t":"x","n":"many"}')"
+check "a value longer than its column's typmod" 'ERR value too long for type character varying(3) (SQLSTATE 22001)' \
+    "$(wcli SET wt:1 '{"vc":"abcd"}')"
+check "... the row unchanged" '{"id":1,"t":"12.50","n":-3,"vc":null,"num":null,"b":null,"j":null,"arr":null,"d":"2024-01-01"}' "$(trow)"
+check "null, true, an object into jsonb, an array into integer[]" \
+    'OK {"id":1,"t":"x","n":null,"vc":null,"num":null,"b":true,"j":{"k": [1, 2]},"arr":[1,2],"d":"2024-01-01"}' \
+    "$(wcli SET wt:1 '{"t":"x","b":true,"j":{"k":[1,2]},"arr":[1,2],"n":null}') $(trow)"
+check "a member named twice: as json_populate_record reads it" \
+    "OK $(sql "SELECT (json_populate_record(NULL::wtyped, '{\"t\":\"first\",\"t\":\"second\"}')).t")" \
+    "$(wcli SET wt:1 '{"t":"first","t":"second"}') $(sql "SELECT t FROM wtyped WHERE id = 1")"
+sql "DROP TABLE wtyped" >/dev/null
 
 section "HSET, HDEL, HINCRBY"
 check "HSET of an existing row: 0 new fields" "0" "$(wcli HSET w:10 v diez n 7)"

@@ -265,7 +265,7 @@ void free_stale_plans()
 
 } // namespace
 
-uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values)
+uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
 {
 	if (kept_plans == nullptr) {
 		HASHCTL ctl;
@@ -296,8 +296,8 @@ uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values)
 	}
 	bool same = kept != nullptr && strcmp(kept->sql, sql) == 0 && kept->relid == relid && kept->nargs == nargs &&
 		memcmp(kept->types, types, sizeof(Oid) * nargs) == 0;
-	int rc = same ? SPI_execute_plan(kept->plan, values, nullptr, false, 0)
-				  : SPI_execute_with_args(sql, nargs, types, values, nullptr, false, 0);
+	int rc = same ? SPI_execute_plan(kept->plan, values, nulls, false, 0)
+				  : SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
 	if (rc < 0)
 		elog(ERROR, "SPI failed: %s", SPI_result_code_string(rc));
 	return SPI_processed;

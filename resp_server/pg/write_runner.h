@@ -120,8 +120,9 @@ template <typename Body> LookupResult run_write(const Session &session, Access a
 }
 
 /* Runs `sql`, a statement on the table `relid` (InvalidOid: on none), with the arguments
- * (through a kept plan); the number of rows it processed. */
-uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values);
+ * (through a kept plan; `nulls` as SPI_execute_plan takes it, nullptr: none is NULL); the number
+ * of rows it processed. */
+uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values, const char *nulls = nullptr);
 
 /* The text of column 1 of row `row` of the last result, in results_context; nullptr if NULL. */
 char *result_text(uint64 row);

@@ -75,6 +75,7 @@ struct ObjectMembers {
 	int capacity;
 	const char **names;
 	const char **scalars; /* nullptr: an object, an array, null, true or false */
+	bool *nulls;          /* the member is null */
 };
 
 void member_object_start(void *state)
@@ -93,18 +94,22 @@ void member_field_start(void *state, char *name, bool)
 		members->capacity *= 2;
 		members->names = static_cast<const char **>(repalloc(members->names, sizeof(char *) * members->capacity));
 		members->scalars = static_cast<const char **>(repalloc(members->scalars, sizeof(char *) * members->capacity));
+		members->nulls = static_cast<bool *>(repalloc(members->nulls, sizeof(bool) * members->capacity));
 	}
 	members->names[members->count] = name;
 	members->scalars[members->count] = nullptr;
+	members->nulls[members->count] = false;
 	members->count++;
 }
 
 void member_scalar(void *state, char *token, JsonTokenType type)
 {
 	ObjectMembers *members = static_cast<ObjectMembers *>(state);
-	if (members->lex->lex_level == 1 && members->count > 0 &&
-		(type == JSON_TOKEN_STRING || type == JSON_TOKEN_NUMBER))
+	if (members->lex->lex_level != 1 || members->count == 0)
+		return;
+	if (type == JSON_TOKEN_STRING || type == JSON_TOKEN_NUMBER)
 		members->scalars[members->count - 1] = token;
+	members->nulls[members->count - 1] = type == JSON_TOKEN_NULL;
 }
 
 ObjectMembers object_members(std::string_view value)
@@ -113,6 +118,7 @@ ObjectMembers object_members(std::string_view value)
 	members.capacity = 8;
 	members.names = static_cast<const char **>(palloc(sizeof(char *) * members.capacity));
 	members.scalars = static_cast<const char **>(palloc(sizeof(char *) * members.capacity));
+	members.nulls = static_cast<bool *>(palloc(sizeof(bool) * members.capacity));
 	members.lex = makeJsonLexContextCstringLen(pnstrdup(value.data(), value.size()), int(value.size()),
 											   GetDatabaseEncoding(), true);
 	JsonSemAction actions{};
@@ -178,39 +184,63 @@ bool update_is_the_upsert(const Target &target, std::string_view prefix)
 		pg_class_aclcheck(target.info->relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
 }
 
-/* set_one's UPDATE with the object's members bound as parameters (bind_members). */
+/*
+ * Binding a SET's members as parameters of their columns' types instead of reading the object
+ * with json_populate_record in the statement: the plan is then the SQL UPDATE's own (the key's
+ * index scan under ModifyTable; for MSET, the join with unnest that a many-row UPDATE has): the
+ * join with json_populate_record's function scan, its row mark and the object's second parse were
+ * a sixth of a one-row SET. Each value is made as json_populate_record makes it: the type's input
+ * function with the column's typmod, from the string de-escaped or the number as written; null is
+ * NULL. Made in column order, row after row, so that a value a column refuses fails as it fails
+ * there. What only json_populate_record reads keeps it: a member that is true, false, an object
+ * or an array, a column of a domain, array, composite or json type.
+ */
+bool bindable_column(Oid type)
+{
+	char typtype = get_typtype(type);
+	return type != JSONOID && type != JSONBOID && !type_is_array(type) && OidIsValid(get_array_type(type)) &&
+		(typtype == TYPTYPE_BASE || typtype == TYPTYPE_ENUM || typtype == TYPTYPE_RANGE || typtype == TYPTYPE_MULTIRANGE);
+}
+
+bool bindable_member(const ObjectMembers &members, int member)
+{
+	return members.scalars[member] != nullptr || members.nulls[member];
+}
+
+/* The member's value for the column (bindable_member). */
+Datum member_value(const ObjectMembers &members, int member, const Columns &columns, int column, bool *isnull)
+{
+	*isnull = members.nulls[member];
+	if (*isnull)
+		return (Datum) 0;
+	Oid input_function, io_parameter;
+	getTypeInputInfo(columns.types[column], &input_function, &io_parameter);
+	return OidInputFunctionCall(input_function, const_cast<char *>(members.scalars[member]), io_parameter,
+								columns.typmods[column]);
+}
+
+/* set_one's UPDATE with the object's members bound: "UPDATE t SET c = $2, d = DEFAULT WHERE key =
+ * $1". False, having bound nothing, when a column or member is not bindable. */
 struct BoundUpdate {
 	StringInfoData sql;
 	int nparams;
 	Oid *types;
 	Datum *values;
+	char *nulls;
 };
 
-/*
- * set_one's UPDATE without json_populate_record: "UPDATE t SET c = $2, d = DEFAULT WHERE key =
- * $1", each member a parameter of its column's type, made as json_populate_record makes it (the
- * type's input function with the column's typmod, from the string de-escaped or the number as
- * written) and in column order, so that a value the column refuses fails as it fails there. The
- * plan is then the SQL UPDATE's own (the key's index scan under ModifyTable): the join with the
- * function scan, its row mark and the object's second parse were a sixth of a one-row SET. False,
- * having bound nothing, for what only json_populate_record reads: a member that is null, true,
- * false, an object or an array, or a column of a domain, array, composite or json type.
- */
 bool bind_members(const Target &target, const Columns &columns, const ObjectMembers &members, const bool *present,
 				  const int *member_of, BoundUpdate *out)
 {
-	for (int c = 0; c < columns.count; c++) {
-		if (!present[c])
-			continue;
-		Oid type = columns.types[c];
-		char typtype = get_typtype(type);
-		if (members.scalars[member_of[c]] == nullptr || type == JSONOID || type == JSONBOID || type_is_array(type) ||
-			(typtype != TYPTYPE_BASE && typtype != TYPTYPE_ENUM && typtype != TYPTYPE_RANGE &&
-			 typtype != TYPTYPE_MULTIRANGE))
+	for (int c = 0; c < columns.count; c++)
+		if (present[c] && (!bindable_member(members, member_of[c]) || !bindable_column(columns.types[c])))
 			return false;
-	}
-	out->types = static_cast<Oid *>(palloc(sizeof(Oid) * (target.nkey + columns.count)));
-	out->values = static_cast<Datum *>(palloc(sizeof(Datum) * (target.nkey + columns.count)));
+	int most = target.nkey + columns.count;
+	out->types = static_cast<Oid *>(palloc(sizeof(Oid) * most));
+	out->values = static_cast<Datum *>(palloc(sizeof(Datum) * most));
+	out->nulls = static_cast<char *>(palloc(most + 1));
+	memset(out->nulls, ' ', most);
+	out->nulls[most] = '\0';
 	target.add_parameters(out->types, out->values, 0);
 	out->nparams = target.nkey;
 	initStringInfo(&out->sql);
@@ -221,11 +251,10 @@ bool bind_members(const Target &target, const Columns &columns, const ObjectMemb
 			appendStringInfo(&out->sql, "%s%s = DEFAULT", c > 0 ? ", " : "", name);
 			continue;
 		}
-		Oid input_function, io_parameter;
-		getTypeInputInfo(columns.types[c], &input_function, &io_parameter);
+		bool isnull;
 		out->types[out->nparams] = columns.types[c];
-		out->values[out->nparams] = OidInputFunctionCall(input_function, const_cast<char *>(members.scalars[member_of[c]]),
-														 io_parameter, columns.typmods[c]);
+		out->values[out->nparams] = member_value(members, member_of[c], columns, c, &isnull);
+		out->nulls[out->nparams] = isnull ? 'n' : ' ';
 		out->nparams++;
 		appendStringInfo(&out->sql, "%s%s = $%d", c > 0 ? ", " : "", name, out->nparams);
 	}
@@ -294,7 +323,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 		/* XX: only an existing row; absent columns go back to their DEFAULT. */
 		uint64 updated;
 		if (BoundUpdate bound; update_first && !named_twice && bind_members(target, columns, members, present, member_of, &bound)) {
-			updated = run(target.info->relid, bound.sql.data, bound.nparams, bound.types, bound.values);
+			updated = run(target.info->relid, bound.sql.data, bound.nparams, bound.types, bound.values, bound.nulls);
 		} else {
 			appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
 			append_assignments_from_object(&sql, target, columns, present);
@@ -371,6 +400,72 @@ void own_rows(const Target &target, const RowKey *keys, size_t count)
 	}
 }
 
+/* "t.a OPERATOR(pg_catalog.=) k.a AND ...": the row of the key k names. */
+const char *key_join(const Target &target)
+{
+	StringInfoData join;
+	initStringInfo(&join);
+	for (int c = 0; c < target.nkey; c++)
+		appendStringInfo(&join, "%st.%s OPERATOR(pg_catalog.=) k.%s", c > 0 ? " AND " : "", target.key_columns[c],
+						 target.key_columns[c]);
+	return join.data;
+}
+
+/*
+ * MSET's UPDATE with the rows' members bound (bindable_column, bindable_member): one array per
+ * column, unnested beside the key arrays, "UPDATE t SET c = k.c, d = DEFAULT FROM ROWS FROM
+ * (unnest($1), unnest($2)) AS k(key, c) WHERE t.key = k.key", as a many-row SQL UPDATE is written.
+ * The number of rows it updated.
+ */
+uint64 update_bound_rows(const Target &target, const Columns &columns, const bool *present,
+						 const ObjectMembers *row_members, const int *member_of, size_t count, const Oid *key_types,
+						 const Datum *key_arrays)
+{
+	Datum *elements = static_cast<Datum *>(palloc(sizeof(Datum) * count * columns.count));
+	bool *nulls = static_cast<bool *>(palloc(sizeof(bool) * count * columns.count));
+	for (size_t i = 0; i < count; i++)
+		for (int c = 0; c < columns.count; c++)
+			if (present[c])
+				elements[c * count + i] = member_value(row_members[i], member_of[i * columns.count + c], columns, c,
+													   &nulls[c * count + i]);
+	Oid *types = static_cast<Oid *>(palloc(sizeof(Oid) * (target.nkey + columns.count)));
+	Datum *params = static_cast<Datum *>(palloc(sizeof(Datum) * (target.nkey + columns.count)));
+	int nparams = target.nkey;
+	memcpy(types, key_types, sizeof(Oid) * target.nkey);
+	memcpy(params, key_arrays, sizeof(Datum) * target.nkey);
+	StringInfoData sql, assignments, unnests, names;
+	initStringInfo(&assignments);
+	initStringInfo(&unnests);
+	initStringInfo(&names);
+	for (int c = 0; c < target.nkey; c++)
+		appendStringInfo(&unnests, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", c + 1);
+	for (int c = 0; c < columns.count; c++) {
+		const char *name = quote_identifier(columns.names[c]);
+		if (!present[c]) {
+			appendStringInfo(&assignments, "%s%s = DEFAULT", c > 0 ? ", " : "", name);
+			continue;
+		}
+		int16 typlen;
+		bool typbyval;
+		char typalign;
+		get_typlenbyvalalign(columns.types[c], &typlen, &typbyval, &typalign);
+		int dims[1] = {int(count)};
+		int lbs[1] = {1};
+		types[nparams] = get_array_type(columns.types[c]);
+		params[nparams] = PointerGetDatum(construct_md_array(&elements[c * count], &nulls[c * count], 1, dims, lbs,
+															 columns.types[c], typlen, typbyval, typalign));
+		nparams++;
+		appendStringInfo(&assignments, "%s%s = k.%s", c > 0 ? ", " : "", name, name);
+		appendStringInfo(&unnests, ", pg_catalog.unnest($%d)", nparams);
+		appendStringInfo(&names, ", %s", name);
+	}
+	/* unnest($1, $2) is ROWS FROM (unnest($1), unnest($2)) only while unqualified. */
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "UPDATE %s t SET %s FROM ROWS FROM (%s) AS k(%s%s) WHERE %s", target.table, assignments.data,
+					 unnests.data, target.columns(), names.data, key_join(target));
+	return run(target.info->relid, sql.data, nparams, types, params);
+}
+
 /*
  * MSET of rows of one table whose values name the same columns: one INSERT ... ON CONFLICT of them
  * all, as a 16-row SQL statement writes them, instead of a statement per row (an executor start,
@@ -389,6 +484,10 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	bool *present = nullptr;
 	Datum *texts = static_cast<Datum *>(palloc(sizeof(Datum) * count));
 	Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * count));
+	/* For binding the members (bind_rows): each row's members, and which member is each column's. */
+	ObjectMembers *row_members = static_cast<ObjectMembers *>(palloc(sizeof(ObjectMembers) * count));
+	int *member_of = static_cast<int *>(palloc(sizeof(int) * count * columns.count));
+	bool bindable = true;
 	/* A key named twice: its ids side by side once sorted (an MSET may name thousands). */
 	size_t *by_id = static_cast<size_t *>(palloc(sizeof(size_t) * count));
 	for (size_t i = 0; i < count; i++)
@@ -415,8 +514,11 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 			int column = column_index(target, columns, members.names[m]);
 			if (column < 0)
 				return false;
+			bindable &= !row_present[column] && bindable_member(members, m);
 			row_present[column] = true;
+			member_of[i * columns.count + column] = m;
 		}
+		row_members[i] = members;
 		if (present == nullptr)
 			present = row_present;
 		else if (memcmp(present, row_present, sizeof(bool) * columns.count) != 0)
@@ -445,13 +547,18 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	if (update_is_the_upsert(target, keys[0].prefix)) {
 		/* When every row exists, the UPDATE was the whole write; else the upsert writes them all
 		 * (those updated again, to the same values). */
-		appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
-		append_assignments_from_object(&sql, target, columns, present);
-		appendStringInfo(&sql, " FROM %s WHERE ", rows.data);
-		for (int c = 0; c < target.nkey; c++)
-			appendStringInfo(&sql, "%st.%s OPERATOR(pg_catalog.=) k.%s", c > 0 ? " AND " : "", target.key_columns[c],
-							 target.key_columns[c]);
-		if (run(target.info->relid, sql.data, 1 + target.nkey, types, params) == count) {
+		uint64 updated;
+		for (int c = 0; c < columns.count; c++)
+			bindable &= !present[c] || bindable_column(columns.types[c]);
+		if (bindable) {
+			updated = update_bound_rows(target, columns, present, row_members, member_of, count, &types[1], &params[1]);
+		} else {
+			appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
+			append_assignments_from_object(&sql, target, columns, present);
+			appendStringInfo(&sql, " FROM %s WHERE %s", rows.data, key_join(target));
+			updated = run(target.info->relid, sql.data, 1 + target.nkey, types, params);
+		}
+		if (updated == count) {
 			own_rows(target, keys, count);
 			return true;
 		}

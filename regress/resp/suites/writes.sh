@@ -186,7 +186,7 @@ sql "DROP TABLE wplain; DROP ROLE regress_resp_updater" >/dev/null
 # column) goes through it.
 sql "CREATE TABLE wtyped (id integer PRIMARY KEY, t text, n integer, vc varchar(3), num numeric(5,2), b boolean,
                      j jsonb, arr integer[], d date DEFAULT '2024-01-01');
-INSERT INTO wtyped (id) VALUES (1);
+INSERT INTO wtyped (id) VALUES (1), (2);
 SELECT local_cache.enable('wtyped', resp_prefix => 'wt');
 GRANT SELECT, INSERT, UPDATE ON wtyped TO regress_resp_writer" >/dev/null
 trow() { sql "SELECT row_to_json(w)::text FROM wtyped w WHERE id = 1"; }
@@ -207,6 +207,15 @@ check "null, true, an object into jsonb, an array into integer[]" \
 check "a member named twice: as json_populate_record reads it" \
     "OK $(sql "SELECT (json_populate_record(NULL::wtyped, '{\"t\":\"first\",\"t\":\"second\"}')).t")" \
     "$(wcli SET wt:1 '{"t":"first","t":"second"}') $(sql "SELECT t FROM wtyped WHERE id = 1")"
+check "a null member" 'OK {"id":1,"t":null,"n":1,"vc":null,"num":null,"b":null,"j":null,"arr":null,"d":"2024-01-01"}' \
+    "$(wcli SET wt:1 '{"t":null,"n":1}') $(trow)"
+trows() { sql "SELECT string_agg(row_to_json(w)::text, ' ' ORDER BY id) FROM wtyped w WHERE id IN (1, 2)"; }
+check "MSET of existing rows: the members bound as arrays of their columns' types" \
+    'OK {"id":1,"t":"m1","n":5,"vc":null,"num":2.35,"b":null,"j":null,"arr":null,"d":"2024-01-01"} {"id":2,"t":null,"n":6,"vc":null,"num":0.50,"b":null,"j":null,"arr":null,"d":"2024-01-01"}' \
+    "$(wcli MSET wt:1 '{"t":"m1","n":"5","num":2.345}' wt:2 '{"t":null,"n":6,"num":"0.5"}') $(trows)"
+check "MSET whose second row has a value its column refuses: the error, nothing written" \
+    'ERR invalid input syntax for type integer: "x" (SQLSTATE 22P02) {"id":1,"t":"m1","n":5,"vc":null,"num":2.35,"b":null,"j":null,"arr":null,"d":"2024-01-01"} {"id":2,"t":null,"n":6,"vc":null,"num":0.50,"b":null,"j":null,"arr":null,"d":"2024-01-01"}' \
+    "$(wcli MSET wt:1 '{"t":"a","n":1,"num":1}' wt:2 '{"t":"b","n":"x","num":1}') $(trows)"
 sql "DROP TABLE wtyped" >/dev/null
 
 section "HSET, HDEL, HINCRBY"

@@ -44,6 +44,17 @@ namespace {
 
 bool statement_timeout_armed = false;
 
+/* A process-local hash table whose keys are `keysize` bytes, in `context`. */
+HTAB *blob_hash_create(const char *name, Size keysize, Size entrysize, MemoryContext context)
+{
+	HASHCTL ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = context;
+	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
 /*
  * The settings a new session of a role would take from pg_db_role_setting: the rows of the
  * server, the database, the role and the role in the database, from the least specific to the
@@ -105,12 +116,8 @@ const RoleSettings &settings_of(Oid role)
 			role_settings_context = AllocSetContextCreate(TopMemoryContext, "local_cache RESP role settings",
 														  ALLOCSET_SMALL_SIZES);
 		MemoryContextReset(role_settings_context);
-		HASHCTL ctl;
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(RoleSettings);
-		ctl.hcxt = role_settings_context;
-		role_settings = hash_create("local_cache RESP role settings", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		role_settings = blob_hash_create("local_cache RESP role settings", sizeof(Oid), sizeof(RoleSettings),
+										 role_settings_context);
 		role_settings_read_at = SharedInvalidMessageCounter;
 	}
 	bool found;
@@ -268,12 +275,7 @@ void free_stale_plans()
 uint64 run(Oid relid, const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
 {
 	if (kept_plans == nullptr) {
-		HASHCTL ctl;
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(KeptPlan);
-		ctl.hcxt = TopMemoryContext;
-		kept_plans = hash_create("local_cache RESP write plans", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		kept_plans = blob_hash_create("local_cache RESP write plans", sizeof(uint64), sizeof(KeptPlan), TopMemoryContext);
 		CacheRegisterRelcacheCallback(pg_entry<mark_plans_stale>, (Datum) 0);
 	}
 	free_stale_plans();

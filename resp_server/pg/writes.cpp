@@ -171,8 +171,8 @@ void append_assignments_from_object(StringInfo sql, const Target &target, const 
 /*
  * Whether a SET of rows that exist may run as the UPDATE it amounts to, before the INSERT ... ON
  * CONFLICT that a missing row needs: the upsert first checks its proposed row (each unique index,
- * then a lock of the conflicting row with a WAL record of its own), a third of a one-row SET's
- * statement. Only where nothing can tell the two apart: a table whose writes run only
+ * then a lock of the conflicting row with a WAL record of its own), about 8% of a one-row SET's
+ * CPU. Only where nothing can tell the two apart: a table whose writes run only
  * PostgreSQL's own code (no trigger of the user's that would fire for the INSERT, no rule:
  * runs_only_builtin_code, known once the worker routed a write to it), written by a role that may
  * INSERT into it, as the upsert requires.
@@ -193,7 +193,8 @@ bool update_is_the_upsert(const Target &target, std::string_view prefix)
  * function with the column's typmod, from the string de-escaped or the number as written; null is
  * NULL. Made in column order, row after row, so that a value a column refuses fails as it fails
  * there. What only json_populate_record reads keeps it: a member that is true, false, an object
- * or an array, a column of a domain, array, composite or json type.
+ * or an array, a column of a domain, array, composite or json type (or of one without an array
+ * type, which MSET's arrays need).
  */
 bool bindable_column(Oid type)
 {
@@ -484,7 +485,7 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	bool *present = nullptr;
 	Datum *texts = static_cast<Datum *>(palloc(sizeof(Datum) * count));
 	Oid *relids = static_cast<Oid *>(palloc(sizeof(Oid) * count));
-	/* For binding the members (bind_rows): each row's members, and which member is each column's. */
+	/* For update_bound_rows: each row's members, and which member is each column's. */
 	ObjectMembers *row_members = static_cast<ObjectMembers *>(palloc(sizeof(ObjectMembers) * count));
 	int *member_of = static_cast<int *>(palloc(sizeof(int) * count * columns.count));
 	bool bindable = true;

@@ -8,6 +8,7 @@
 #include "resp_server/pg/session_runtime.h"
 
 #include "extension/boundary.h"
+#include "extension/invalidation.h"
 
 extern "C" {
 #include "access/genam.h"
@@ -21,6 +22,7 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/relcache.h"
 #include "mb/pg_wchar.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -244,6 +246,48 @@ signed char runs_only_builtin_code(Oid relid)
 	bool builtin = table_runs_builtin_code(rel, get_namespace_oid("local_cache", false));
 	relation_close(rel, NoLock);
 	return builtin ? 1 : 0;
+}
+
+/* After a statement on the key's row (WHERE key = the key's, or an insert of it): the row is the
+ * command's own if the statement wrote it (`processed`). Marked by the key the command named: a
+ * BEFORE ROW trigger that changes the key column writes another row, which then counts as the
+ * trigger's. */
+void own_row(const Target &target, uint64 processed)
+{
+	if (processed > 0)
+		invalidation_own_write(target.info->relid, target.key_bytes);
+}
+
+/* The keys of the target's table among `keys`, one array per key column, for
+ * (key columns) IN (SELECT * FROM unnest($1, $2 ...)); false when none names a key. Another
+ * spelling of a key is an error, as for every write; an id that spells no key deletes nothing. */
+bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, size_t count, Oid *types,
+				Datum *arrays)
+{
+	const PrimaryKey &pk = target.info->key;
+	Datum *elements = static_cast<Datum *>(palloc(sizeof(Datum) * (count * pk.ncolumns + 1)));
+	int n = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (relids[i] != target.info->relid)
+			continue;
+		KeyBytes bytes;
+		if (!key_of_id(target.info, keys[i].id, &bytes))
+			refuse_other_spelling(target.info, keys[i]);
+		else if (key_values(pk, bytes, &elements[n * pk.ncolumns]))
+			n++;
+	}
+	for (int c = 0; c < pk.ncolumns; c++) {
+		Datum *column = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
+		for (int i = 0; i < n; i++)
+			column[i] = elements[i * pk.ncolumns + c];
+		int16 typlen;
+		bool typbyval;
+		char typalign;
+		get_typlenbyvalalign(pk.types[c], &typlen, &typbyval, &typalign);
+		types[c] = get_array_type(pk.types[c]);
+		arrays[c] = PointerGetDatum(construct_array(column, n, pk.types[c], typlen, typbyval, typalign));
+	}
+	return n > 0;
 }
 
 } // namespace local_cache::resp

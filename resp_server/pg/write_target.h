@@ -115,4 +115,16 @@ int column_index(const Target &target, const Columns &columns, std::string_view 
  */
 signed char runs_only_builtin_code(Oid relid);
 
+/* After a statement on the key's row (WHERE key = the key's, or an insert of it): the row is the
+ * command's own if the statement wrote it (`processed`). Marked by the key the command named: a
+ * BEFORE ROW trigger that changes the key column writes another row, which then counts as the
+ * trigger's. */
+void own_row(const Target &target, uint64 processed);
+
+/* The keys of the target's table among `keys` (relids[i]: key i's table), one array per key
+ * column in types/arrays; false when none names a key. Another spelling of a key is an error, as
+ * for every write; an id that spells no key is left out. */
+bool key_arrays(const Target &target, const RowKey *keys, const Oid *relids, size_t count, Oid *types,
+				Datum *arrays);
+
 } // namespace local_cache::resp

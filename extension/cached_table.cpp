@@ -344,14 +344,19 @@ void relinfo_register_callbacks(void)
 	CacheRegisterSyscacheCallback(NAMESPACEOID, pg_entry<roles_changed>, (Datum) 0);
 }
 
-HTAB *relation_hash_create(const char *name, Size entrysize)
+HTAB *blob_hash_create(const char *name, Size keysize, Size entrysize, MemoryContext context)
 {
 	HASHCTL ctl;
 	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(Oid);
+	ctl.keysize = keysize;
 	ctl.entrysize = entrysize;
-	ctl.hcxt = CacheMemoryContext;
-	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ctl.hcxt = context;
+	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+HTAB *relation_hash_create(const char *name, Size entrysize)
+{
+	return blob_hash_create(name, sizeof(Oid), entrysize, CacheMemoryContext);
 }
 
 RelInfo *relinfo_lookup(Oid relid)

@@ -43,6 +43,9 @@ void relinfo_register_callbacks(void);
 /* Whether a capture row trigger's WHEN clause, read, is `local_cache.capture_keys(<relid>)`. */
 bool is_capture_keys_call(Node *expr, Oid relid);
 
+/* A process-local hash table in `context` whose entries start with a key of `keysize` bytes. */
+HTAB *blob_hash_create(const char *name, Size keysize, Size entrysize, MemoryContext context);
+
 /* A session-lifetime hash table of entries whose first field is a relation's Oid. */
 HTAB *relation_hash_create(const char *name, Size entrysize);
 

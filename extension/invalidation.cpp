@@ -144,13 +144,13 @@ StringInfo key_buffer = nullptr;
 
 HTAB *create_set(const char *name, Size keysize, Size entrysize, bool by_key_bytes)
 {
+	if (!by_key_bytes)
+		return blob_hash_create(name, keysize, entrysize, TopMemoryContext);
 	HASHCTL ctl;
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = keysize;
 	ctl.entrysize = entrysize;
 	ctl.hcxt = TopMemoryContext;
-	if (!by_key_bytes)
-		return hash_create(name, 8, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	ctl.hash = pg_entry<changed_key_hash>;
 	ctl.match = pg_entry<changed_key_match>;
 	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);

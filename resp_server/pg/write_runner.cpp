@@ -5,6 +5,8 @@
  */
 #include "resp_server/pg/write_runner.h"
 
+#include "extension/cached_table.h"
+
 extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -43,17 +45,6 @@ LookupResult write_failure(const PgError &error, bool statement_timed_out)
 namespace {
 
 bool statement_timeout_armed = false;
-
-/* A process-local hash table whose keys are `keysize` bytes, in `context`. */
-HTAB *blob_hash_create(const char *name, Size keysize, Size entrysize, MemoryContext context)
-{
-	HASHCTL ctl;
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = keysize;
-	ctl.entrysize = entrysize;
-	ctl.hcxt = context;
-	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-}
 
 /*
  * The settings a new session of a role would take from pg_db_role_setting: the rows of the

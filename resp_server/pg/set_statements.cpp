@@ -147,13 +147,14 @@ void append_assignments_from_object(StringInfo sql, const Target &target, const 
  * CPU. Only where nothing can tell the two apart: a table whose writes run only
  * PostgreSQL's own code (no trigger of the user's that would fire for the INSERT, no rule:
  * runs_only_builtin_code, known once the worker routed a write to it), written by a role that may
- * INSERT into it, as the upsert requires.
+ * INSERT into it, as the upsert requires; and no column GENERATED ALWAYS AS IDENTITY, which the
+ * upsert's update may not set (an error) where the UPDATE sets it to its DEFAULT.
  */
-bool update_is_the_upsert(const Target &target, std::string_view prefix)
+bool update_is_the_upsert(const Target &target, const Columns &columns, std::string_view prefix)
 {
 	const PrefixEntry *entry = prefixes_valid ? prefix_entry(prefix) : nullptr;
 	return entry != nullptr && entry->relid == target.info->relid && entry->builtin_code_only == 1 &&
-		pg_class_aclcheck(target.info->relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
+		!columns.identity_always && pg_class_aclcheck(target.info->relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
 }
 
 /*
@@ -293,7 +294,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 
 	resetStringInfo(&sql);
 	bool update_first = options.condition == SetOptions::Condition::Always && columns.count > 0 &&
-		update_is_the_upsert(target, key.prefix);
+		update_is_the_upsert(target, columns, key.prefix);
 	if (options.condition == SetOptions::Condition::IfPresent || update_first) {
 		/* XX: only an existing row; absent columns go back to their DEFAULT. */
 		uint64 updated;
@@ -491,7 +492,7 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 					 target.columns(), target.table);
 	StringInfoData sql;
 	initStringInfo(&sql);
-	if (update_is_the_upsert(target, keys[0].prefix)) {
+	if (update_is_the_upsert(target, columns, keys[0].prefix)) {
 		/* When every row exists, the UPDATE was the whole write; else the upsert writes them all
 		 * (those updated again, to the same values). */
 		uint64 updated;

@@ -120,7 +120,7 @@ Columns other_columns(const Target &target)
 	TupleDesc desc = RelationGetDescr(rel);
 	Columns columns = {0, static_cast<const char **>(palloc(sizeof(char *) * (desc->natts + 1))),
 					   static_cast<Oid *>(palloc(sizeof(Oid) * (desc->natts + 1))),
-					   static_cast<int32 *>(palloc(sizeof(int32) * (desc->natts + 1)))};
+					   static_cast<int32 *>(palloc(sizeof(int32) * (desc->natts + 1))), false};
 	for (int i = 0; i < desc->natts; i++) {
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		if (att->attisdropped || att->attgenerated || target.is_key_column(att->attnum))
@@ -128,6 +128,7 @@ Columns other_columns(const Target &target)
 		columns.names[columns.count] = pstrdup(NameStr(att->attname));
 		columns.types[columns.count] = att->atttypid;
 		columns.typmods[columns.count] = att->atttypmod;
+		columns.identity_always |= att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS;
 		columns.count++;
 	}
 	relation_close(rel, NoLock);

@@ -92,6 +92,7 @@ struct Columns {
 	const char **names; /* unquoted */
 	Oid *types;
 	int32 *typmods;
+	bool identity_always; /* one of them is GENERATED ALWAYS AS IDENTITY */
 };
 
 Columns other_columns(const Target &target);

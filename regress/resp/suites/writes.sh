@@ -217,6 +217,13 @@ check "MSET whose second row has a value its column refuses: the error, nothing 
     'ERR invalid input syntax for type integer: "x" (SQLSTATE 22P02) {"id":1,"t":"m1","n":5,"vc":null,"num":2.35,"b":null,"j":null,"arr":null,"d":"2024-01-01"} {"id":2,"t":null,"n":6,"vc":null,"num":0.50,"b":null,"j":null,"arr":null,"d":"2024-01-01"}' \
     "$(wcli MSET wt:1 '{"t":"a","n":1,"num":1}' wt:2 '{"t":"b","n":"x","num":1}') $(trows)"
 sql "DROP TABLE wtyped" >/dev/null
+sql "CREATE TABLE widentity (id integer PRIMARY KEY, g integer GENERATED ALWAYS AS IDENTITY, v text);
+INSERT INTO widentity (id, v) VALUES (1, 'one');
+SELECT local_cache.enable('widentity', resp_prefix => 'wi');
+GRANT SELECT, INSERT, UPDATE ON widentity TO regress_resp_writer" >/dev/null
+check "a column GENERATED ALWAYS AS IDENTITY: SET of an existing row answers as the upsert does" \
+    'ERR column "g" can only be updated to DEFAULT (SQLSTATE 428C9) one' "$(wcli SET wi:1 '{"v":"uno"}') $(sql "SELECT v FROM widentity WHERE id = 1")"
+sql "DROP TABLE widentity" >/dev/null
 
 section "HSET, HDEL, HINCRBY"
 check "HSET of an existing row: 0 new fields" "0" "$(wcli HSET w:10 v diez n 7)"

@@ -296,7 +296,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 	bool update_first = options.condition == SetOptions::Condition::Always && columns.count > 0 &&
 		update_is_the_upsert(target, columns, key.prefix);
 	if (options.condition == SetOptions::Condition::IfPresent || update_first) {
-		/* XX: only an existing row; absent columns go back to their DEFAULT. */
+		/* XX, or a SET's UPDATE first: an existing row; absent columns go back to their DEFAULT. */
 		uint64 updated;
 		if (BoundUpdate bound; update_first && !named_twice && bind_members(target, columns, members, present, member_of, &bound)) {
 			updated = run(target.info->relid, bound.sql.data, bound.nparams, bound.types, bound.values, bound.nulls);

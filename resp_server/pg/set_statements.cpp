@@ -146,15 +146,20 @@ void append_assignments_from_object(StringInfo sql, const Target &target, const 
  * then a lock of the conflicting row with a WAL record of its own), about 8% of a one-row SET's
  * CPU. Only where nothing can tell the two apart: a table whose writes run only
  * PostgreSQL's own code (no trigger of the user's that would fire for the INSERT, no rule:
- * runs_only_builtin_code, known once the worker routed a write to it), written by a role that may
- * INSERT into it, as the upsert requires; and no column GENERATED ALWAYS AS IDENTITY, which the
- * upsert's update may not set (an error) where the UPDATE sets it to its DEFAULT.
+ * runs_only_builtin_code, kept in the prefix map: a RESP worker learns it routing the write, a
+ * write worker here), written by a role that may INSERT into it, as the upsert requires; and no
+ * column GENERATED ALWAYS AS IDENTITY, which the upsert's update may not set (an error) where the
+ * UPDATE sets it to its DEFAULT.
  */
 bool update_is_the_upsert(const Target &target, const Columns &columns, std::string_view prefix)
 {
-	const PrefixEntry *entry = prefixes_valid ? prefix_entry(prefix) : nullptr;
-	return entry != nullptr && entry->relid == target.info->relid && entry->builtin_code_only == 1 &&
-		!columns.identity_always && pg_class_aclcheck(target.info->relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
+	PrefixEntry *entry = prefixes_valid ? prefix_entry(prefix) : nullptr;
+	if (entry == nullptr || entry->relid != target.info->relid || columns.identity_always)
+		return false;
+	if (entry->builtin_code_only < 0) /* write_target locked the table: the answer is known */
+		entry->builtin_code_only = runs_only_builtin_code(entry->relid);
+	return entry->builtin_code_only == 1 &&
+		pg_class_aclcheck(target.info->relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
 }
 
 /*

@@ -217,6 +217,22 @@ check "MSET whose second row has a value its column refuses: the error, nothing 
     'ERR invalid input syntax for type integer: "x" (SQLSTATE 22P02) {"id":1,"t":"m1","n":5,"vc":null,"num":2.35,"b":null,"j":null,"arr":null,"d":"2024-01-01"} {"id":2,"t":null,"n":6,"vc":null,"num":0.50,"b":null,"j":null,"arr":null,"d":"2024-01-01"}' \
     "$(wcli MSET wt:1 '{"t":"a","n":1,"num":1}' wt:2 '{"t":"b","n":"x","num":1}') $(trows)"
 sql "DROP TABLE wtyped" >/dev/null
+# A table with a trigger of the user's keeps the upsert, in the write worker that runs its writes:
+# SET of an existing row fires its BEFORE INSERT trigger for the proposed row, as the SQL upsert does.
+sql "CREATE TABLE wtrig (id integer PRIMARY KEY, v text);
+CREATE TABLE wtrig_log (op text);
+CREATE FUNCTION wtrig_log() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN INSERT INTO wtrig_log VALUES (TG_WHEN || ' ' || TG_OP); RETURN NEW; END \$\$;
+CREATE TRIGGER wtrig_log BEFORE INSERT OR UPDATE ON wtrig FOR EACH ROW EXECUTE FUNCTION wtrig_log();
+INSERT INTO wtrig VALUES (1, 'one');
+TRUNCATE wtrig_log;
+SELECT local_cache.enable('wtrig', resp_prefix => 'wg');
+GRANT SELECT, INSERT, UPDATE ON wtrig TO regress_resp_writer;
+GRANT INSERT ON wtrig_log TO regress_resp_writer" >/dev/null
+check "a table with a user's trigger: SET of an existing row is the upsert (BEFORE INSERT, then BEFORE UPDATE)" \
+    "OK BEFORE INSERT,BEFORE UPDATE uno" \
+    "$(wcli SET wg:1 '{"v":"uno"}') $(sql "SELECT string_agg(op, ',' ORDER BY ctid) FROM wtrig_log") $(sql "SELECT v FROM wtrig WHERE id = 1")"
+sql "DROP TABLE wtrig, wtrig_log; DROP FUNCTION wtrig_log()" >/dev/null
 sql "CREATE TABLE widentity (id integer PRIMARY KEY, g integer GENERATED ALWAYS AS IDENTITY, v text);
 INSERT INTO widentity (id, v) VALUES (1, 'one');
 SELECT local_cache.enable('widentity', resp_prefix => 'wi');

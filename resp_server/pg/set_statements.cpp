@@ -129,13 +129,28 @@ void append_update_to_proposed(StringInfo sql, const Columns &columns)
 	appendStringInfoString(sql, ")");
 }
 
-/* " col = r.col, other = DEFAULT": an existing row made exactly the object, absent columns at
- * their DEFAULT, from json_populate_record's row r. */
+/* "c = <source>.c, d = DEFAULT, ...": an existing row made exactly the object, each present column
+ * from the row `source`, or with `source` nullptr from the parameters $first_param, $first_param
+ * + 1, ... in column order; absent columns at their DEFAULT. */
+void append_assignments(StringInfo sql, const Columns &columns, const bool *present, const char *source,
+						int first_param)
+{
+	for (int c = 0; c < columns.count; c++) {
+		const char *name = quote_identifier(columns.names[c]);
+		appendStringInfo(sql, "%s%s = ", c > 0 ? ", " : "", name);
+		if (!present[c])
+			appendStringInfoString(sql, "DEFAULT");
+		else if (source != nullptr)
+			appendStringInfo(sql, "%s.%s", source, name);
+		else
+			appendStringInfo(sql, "$%d", first_param++);
+	}
+}
+
+/* The assignments from json_populate_record's row r; a table of key columns only sets its key. */
 void append_assignments_from_object(StringInfo sql, const Target &target, const Columns &columns, const bool *present)
 {
-	for (int i = 0; i < columns.count; i++)
-		appendStringInfo(sql, "%s%s = %s%s", i > 0 ? ", " : "", quote_identifier(columns.names[i]),
-						 present[i] ? "r." : "DEFAULT", present[i] ? quote_identifier(columns.names[i]) : "");
+	append_assignments(sql, columns, present, "r", 0);
 	if (columns.count == 0)
 		appendStringInfo(sql, "%s = t.%s", target.key_columns[0], target.key_columns[0]);
 }
@@ -222,21 +237,18 @@ bool bind_members(const Target &target, const Columns &columns, const ObjectMemb
 	out->nulls[most] = '\0';
 	target.add_parameters(out->types, out->values, 0);
 	out->nparams = target.nkey;
-	initStringInfo(&out->sql);
-	appendStringInfo(&out->sql, "UPDATE %s t SET ", target.table);
 	for (int c = 0; c < columns.count; c++) {
-		const char *name = quote_identifier(columns.names[c]);
-		if (!present[c]) {
-			appendStringInfo(&out->sql, "%s%s = DEFAULT", c > 0 ? ", " : "", name);
+		if (!present[c])
 			continue;
-		}
 		bool isnull;
 		out->types[out->nparams] = columns.types[c];
 		out->values[out->nparams] = member_value(members, member_of[c], columns, c, &isnull);
 		out->nulls[out->nparams] = isnull ? 'n' : ' ';
 		out->nparams++;
-		appendStringInfo(&out->sql, "%s%s = $%d", c > 0 ? ", " : "", name, out->nparams);
 	}
+	initStringInfo(&out->sql);
+	appendStringInfo(&out->sql, "UPDATE %s t SET ", target.table);
+	append_assignments(&out->sql, columns, present, nullptr, target.nkey + 1);
 	appendStringInfo(&out->sql, " WHERE %s", target.condition("t", 1));
 	return true;
 }
@@ -351,6 +363,21 @@ void own_rows(const Target &target, const RowKey *keys, size_t count)
 	}
 }
 
+/* MSET's rows read by json_populate_record: the keys k (parameters $2 ...) beside their objects
+ * ($1) as rows r. unnest($2, $1) is ROWS FROM (unnest($2), unnest($1)) only while unqualified. */
+const char *object_rows(const Target &target)
+{
+	StringInfoData rows;
+	initStringInfo(&rows);
+	appendStringInfoString(&rows, "ROWS FROM (");
+	for (int c = 0; c < target.nkey; c++)
+		appendStringInfo(&rows, "pg_catalog.unnest($%d), ", 2 + c);
+	appendStringInfo(&rows, "pg_catalog.unnest($1)) AS k(%s, v), pg_catalog.json_populate_record(NULL::%s, "
+						   "k.v::pg_catalog.json) r",
+					 target.columns(), target.table);
+	return rows.data;
+}
+
 /* "t.a OPERATOR(pg_catalog.=) k.a AND ...": the row of the key k names. */
 const char *key_join(const Target &target)
 {
@@ -390,12 +417,10 @@ uint64 update_bound_rows(const Target &target, const Columns &columns, const boo
 	initStringInfo(&names);
 	for (int c = 0; c < target.nkey; c++)
 		appendStringInfo(&unnests, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", c + 1);
+	append_assignments(&assignments, columns, present, "k", 0);
 	for (int c = 0; c < columns.count; c++) {
-		const char *name = quote_identifier(columns.names[c]);
-		if (!present[c]) {
-			appendStringInfo(&assignments, "%s%s = DEFAULT", c > 0 ? ", " : "", name);
+		if (!present[c])
 			continue;
-		}
 		int16 typlen;
 		bool typbyval;
 		char typalign;
@@ -406,9 +431,8 @@ uint64 update_bound_rows(const Target &target, const Columns &columns, const boo
 		params[nparams] = PointerGetDatum(construct_md_array(&elements[c * count], &nulls[c * count], 1, dims, lbs,
 															 columns.types[c], typlen, typbyval, typalign));
 		nparams++;
-		appendStringInfo(&assignments, "%s%s = k.%s", c > 0 ? ", " : "", name, name);
 		appendStringInfo(&unnests, ", pg_catalog.unnest($%d)", nparams);
-		appendStringInfo(&names, ", %s", name);
+		appendStringInfo(&names, ", %s", quote_identifier(columns.names[c]));
 	}
 	/* unnest($1, $2) is ROWS FROM (unnest($1), unnest($2)) only while unqualified. */
 	initStringInfo(&sql);
@@ -486,15 +510,6 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	if (!key_arrays(target, keys, relids, count, &types[1], &params[1]) ||
 		size_t(ArrayGetNItems(1, ARR_DIMS(DatumGetArrayTypeP(params[1])))) != count)
 		return false;
-	/* unnest($2, $1) is ROWS FROM (unnest($2), unnest($1)) only while unqualified. */
-	StringInfoData rows;
-	initStringInfo(&rows);
-	appendStringInfoString(&rows, "ROWS FROM (");
-	for (int c = 0; c < target.nkey; c++)
-		appendStringInfo(&rows, "pg_catalog.unnest($%d), ", 2 + c);
-	appendStringInfo(&rows, "pg_catalog.unnest($1)) AS k(%s, v), pg_catalog.json_populate_record(NULL::%s, "
-						   "k.v::pg_catalog.json) r",
-					 target.columns(), target.table);
 	StringInfoData sql;
 	initStringInfo(&sql);
 	if (update_is_the_upsert(target, columns, keys[0].prefix)) {
@@ -508,7 +523,7 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 		} else {
 			appendStringInfo(&sql, "UPDATE %s t SET ", target.table);
 			append_assignments_from_object(&sql, target, columns, present);
-			appendStringInfo(&sql, " FROM %s WHERE %s", rows.data, key_join(target));
+			appendStringInfo(&sql, " FROM %s WHERE %s", object_rows(target), key_join(target));
 			updated = run(target.info->relid, sql.data, 1 + target.nkey, types, params);
 		}
 		if (updated == count) {
@@ -525,7 +540,7 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 	for (int i = 0; i < columns.count; i++)
 		if (present[i])
 			appendStringInfo(&sql, ", r.%s", quote_identifier(columns.names[i]));
-	appendStringInfo(&sql, " FROM %s ON CONFLICT (%s) DO ", rows.data, target.columns());
+	appendStringInfo(&sql, " FROM %s ON CONFLICT (%s) DO ", object_rows(target), target.columns());
 	append_update_to_proposed(&sql, columns);
 	if (run(target.info->relid, sql.data, 1 + target.nkey, types, params) == count)
 		own_rows(target, keys, count);

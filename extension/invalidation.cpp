@@ -294,10 +294,10 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 		allocate_level(level);
 		entry->next_at_level = keys_at_level[level];
 		keys_at_level[level] = entry;
-		/* The commit invalidates it: its bucket's cache miss (a third of what the invalidation
-		 * cost) overlaps the rest of the statement instead. */
+		/* The commit invalidates it: the cache misses of its shard's lock, header and bucket
+		 * (most of what the invalidation cost) overlap the rest of the statement instead. */
 		if (store_available())
-			store_prefetch(store_key(MyDatabaseId, table->relid, entry->key));
+			store_prefetch(store_key(MyDatabaseId, table->relid, entry->key), Prefetch::Invalidation);
 	}
 	/* Keep the buffer small after a row with a long key. */
 	if (key_buffer->maxlen > 64 * 1024) {

@@ -147,9 +147,23 @@ static uint32_t *buckets_of(const Shard *shard)
 	return reinterpret_cast<uint32_t *>(base + align8(sizeof(Shard)));
 }
 
-void Shard::prefetch_bucket(uint64_t hash) const
+void Shard::prefetch(uint64_t hash, uint32_t bucket_mask, bool for_write) const
 {
-	__builtin_prefetch(&buckets_of(this)[uint32_t(hash) & bucket_mask_]);
+	const uint32_t *bucket = &buckets_of(this)[uint32_t(hash) & bucket_mask];
+	if (for_write) {
+		__builtin_prefetch(this, 1);
+		__builtin_prefetch(bucket, 1);
+	} else {
+		__builtin_prefetch(this);
+		__builtin_prefetch(bucket);
+	}
+}
+
+void Shard::prefetch_entry(uint64_t hash, uint32_t bucket_mask) const
+{
+	uint32_t link = __atomic_load_n(&buckets_of(this)[uint32_t(hash) & bucket_mask], __ATOMIC_RELAXED);
+	if (link != 0)
+		__builtin_prefetch(reinterpret_cast<const char *>(this) + ring_offset_ + (link - 1));
 }
 
 uint32_t *Shard::link_to(const EntryKey &key, uint32_t hash32) const

@@ -140,9 +140,18 @@ public:
 	InsertResult insert(const EntryKey &key, uint64_t hash, uint64_t expected_seq,
 						const EntryPayload &payload, RemoveObserver observer);
 
-	/* Starts loading the bucket a lookup of `hash` reads first (a lookup of many keys prefetches
-	 * all their buckets before it reads any: their cache misses overlap). */
-	void prefetch_bucket(uint64_t hash) const;
+	/* The same for every shard created with the same size. */
+	uint32_t bucket_mask() const { return bucket_mask_; }
+	/*
+	 * Starts loading the header and the bucket that a lookup (or a remove: for_write) of `hash`
+	 * reads first, waiting for neither: `bucket_mask` is bucket_mask(), known to the caller, so the
+	 * header is not read to find the bucket. A lookup of many keys prefetches them all before it
+	 * reads any: their cache misses overlap.
+	 */
+	void prefetch(uint64_t hash, uint32_t bucket_mask, bool for_write) const;
+	/* After prefetch(): starts loading the first entry of the bucket's chain. The bucket is read
+	 * without the lock, as a hint: a link a writer is changing only loads the wrong line. */
+	void prefetch_entry(uint64_t hash, uint32_t bucket_mask) const;
 
 	/* Invalidation: removes the key if present and always advances seq(). */
 	bool remove(const EntryKey &key, uint64_t hash, RemoveObserver observer);

@@ -112,6 +112,11 @@ struct StoreControl {
 StoreControl *control = nullptr;
 char *segment = nullptr;
 LWLockPadded *locks = nullptr;
+/* This process's copy of the shards' geometry, fixed once the segment is made: finding a key's
+ * shard and bucket then reads no shared line (store_prefetch's loads would wait for them). */
+char *first_shard = nullptr;
+uint64 shard_bytes = 0;
+uint32 bucket_mask = 0;
 
 uint64 segment_bytes() { return uint64(local_cache_memory_mb) * 1024 * 1024; }
 
@@ -223,13 +228,25 @@ int claim_slot(void)
 
 Shard *store_shard(int shard)
 {
-	return reinterpret_cast<Shard *>(segment + control->shards_offset +
-									 uint64(shard) * control->shard_bytes);
+	return reinterpret_cast<Shard *>(first_shard + uint64(shard) * shard_bytes);
 }
 
 LWLock *store_shard_lock(int shard)
 {
 	return &locks[1 + shard].lock;
+}
+
+void store_prefetch(const StoreKey &key, Prefetch purpose)
+{
+	const Shard *shard = store_shard(key.shard);
+	if (purpose == Prefetch::Invalidation)
+		__builtin_prefetch(store_shard_lock(key.shard), 1);
+	shard->prefetch(key.hash, bucket_mask, purpose == Prefetch::Invalidation);
+}
+
+void store_prefetch_entry(const StoreKey &key)
+{
+	store_shard(key.shard)->prefetch_entry(key.hash, bucket_mask);
 }
 
 void store_request_shmem(void)
@@ -273,10 +290,14 @@ void store_startup_shmem(void)
 			SpinLockInit(&control->fill_claims[i].mutex);
 			ConditionVariableInit(&control->fill_claims[i].ended);
 		}
-		for (int i = 0; i < NUM_SHARDS; i++)
-			if (Shard::create(store_shard(i), control->shard_bytes) == nullptr)
-				elog(FATAL, "local_cache: local_cache.memory is too small for %d shards", NUM_SHARDS);
 	}
+	first_shard = segment + control->shards_offset;
+	shard_bytes = control->shard_bytes;
+	if (!found)
+		for (int i = 0; i < NUM_SHARDS; i++)
+			if (Shard::create(store_shard(i), shard_bytes) == nullptr)
+				elog(FATAL, "local_cache: local_cache.memory is too small for %d shards", NUM_SHARDS);
+	bucket_mask = store_shard(0)->bucket_mask();
 	LWLockRelease(AddinShmemInitLock);
 }
 

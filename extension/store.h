@@ -177,11 +177,15 @@ void store_global_counters(GlobalCounters *out);
 Shard *store_shard(int shard);
 LWLock *store_shard_lock(int shard);
 
-/* Prefetches the key's bucket (Shard::prefetch_bucket) for a lookup soon after. */
-inline void store_prefetch(const StoreKey &key)
-{
-	store_shard(key.shard)->prefetch_bucket(key.hash);
-}
+/*
+ * Starts loading, without waiting, what a lookup of `key` reads first (its shard's header and
+ * bucket), or what store_invalidate(key) writes (the shard's lock too), so that the cache misses
+ * of many keys, or of one key and the work before its use, overlap.
+ */
+enum class Prefetch { Lookup, Invalidation };
+void store_prefetch(const StoreKey &key, Prefetch purpose);
+/* After store_prefetch, once the bucket has had time to arrive: the first entry of its chain. */
+void store_prefetch_entry(const StoreKey &key);
 
 template <typename Visit> bool store_lookup(const StoreKey &key, Visit &&visit)
 {

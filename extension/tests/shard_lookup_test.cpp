@@ -225,6 +225,32 @@ BOOST_AUTO_TEST_CASE(replacing_again_and_again_reclaims_the_dead_copies)
 	BOOST_TEST(g_removed_bytes == inserted_bytes - shard->live_bytes());
 }
 
+/* ================================================================ prefetching */
+
+BOOST_AUTO_TEST_CASE(prefetching_changes_nothing_a_lookup_sees)
+{
+	/* The store prefetches with one bucket mask for all its shards, learned from one of them. */
+	ShardMemory other(256 << 10);
+	ShardMemory shard(256 << 10);
+	BOOST_TEST(shard->bucket_mask() == other->bucket_mask());
+	const uint32_t mask = other->bucket_mask();
+
+	const Row row = make_row(1, 60, 20, 3);
+	BOOST_TEST(put(*shard, key_of(1), row) == InsertResult::Inserted);
+	BOOST_TEST(erase(*shard, key_of(2)) == false);
+	for (int id : {1, 2, 3}) { /* present, removed (its bucket empty again), never there */
+		const uint64_t hash = hash_entry_key(key_of(id));
+		shard->prefetch(hash, mask, false);
+		shard->prefetch(hash, mask, true);
+		shard->prefetch_entry(hash, mask);
+	}
+	BOOST_TEST(get(*shard, key_of(1)) == row);
+	BOOST_TEST(!get(*shard, key_of(2)));
+	BOOST_TEST(!get(*shard, key_of(3)));
+	BOOST_TEST(shard->seq() == 1u); /* the one remove only */
+	BOOST_TEST(shard->live_entries() == 1u);
+}
+
 /* ================================================================ hashing */
 
 BOOST_AUTO_TEST_CASE(hash_is_deterministic_and_tells_fields_apart)

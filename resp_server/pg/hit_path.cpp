@@ -56,8 +56,9 @@ char *key_buffer = nullptr;
 size_t key_buffer_capacity = 0;
 
 /*
- * A key of a request of several, made before any is looked up, so that the buckets of all of them
- * are prefetched first and their cache misses overlap (one key alone keeps the plain path). Its
+ * A key of a request of several, made before any is looked up, so that the shard headers and
+ * buckets of all of them, then the first entries of those buckets, are prefetched first and their
+ * cache misses overlap (one key alone keeps the plain path). Its
  * bytes are at `offset` of key_buffer, which may move while later keys are made.
  */
 struct ResolvedKey {
@@ -233,8 +234,11 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 			resolved[i].offset = at;
 			at += used;
 			if (resolved[i].present)
-				store_prefetch(resolved[i].key);
+				store_prefetch(resolved[i].key, Prefetch::Lookup);
 		}
+		for (size_t i = 0; i < count; i++)
+			if (resolved[i].present)
+				store_prefetch_entry(resolved[i].key);
 		for (size_t i = 0; i < count; i++) {
 			if (!resolved[i].present) {
 				short_of_room |= !out.nil(i);

@@ -64,6 +64,7 @@ struct ChangedTable {
 	PrimaryKey key;
 	int64 nkeys;
 	int64 rows_queued; /* rows counted by capture_keys or invalidation_capture_row */
+	ChangedTable *next_written; /* the list of the transaction's tables (tables_written) */
 };
 
 /* The hash key is the table and the bytes `key` points to (changed_key_hash/match). */
@@ -72,6 +73,7 @@ struct ChangedKey {
 	KeyBytes key; /* in TopTransactionContext once entered */
 	/* The list of keys first changed at one subtransaction nesting level (keys_at_level). */
 	ChangedKey *next_at_level;
+	ChangedTable *table; /* its entry in changed_tables */
 	/* A RESP command wrote the row itself (invalidation_own_write); the list of keys that
 	 * became so at one nesting level (own_at_level). */
 	bool own;
@@ -96,11 +98,15 @@ int changed_key_match(const void *a, const void *b, Size)
  * Both live for the session (made once: creating two hash tables per transaction cost a writer
  * more than all the rest of the capture) and are emptied at transaction end; the key bytes their
  * entries point to are in TopTransactionContext. `xact_writes`: they hold this transaction's.
+ * Their entries are also linked in lists (tables_written, keys_at_level), which the commit walks
+ * instead of the tables' buckets: with many connections a backend finds little of its own memory
+ * still in the CPU's caches, and each bucket walked was a cache miss.
  */
 HTAB *changed_tables = nullptr;
 HTAB *changed_keys = nullptr;
 bool xact_writes = false;
-/* invalidation_row_captured's last table, an entry of changed_tables (until forget_changes). */
+ChangedTable *tables_written = nullptr;
+/* The last table written or asked for, an entry of changed_tables (until forget_changes). */
 ChangedTable *last_table_asked = nullptr;
 /* Past this many keys at transaction end the keys' table is dropped rather than emptied: a hash
  * table never shrinks, and every commit walks all its buckets. */
@@ -118,7 +124,8 @@ HTAB *known_keys = nullptr;
  * The keys by the nesting level of the (sub)transaction that first changed them: a subtransaction
  * that commits hands its keys to its parent, one that aborts forgets them (its changes never
  * become visible: nothing to invalidate, and CLIENT TRACKING must not tell of them). A key
- * changed again deeper stays where it is, at the outer level that keeps it changed.
+ * changed again deeper stays where it is, at the outer level that keeps it changed. Every entry
+ * of changed_keys is in one of these lists; at the top level's end all are in keys_at_level[1].
  */
 ChangedKey **keys_at_level = nullptr; /* in TopMemoryContext, like own_at_level */
 /* The same for the keys marked own: a subtransaction that aborts unmarks those it marked (its
@@ -176,7 +183,10 @@ ChangedTable *changed_table_entry(Oid relid, bool *found)
 		table->rows_queued = 0;
 		table->keyed = false;
 		table->serializable_writer = false;
+		table->next_written = tables_written;
+		tables_written = table;
 	}
+	last_table_asked = table;
 	return table;
 }
 
@@ -265,10 +275,15 @@ void hand_to_parent(ChangedKey **lists, int level, ChangedKey *ChangedKey::*next
 	lists[level] = nullptr;
 }
 
-void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
+/*
+ * Records the key of a written row; returns its entry (null: the row has no key to record).
+ * `same_as`: the entry of the same statement's other row (an UPDATE's old row), whose key the new
+ * row's mostly is; then no second lookup.
+ */
+ChangedKey *record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc, ChangedKey *same_as = nullptr)
 {
 	if (table->flush_all || tuple == nullptr)
-		return;
+		return nullptr;
 	if (key_buffer == nullptr) {
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 		key_buffer = makeStringInfo();
@@ -276,24 +291,30 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 	}
 	resetStringInfo(key_buffer);
 	if (!append_row_key_bytes(table->key, tuple, desc, key_buffer))
-		return;
+		return nullptr;
 	ChangedKey changed;
 	changed.relid = table->relid;
 	changed.key = KeyBytes{key_buffer->data, uint32(key_buffer->len)};
+	if (same_as != nullptr && same_as->relid == changed.relid && same_as->key == changed.key)
+		return same_as;
+	/* Whatever can fail runs before the entry exists: each entry is in a level's list. */
+	int level = GetCurrentTransactionNestLevel();
+	allocate_level(level);
+	char *bytes = static_cast<char *>(MemoryContextAlloc(TopTransactionContext, key_buffer->len + 1));
 	bool found;
 	ChangedKey *entry = static_cast<ChangedKey *>(hash_search(changed_keys, &changed, HASH_ENTER, &found));
-	if (!found) {
-		char *bytes = static_cast<char *>(MemoryContextAlloc(TopTransactionContext, key_buffer->len + 1));
+	if (found) {
+		pfree(bytes);
+	} else {
 		memcpy(bytes, key_buffer->data, key_buffer->len);
 		entry->key.data = bytes;
+		entry->table = table;
 		entry->own = false;
 		entry->next_own_at_level = nullptr;
-		if (++table->nkeys > MAX_KEYS_PER_TABLE)
-			table->flush_all = true;
-		int level = GetCurrentTransactionNestLevel();
-		allocate_level(level);
 		entry->next_at_level = keys_at_level[level];
 		keys_at_level[level] = entry;
+		if (++table->nkeys > MAX_KEYS_PER_TABLE)
+			table->flush_all = true;
 		/* The commit invalidates it: the cache misses of its shard's lock, header and bucket
 		 * (most of what the invalidation cost) overlap the rest of the statement instead. */
 		if (store_available())
@@ -306,6 +327,7 @@ void record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc)
 		initStringInfo(key_buffer);
 		MemoryContextSwitchTo(old);
 	}
+	return entry;
 }
 
 /*
@@ -327,9 +349,7 @@ void invalidate_changes(void)
 	int ninvalidated = 0;
 
 	TransactionId xid = GetTopTransactionIdIfAny();
-	HASH_SEQ_STATUS status;
-	hash_seq_init(&status, changed_tables);
-	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status))) {
+	for (ChangedTable *table = tables_written; table != nullptr; table = table->next_written) {
 		if (!table->flush_all)
 			continue;
 		/* Before the flush: a reader's fill that passes the flush's shard afterwards must
@@ -342,16 +362,15 @@ void invalidate_changes(void)
 		definition_changed[nflushed] = table->capture_changed;
 		flushed[nflushed++] = table->relid;
 	}
-	hash_seq_init(&status, changed_keys);
-	while (ChangedKey *changed = static_cast<ChangedKey *>(hash_seq_search(&status))) {
-		ChangedTable *table = static_cast<ChangedTable *>(
-			hash_search(changed_tables, &changed->relid, HASH_FIND, NULL));
-		if (table->flush_all)
-			continue;
-		store_invalidate(store_key(MyDatabaseId, changed->relid, changed->key));
-		own[ninvalidated] = changed->own;
-		keys[ninvalidated++] = {changed->relid, changed->key};
-	}
+	/* All at the top level now (keys_at_level[1]); any level is walked all the same. */
+	for (int level = 0; level < deepest_level_used && level < levels_allocated; level++)
+		for (ChangedKey *changed = keys_at_level[level]; changed != nullptr; changed = changed->next_at_level) {
+			if (changed->table->flush_all)
+				continue;
+			store_invalidate(store_key(MyDatabaseId, changed->relid, changed->key));
+			own[ninvalidated] = changed->own;
+			keys[ninvalidated++] = {changed->relid, changed->key};
+		}
 	wal_log_invalidations(MyDatabaseId, flushed, nflushed, keys, ninvalidated);
 	invalidated = {flushed, definition_changed, nflushed, keys, own, ninvalidated};
 }
@@ -368,9 +387,7 @@ void end_capture_changes(void)
 	if (!xact_writes || !store_available())
 		return;
 	TransactionId xid = GetTopTransactionIdIfAny();
-	HASH_SEQ_STATUS status;
-	hash_seq_init(&status, changed_tables);
-	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status)))
+	for (ChangedTable *table = tables_written; table != nullptr; table = table->next_written)
 		if (table->capture_began)
 			store_capture_end(MyDatabaseId, table->relid, xid);
 }
@@ -380,9 +397,7 @@ void end_serializable_writes(void)
 {
 	if (!xact_writes || !store_available())
 		return;
-	HASH_SEQ_STATUS status;
-	hash_seq_init(&status, changed_tables);
-	while (ChangedTable *table = static_cast<ChangedTable *>(hash_seq_search(&status)))
+	for (ChangedTable *table = tables_written; table != nullptr; table = table->next_written)
 		if (table->serializable_writer)
 			store_serializable_writer_end(MyDatabaseId, table->relid);
 }
@@ -398,20 +413,21 @@ void forget_changes(void)
 		hash_destroy(changed_keys);
 		changed_keys = nullptr;
 	}
-	HTAB *sets[] = {changed_tables, changed_keys};
-	for (HTAB *set : sets) {
-		if (set == nullptr)
-			continue;
-		HASH_SEQ_STATUS status;
-		hash_seq_init(&status, set);
-		while (void *entry = hash_seq_search(&status))
-			hash_search(set, entry, HASH_REMOVE, NULL);
-	}
 	for (int i = 0; i < deepest_level_used && i < levels_allocated; i++) {
+		for (ChangedKey *changed = keys_at_level[i], *next; changed != nullptr && changed_keys != nullptr;
+			 changed = next) {
+			next = changed->next_at_level;
+			hash_search(changed_keys, changed, HASH_REMOVE, NULL);
+		}
 		keys_at_level[i] = nullptr;
 		own_at_level[i] = nullptr;
 	}
 	deepest_level_used = 0;
+	for (ChangedTable *table = tables_written, *next; table != nullptr; table = next) {
+		next = table->next_written;
+		hash_search(changed_tables, &table->relid, HASH_REMOVE, NULL);
+	}
+	tables_written = nullptr;
 }
 
 void subxact_event(SubXactEvent event, SubTransactionId, SubTransactionId, void *)
@@ -429,9 +445,7 @@ void subxact_event(SubXactEvent event, SubTransactionId, SubTransactionId, void 
 		own_at_level[level] = nullptr;
 		for (ChangedKey *changed = keys_at_level[level], *next; changed != nullptr; changed = next) {
 			next = changed->next_at_level;
-			ChangedTable *table = static_cast<ChangedTable *>(
-				hash_search(changed_tables, &changed->relid, HASH_FIND, NULL));
-			table->nkeys--;
+			changed->table->nkeys--;
 			hash_search(changed_keys, changed, HASH_REMOVE, NULL);
 		}
 		keys_at_level[level] = nullptr;
@@ -514,15 +528,16 @@ bool row_keys_needed(ChangedTable *table)
 	return !table->flush_all;
 }
 
-void record_slot_key(ChangedTable *table, TupleTableSlot *row)
+ChangedKey *record_slot_key(ChangedTable *table, TupleTableSlot *row, ChangedKey *same_as = nullptr)
 {
 	if (row == nullptr)
-		return;
+		return nullptr;
 	bool copied;
 	HeapTuple tuple = ExecFetchSlotHeapTuple(row, false, &copied);
-	record_key(table, tuple, row->tts_tupleDescriptor);
+	ChangedKey *entry = record_key(table, tuple, row->tts_tupleDescriptor, same_as);
 	if (copied)
 		heap_freetuple(tuple);
+	return entry;
 }
 
 } // namespace
@@ -540,8 +555,7 @@ RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTab
 		return RowCapture::QueueEvent;
 	if (!row_keys_needed(table))
 		return RowCapture::TableFlushed;
-	record_slot_key(table, old_row);
-	record_slot_key(table, new_row);
+	record_slot_key(table, new_row, record_slot_key(table, old_row));
 	/* Past the key limit now (record_key): the statement's next rows need nothing either. */
 	return table->flush_all ? RowCapture::TableFlushed : RowCapture::Recorded;
 }
@@ -607,9 +621,9 @@ static Datum capture_changes(PG_FUNCTION_ARGS)
 		table->flush_all = true;
 	} else {
 		/* INSERT: the new row; DELETE: the old one; UPDATE: both, the key may change. */
-		record_key(table, trigger->tg_trigtuple, desc);
+		ChangedKey *old_key = record_key(table, trigger->tg_trigtuple, desc);
 		if (TRIGGER_FIRED_BY_UPDATE(trigger->tg_event))
-			record_key(table, trigger->tg_newtuple, desc);
+			record_key(table, trigger->tg_newtuple, desc, old_key);
 	}
 	return PointerGetDatum(NULL);
 }

@@ -10,8 +10,11 @@
  * rest. After ExecutorStart, each result relation's capture triggers get the function's lookup and
  * the clause prepared for their tgqual text: the capture's own clause, capture_keys(<the table>),
  * records the row's keys as it is evaluated (capture_row), so no event is queued; any other text
- * is read and compiled the way PostgreSQL does. Relations PostgreSQL opens later (tuple routing
- * into partitions) and COPY keep PostgreSQL's own set-up: the clause as a SQL call, the events.
+ * is read and compiled the way PostgreSQL does. The BEFORE STATEMENT trigger's work, marking the
+ * table written, is done here too and the trigger switched off for the statement (PostgreSQL's
+ * set-up of a statement trigger's call cost about as much as the work). Relations PostgreSQL opens
+ * later (tuple routing into partitions) and COPY keep PostgreSQL's own set-up: the statement
+ * trigger, the clause as a SQL call, the events.
  */
 #include "extension/capture_setup.h"
 
@@ -58,6 +61,9 @@ struct RowCaptureTarget {
 };
 
 HTAB *prepared = nullptr;
+/* The entry found last: most statements write the table the one before wrote, and with many
+ * connections each of the hash table's lines is a cache miss. */
+PreparedWhen *last_prepared = nullptr;
 ExecutorStart_hook_type prev_executor_start = nullptr;
 
 /* local_cache.capture_changes() and its lookup (fn_oid invalid: not in this database), looked
@@ -95,6 +101,8 @@ void retire(MemoryContext memory)
 
 void forget(PreparedWhen *entry)
 {
+	if (entry == last_prepared)
+		last_prepared = nullptr;
 	retire(entry->memory);
 	hash_search(prepared, &entry->relid, HASH_REMOVE, NULL);
 }
@@ -219,9 +227,11 @@ const PreparedWhen *prepared_when(Oid relid, const char *tgqual)
 {
 	if (prepared == nullptr)
 		prepared = relation_hash_create("local_cache prepared WHEN clauses", sizeof(PreparedWhen));
-	PreparedWhen *entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_FIND, NULL));
+	PreparedWhen *entry = last_prepared;
+	if (entry == nullptr || entry->relid != relid)
+		entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_FIND, NULL));
 	if (entry != nullptr && strcmp(entry->tgqual, tgqual) == 0)
-		return entry;
+		return last_prepared = entry;
 	/* Built under the transaction's memory first: an error while building leaves nothing behind. */
 	MemoryContext memory = AllocSetContextCreate(CurrentMemoryContext, "local_cache WHEN clause", ALLOCSET_SMALL_SIZES);
 	PreparedWhen built;
@@ -234,10 +244,53 @@ const PreparedWhen *prepared_when(Oid relid, const char *tgqual)
 		retire(entry->memory);
 	entry = static_cast<PreparedWhen *>(hash_search(prepared, &relid, HASH_ENTER, NULL));
 	*entry = built;
-	return entry;
+	return last_prepared = entry;
 }
 
-/* Gives each result relation's capture triggers their function and prepared WHEN clause. */
+/* Whether PostgreSQL fires the trigger in this session (TriggerEnabled's test of tgenabled). */
+bool fires_in_session(const Trigger &trigger)
+{
+	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
+		return trigger.tgenabled != TRIGGER_FIRES_ON_ORIGIN && trigger.tgenabled != TRIGGER_DISABLED;
+	return trigger.tgenabled != TRIGGER_FIRES_ON_REPLICA && trigger.tgenabled != TRIGGER_DISABLED;
+}
+
+/*
+ * The capture's BEFORE STATEMENT trigger, switched off in the statement's copy of the triggers
+ * once its work is done: where no other statement trigger of an event is left, PostgreSQL skips
+ * what it does before calling them (the updated columns' set, the call's set-up), as for a table
+ * without the trigger.
+ */
+void switch_off_statement_trigger(TriggerDesc *triggers, int i)
+{
+	triggers->triggers[i].tgenabled = TRIGGER_DISABLED;
+	struct Event {
+		int16 type;
+		bool *before_statement;
+	} events[] = {{TRIGGER_TYPE_INSERT, &triggers->trig_insert_before_statement},
+				  {TRIGGER_TYPE_UPDATE, &triggers->trig_update_before_statement},
+				  {TRIGGER_TYPE_DELETE, &triggers->trig_delete_before_statement}};
+	for (const Event &event : events) {
+		bool any_left = false;
+		for (int t = 0; t < triggers->numtriggers && !any_left; t++) {
+			const Trigger &trigger = triggers->triggers[t];
+			any_left = trigger.tgenabled != TRIGGER_DISABLED &&
+					   TRIGGER_TYPE_MATCHES(trigger.tgtype, TRIGGER_TYPE_STATEMENT, TRIGGER_TYPE_BEFORE, event.type);
+		}
+		if (!any_left)
+			*event.before_statement = false;
+	}
+}
+
+/*
+ * Gives each result relation's capture triggers their function and prepared WHEN clause, and does
+ * the work of its BEFORE STATEMENT trigger (marking the table written) here, before the statement
+ * runs, as the trigger would have at its start; then switches the trigger off for the statement.
+ * Every result relation the executor opened that has the trigger is marked, even one whose
+ * statement triggers PostgreSQL would not fire (a cached table written through an inheritance
+ * parent): marking more than is written is always correct, and its rows' keys are then recorded
+ * without an AFTER ROW event.
+ */
 void set_up_capture(EState *estate)
 {
 	const FmgrInfo *function = nullptr;
@@ -253,6 +306,13 @@ void set_up_capture(EState *estate)
 			const Trigger &trigger = triggers->triggers[i];
 			if (trigger.tgfoid != function->fn_oid)
 				continue;
+			if (TRIGGER_FOR_BEFORE(trigger.tgtype) && !TRIGGER_FOR_ROW(trigger.tgtype)) {
+				if (fires_in_session(trigger)) {
+					invalidation_statement_writes(result->ri_RelationDesc);
+					switch_off_statement_trigger(triggers, i);
+				}
+				continue;
+			}
 			if (result->ri_TrigFunctions[i].fn_oid == InvalidOid)
 				fmgr_info_copy(&result->ri_TrigFunctions[i], const_cast<FmgrInfo *>(function), estate->es_query_cxt);
 			if (trigger.tgqual == nullptr || result->ri_TrigWhenExprs[i] != nullptr)

@@ -5,9 +5,10 @@
  * The trigger local_cache.capture_changes() (BEFORE STATEMENT for INSERT/UPDATE/DELETE
  * to mark the table written, AFTER ROW for the keys, AFTER STATEMENT for TRUNCATE; all
  * enabled ALWAYS so logical replication apply fires them too) records changed keys in backend-local
- * hash tables (kept for the session, emptied at transaction end); in planned statements the row
- * trigger's prepared WHEN clause records them instead, as each row is written
- * (invalidation_capture_row, capture_setup.cpp), and no event is queued. At
+ * hash tables (kept for the session, emptied at transaction end); in planned statements the
+ * ExecutorStart hook marks the table instead of the statement trigger, and the row trigger's
+ * prepared WHEN clause records the keys, as each row is written (invalidation_capture_row,
+ * capture_setup.cpp), and no event is queued. At
  * XACT_EVENT_PRE_COMMIT (and PRE_PREPARE, so two-phase commits are covered whoever runs
  * COMMIT PREPARED) each key is removed from the store and its shard's invalidation
  * sequence advances; a table with too many changed keys, or a TRUNCATE, is flushed whole. Once
@@ -120,6 +121,8 @@ struct KnownKey {
 	PrimaryKey key;
 };
 HTAB *known_keys = nullptr;
+/* The entry found last (most statements write the table the one before wrote). */
+const KnownKey *last_known = nullptr;
 /*
  * The keys by the nesting level of the (sub)transaction that first changed them: a subtransaction
  * that commits hands its keys to its parent, one that aborts forgets them (its changes never
@@ -195,6 +198,7 @@ void relcache_changed(Datum, Oid relid)
 {
 	if (known_keys == nullptr)
 		return;
+	last_known = nullptr;
 	if (relid != InvalidOid) {
 		hash_search(known_keys, &relid, HASH_REMOVE, NULL);
 		return;
@@ -210,16 +214,18 @@ const KnownKey *known_key_of(Relation rel)
 	if (known_keys == nullptr)
 		known_keys = relation_hash_create("local_cache written tables' keys", sizeof(KnownKey));
 	Oid relid = RelationGetRelid(rel);
+	if (last_known != nullptr && last_known->relid == relid)
+		return last_known;
 	KnownKey *known = static_cast<KnownKey *>(hash_search(known_keys, &relid, HASH_FIND, NULL));
 	if (known != nullptr)
-		return known;
+		return last_known = known;
 	/* Entered only once built: primary_key_of may raise an error. */
 	PrimaryKey key;
 	bool keyed = primary_key_of(rel, &key) == KeyProblem::None;
 	known = static_cast<KnownKey *>(hash_search(known_keys, &relid, HASH_ENTER, NULL));
 	known->keyed = keyed;
 	known->key = key;
-	return known;
+	return last_known = known;
 }
 
 ChangedTable *changed_table(Relation rel)
@@ -560,6 +566,12 @@ RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTab
 	return table->flush_all ? RowCapture::TableFlushed : RowCapture::Recorded;
 }
 
+void invalidation_statement_writes(Relation rel)
+{
+	store_require_available();
+	changed_table(rel);
+}
+
 bool invalidation_table_flushed(Oid relid)
 {
 	ChangedTable *table = table_written(relid);
@@ -609,9 +621,10 @@ static Datum capture_changes(PG_FUNCTION_ARGS)
 				 errmsg("local_cache.capture_changes() must be a BEFORE STATEMENT, AFTER ROW or TRUNCATE trigger")));
 
 	/*
-	 * BEFORE STATEMENT: the statement is about to write; from now on this transaction
-	 * reads the table itself (its own writes may be visible to it before the AFTER ROW
-	 * triggers run, e.g. to volatile functions in RETURNING).
+	 * BEFORE STATEMENT (where capture_setup.cpp did not do it at ExecutorStart: COPY): the
+	 * statement is about to write; from now on this transaction reads the table itself (its own
+	 * writes may be visible to it before the AFTER ROW triggers run, e.g. to volatile functions in
+	 * RETURNING).
 	 */
 	ChangedTable *table = changed_table(trigger->tg_relation);
 	TupleDesc desc = RelationGetDescr(trigger->tg_relation);

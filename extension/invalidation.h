@@ -9,6 +9,7 @@
 
 extern "C" {
 #include "executor/tuptable.h"
+#include "utils/relcache.h"
 }
 
 namespace local_cache {
@@ -46,6 +47,14 @@ enum class RowCapture {
  * written in this transaction (logical replication's apply, a write through a partitioned table).
  */
 RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTableSlot *new_row);
+
+/*
+ * What the capture's BEFORE STATEMENT trigger does as a statement is about to write the table:
+ * marks it written (from now on the transaction reads the table itself, and its rows' keys are
+ * recorded as they are written). capture_setup.cpp does it at ExecutorStart instead of the trigger.
+ * Errors out without the shared segment: no invalidation could then reach standbys.
+ */
+void invalidation_statement_writes(Relation rel);
 
 /* Whether the transaction marked the table written and flushes it whole at commit. */
 bool invalidation_table_flushed(Oid relid);

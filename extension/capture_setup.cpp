@@ -138,6 +138,31 @@ void relation_changed(Datum, Oid relid)
 }
 
 /*
+ * In the statement's copy of the table's triggers (InitResultRelInfo copies them for each
+ * statement): clears the flag of each event whose triggers of one kind (`level`, `timing`) are all
+ * such that !needed(trigger). PostgreSQL then skips the event's triggers of that kind and what it
+ * does before calling them, as for a table without them.
+ */
+template <typename Needed>
+void clear_unneeded_events(TriggerDesc *triggers, int16 level, int16 timing, bool TriggerDesc::*insert_flag,
+						   bool TriggerDesc::*update_flag, bool TriggerDesc::*delete_flag, Needed needed)
+{
+	struct Event {
+		int16 type;
+		bool TriggerDesc::*flag;
+	} events[] = {{TRIGGER_TYPE_INSERT, insert_flag}, {TRIGGER_TYPE_UPDATE, update_flag}, {TRIGGER_TYPE_DELETE, delete_flag}};
+	for (const Event &event : events) {
+		bool any_needed = false;
+		for (int i = 0; i < triggers->numtriggers && !any_needed; i++) {
+			const Trigger &trigger = triggers->triggers[i];
+			any_needed = TRIGGER_TYPE_MATCHES(trigger.tgtype, level, timing, event.type) && needed(trigger);
+		}
+		if (!any_needed)
+			triggers->*event.flag = false;
+	}
+}
+
+/*
  * Past the rows it records keys for, the capture's row trigger is switched off in the statement's
  * own copy of the table's triggers (InitResultRelInfo copies them for each statement) for every
  * event it is the only AFTER ROW trigger of: PostgreSQL then neither fetches the old row again nor
@@ -146,23 +171,9 @@ void relation_changed(Datum, Oid relid)
  */
 void stop_row_events(ResultRelInfo *result, Oid capture_function)
 {
-	TriggerDesc *triggers = result->ri_TrigDesc;
-	struct Event {
-		int16 type;
-		bool *after_row;
-	} events[] = {{TRIGGER_TYPE_INSERT, &triggers->trig_insert_after_row},
-				  {TRIGGER_TYPE_UPDATE, &triggers->trig_update_after_row},
-				  {TRIGGER_TYPE_DELETE, &triggers->trig_delete_after_row}};
-	for (const Event &event : events) {
-		bool only_ours = true;
-		for (int i = 0; i < triggers->numtriggers && only_ours; i++) {
-			const Trigger &trigger = triggers->triggers[i];
-			if (TRIGGER_TYPE_MATCHES(trigger.tgtype, TRIGGER_TYPE_ROW, TRIGGER_TYPE_AFTER, event.type))
-				only_ours = trigger.tgfoid == capture_function;
-		}
-		if (only_ours)
-			*event.after_row = false;
-	}
+	clear_unneeded_events(result->ri_TrigDesc, TRIGGER_TYPE_ROW, TRIGGER_TYPE_AFTER, &TriggerDesc::trig_insert_after_row,
+						  &TriggerDesc::trig_update_after_row, &TriggerDesc::trig_delete_after_row,
+						  [capture_function](const Trigger &trigger) { return trigger.tgfoid != capture_function; });
 }
 
 /*
@@ -255,41 +266,25 @@ bool fires_in_session(const Trigger &trigger)
 	return trigger.tgenabled != TRIGGER_FIRES_ON_REPLICA && trigger.tgenabled != TRIGGER_DISABLED;
 }
 
-/*
- * The capture's BEFORE STATEMENT trigger, switched off in the statement's copy of the triggers
- * once its work is done: where no other statement trigger of an event is left, PostgreSQL skips
- * what it does before calling them (the updated columns' set, the call's set-up), as for a table
- * without the trigger.
- */
+/* The capture's BEFORE STATEMENT trigger, switched off for the statement once its work is done
+ * (PostgreSQL's set-up of the call: the updated columns' set, the call). */
 void switch_off_statement_trigger(TriggerDesc *triggers, int i)
 {
 	triggers->triggers[i].tgenabled = TRIGGER_DISABLED;
-	struct Event {
-		int16 type;
-		bool *before_statement;
-	} events[] = {{TRIGGER_TYPE_INSERT, &triggers->trig_insert_before_statement},
-				  {TRIGGER_TYPE_UPDATE, &triggers->trig_update_before_statement},
-				  {TRIGGER_TYPE_DELETE, &triggers->trig_delete_before_statement}};
-	for (const Event &event : events) {
-		bool any_left = false;
-		for (int t = 0; t < triggers->numtriggers && !any_left; t++) {
-			const Trigger &trigger = triggers->triggers[t];
-			any_left = trigger.tgenabled != TRIGGER_DISABLED &&
-					   TRIGGER_TYPE_MATCHES(trigger.tgtype, TRIGGER_TYPE_STATEMENT, TRIGGER_TYPE_BEFORE, event.type);
-		}
-		if (!any_left)
-			*event.before_statement = false;
-	}
+	clear_unneeded_events(triggers, TRIGGER_TYPE_STATEMENT, TRIGGER_TYPE_BEFORE,
+						  &TriggerDesc::trig_insert_before_statement, &TriggerDesc::trig_update_before_statement,
+						  &TriggerDesc::trig_delete_before_statement,
+						  [](const Trigger &trigger) { return trigger.tgenabled != TRIGGER_DISABLED; });
 }
 
 /*
  * Gives each result relation's capture triggers their function and prepared WHEN clause, and does
  * the work of its BEFORE STATEMENT trigger (marking the table written) here, before the statement
  * runs, as the trigger would have at its start; then switches the trigger off for the statement.
- * Every result relation the executor opened that has the trigger is marked, even one whose
- * statement triggers PostgreSQL would not fire (a cached table written through an inheritance
- * parent): marking more than is written is always correct, and its rows' keys are then recorded
- * without an AFTER ROW event.
+ * Every result relation the executor opened that has the trigger is marked (a cached table is
+ * never a partition or an inheritance member, so each is a table the statement names, whose
+ * statement trigger would fire); marking a table the statement then does not write is always
+ * correct (its reads in the transaction go to the table).
  */
 void set_up_capture(EState *estate)
 {

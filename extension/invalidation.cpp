@@ -510,8 +510,8 @@ void invalidation_table_altered(Oid relid)
 
 namespace {
 
-/* The table as the transaction's statement triggers marked it written, or null: no statement
- * trigger ran (logical replication's apply), and the row's AFTER ROW event records its key. */
+/* The table as the transaction marked it written (invalidation_statement_writes), or null: nothing
+ * did (logical replication's apply), and the row's AFTER ROW event records its key. */
 ChangedTable *table_written(Oid relid)
 {
 	if (!xact_writes)

@@ -34,7 +34,7 @@ void invalidation_table_altered(Oid relid);
 bool invalidation_row_captured(Oid relid);
 
 enum class RowCapture {
-	QueueEvent,   /* no statement trigger marked the table written: the AFTER ROW event records it */
+	QueueEvent,   /* the table is not marked written: the AFTER ROW event records it */
 	Recorded,     /* the row's keys are recorded */
 	TableFlushed, /* the table is flushed whole at commit: no row of it needs recording */
 };
@@ -43,8 +43,8 @@ enum class RowCapture {
  * The row trigger's WHEN clause as capture_setup.cpp prepares it, as a row of the table is written
  * (`old_row` null for an INSERT, `new_row` for a DELETE): records the row's keys itself, as its
  * AFTER ROW event would at the statement's end, so that no event need be queued, and counts the
- * row as invalidation_row_captured does. QueueEvent only if no statement trigger marked the table
- * written in this transaction (logical replication's apply, a write through a partitioned table).
+ * row as invalidation_row_captured does. QueueEvent only if nothing marked the table written in
+ * this transaction (logical replication's apply fires no statement trigger).
  */
 RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTableSlot *new_row);
 

@@ -141,5 +141,34 @@ SELECT lc_check('cap_items', '{1,2,3,6,7,8,9,10}'), local_cache.mget_json('cap_i
 DROP TRIGGER cap_redefine_each_row ON cap_items;
 DROP FUNCTION cap_redefine_each_row(), cap_scratch();
 
+-- A statement the executor plans marks the table written at ExecutorStart and switches the
+-- capture's BEFORE STATEMENT trigger off in its own copy of the triggers: a user's statement
+-- trigger on the table still fires, once per statement and event (not under
+-- session_replication_role = replica, where the capture's, ENABLE ALWAYS, still works), and the
+-- cache stays exact.
+CREATE TABLE cap_statements (event text);
+CREATE FUNCTION cap_log_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO cap_statements VALUES (TG_OP);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER cap_log_statement BEFORE INSERT OR UPDATE OR DELETE ON cap_items
+    FOR EACH STATEMENT EXECUTE FUNCTION cap_log_statement();
+SELECT lc_check('cap_items', '{1,2,11}');
+UPDATE cap_items SET value = value || ' (logged)' WHERE id = 1;
+INSERT INTO cap_items VALUES (11, 'eleven') ON CONFLICT (id) DO UPDATE SET value = 'not inserted';
+SELECT lc_check('cap_items', '{11}'), local_cache.mget_json('cap_items', '{11}');
+INSERT INTO cap_items VALUES (11, 'eleven') ON CONFLICT (id) DO UPDATE SET value = 'updated';
+SELECT lc_check('cap_items', '{11}'), local_cache.mget_json('cap_items', '{11}');
+SET session_replication_role = replica;
+UPDATE cap_items SET value = 'by replica' WHERE id = 2;
+RESET session_replication_role;
+DELETE FROM cap_items WHERE id = 11;
+SELECT event, count(*) FROM cap_statements GROUP BY event ORDER BY event;
+SELECT lc_check('cap_items', '{1,2,11}'), local_cache.mget_json('cap_items', '{1,2,11}');
+DROP TRIGGER cap_log_statement ON cap_items;
+DROP TABLE cap_statements;
+DROP FUNCTION cap_log_statement();
+
 DROP FUNCTION cap_redefine(text), cap_hits();
 DROP TABLE cap_items;

@@ -110,7 +110,7 @@ ChangedTable *tables_written = nullptr;
 /* The last table written or asked for, an entry of changed_tables (until forget_changes). */
 ChangedTable *last_table_asked = nullptr;
 /* Past this many keys at transaction end the keys' table is dropped rather than emptied: a hash
- * table never shrinks, and every commit walks all its buckets. */
+ * table never shrinks, and a bulk write's would keep its memory for the session. */
 constexpr long KEEP_KEYS_TABLE_UP_TO = 1024;
 
 /* The primary key of each table written in the session, by relid, until a relcache invalidation

@@ -159,9 +159,9 @@ void Shard::prefetch(uint64_t hash, uint32_t bucket_mask, bool for_write) const
 	}
 }
 
-void Shard::prefetch_entry(uint64_t hash, uint32_t bucket_mask) const
+void Shard::prefetch_entry(uint64_t hash) const
 {
-	uint32_t link = __atomic_load_n(&buckets_of(this)[uint32_t(hash) & bucket_mask], __ATOMIC_RELAXED);
+	uint32_t link = __atomic_load_n(&buckets_of(this)[uint32_t(hash) & bucket_mask_], __ATOMIC_RELAXED);
 	if (link != 0)
 		__builtin_prefetch(reinterpret_cast<const char *>(this) + ring_offset_ + (link - 1));
 }

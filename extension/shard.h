@@ -149,9 +149,10 @@ public:
 	 * reads any: their cache misses overlap.
 	 */
 	void prefetch(uint64_t hash, uint32_t bucket_mask, bool for_write) const;
-	/* After prefetch(): starts loading the first entry of the bucket's chain. The bucket is read
-	 * without the lock, as a hint: a link a writer is changing only loads the wrong line. */
-	void prefetch_entry(uint64_t hash, uint32_t bucket_mask) const;
+	/* After prefetch(), once the header and bucket have arrived: starts loading the first entry of
+	 * the bucket's chain. The bucket is read without the lock, as a hint: a link a writer is
+	 * changing only loads the wrong line. */
+	void prefetch_entry(uint64_t hash) const;
 
 	/* Invalidation: removes the key if present and always advances seq(). */
 	bool remove(const EntryKey &key, uint64_t hash, RemoveObserver observer);

@@ -246,7 +246,7 @@ void store_prefetch(const StoreKey &key, Prefetch purpose)
 
 void store_prefetch_entry(const StoreKey &key)
 {
-	store_shard(key.shard)->prefetch_entry(key.hash, bucket_mask);
+	store_shard(key.shard)->prefetch_entry(key.hash);
 }
 
 void store_request_shmem(void)

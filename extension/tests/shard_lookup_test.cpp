@@ -242,7 +242,7 @@ BOOST_AUTO_TEST_CASE(prefetching_changes_nothing_a_lookup_sees)
 		const uint64_t hash = hash_entry_key(key_of(id));
 		shard->prefetch(hash, mask, false);
 		shard->prefetch(hash, mask, true);
-		shard->prefetch_entry(hash, mask);
+		shard->prefetch_entry(hash);
 	}
 	BOOST_TEST(get(*shard, key_of(1)) == row);
 	BOOST_TEST(!get(*shard, key_of(2)));

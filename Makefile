@@ -31,7 +31,7 @@ DOCS = README.md CHANGELOG.md SECURITY.md LICENSE \
 REGRESS = setup admin mget invalidation ddl capture privileges negative keys_text keys_uuid keys_composite prepared_xacts serializable stats fdw fdw_keys fdw_errors
 REGRESS_OPTS = --inputdir=regress --outputdir=$(REGRESS_OUTPUT)
 ISOLATION = fill_race old_snapshot own_writes two_phase fdw_consistency capture_change negative_entries negative_commit_order \
-	serializable_write_skew serializable_read_only serializable_gap
+	serializable_write_skew serializable_read_only serializable_gap epq_key_change
 ISOLATION_OPTS = --inputdir=regress --outputdir=$(ISOLATION_OUTPUT)
 # TAP tests (PostgreSQL::Test::Cluster) run when asked: make installcheck TAP_TESTS=1
 PROVE_TESTS = regress/t/*.pl

@@ -15,6 +15,14 @@
  * set-up of a statement trigger's call cost about as much as the work). Relations PostgreSQL opens
  * later (tuple routing into partitions) and COPY keep PostgreSQL's own set-up: the statement
  * trigger, the clause as a SQL call, the events.
+ *
+ * An UPDATE or DELETE whose rows keep their keys needs no row trigger at all: the planner hook
+ * (capture_setup_plan) adds local_cache.capture_row_key(<table>, <key columns>) to its plan as a
+ * junk column, evaluated for each row the plan hands to the write, EvalPlanQual's recheck of a
+ * row another transaction updated meanwhile included (it runs the same plan on the row's newest
+ * version, whose key is recorded then). ExecutorStart switches the row trigger off for such a
+ * statement, so PostgreSQL neither fetches the old row again nor builds the updated columns' set
+ * for it. Recording a row the write then skips is harmless: it only invalidates more.
  */
 #include "extension/capture_setup.h"
 
@@ -23,14 +31,17 @@
 #include "extension/invalidation.h"
 
 extern "C" {
+#include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/execExpr.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
+#include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -66,23 +77,38 @@ HTAB *prepared = nullptr;
 PreparedWhen *last_prepared = nullptr;
 ExecutorStart_hook_type prev_executor_start = nullptr;
 
-/* local_cache.capture_changes() and its lookup (fn_oid invalid: not in this database), looked
- * up again after any change of functions or schemas. */
-bool capture_function_looked_up = false;
+/* local_cache.capture_changes() and its lookup (fn_oid invalid: not in this database), and
+ * local_cache.capture_row_key(regclass, VARIADIC "any") (since 1.5; invalid where the database has
+ * not been updated), looked up again after any change of functions or schemas. */
+bool capture_functions_looked_up = false;
 FmgrInfo capture_function = {};
+Oid capture_row_key_function = InvalidOid;
+
+Oid lookup_capture_function(const char *name, int nargs, const Oid *args)
+{
+	List *qualified = list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup(name)));
+	return LookupFuncName(qualified, nargs, args, true);
+}
+
+void look_up_capture_functions(void)
+{
+	if (capture_functions_looked_up)
+		return;
+	capture_function.fn_oid = InvalidOid;
+	capture_row_key_function = InvalidOid;
+	if (OidIsValid(get_namespace_oid("local_cache", true))) {
+		Oid function = lookup_capture_function("capture_changes", 0, NULL);
+		if (OidIsValid(function))
+			fmgr_info_cxt(function, &capture_function, CacheMemoryContext);
+		const Oid row_key_args[] = {REGCLASSOID, ANYOID};
+		capture_row_key_function = lookup_capture_function("capture_row_key", 2, row_key_args);
+	}
+	capture_functions_looked_up = true;
+}
 
 const FmgrInfo &capture_function_info(void)
 {
-	if (!capture_function_looked_up) {
-		capture_function.fn_oid = InvalidOid;
-		if (OidIsValid(get_namespace_oid("local_cache", true))) {
-			List *name = list_make2(makeString(pstrdup("local_cache")), makeString(pstrdup("capture_changes")));
-			Oid function = LookupFuncName(name, 0, NULL, true);
-			if (OidIsValid(function))
-				fmgr_info_cxt(function, &capture_function, CacheMemoryContext);
-		}
-		capture_function_looked_up = true;
-	}
+	look_up_capture_functions();
 	return capture_function;
 }
 
@@ -120,7 +146,7 @@ void forget_all(void)
 /* A function changed: the capture function's lookup and the prepared calls may be stale. */
 void functions_changed(Datum, int, uint32)
 {
-	capture_function_looked_up = false;
+	capture_functions_looked_up = false;
 	forget_all();
 }
 
@@ -266,15 +292,64 @@ bool fires_in_session(const Trigger &trigger)
 	return trigger.tgenabled != TRIGGER_FIRES_ON_REPLICA && trigger.tgenabled != TRIGGER_DISABLED;
 }
 
+/*
+ * Switches the capture's trigger `i` off in the statement's copy of the table's triggers, and clears
+ * the flag of each event (of its level and timing) that no enabled trigger is left for.
+ */
+void switch_off(TriggerDesc *triggers, int i, int16 level, int16 timing, bool TriggerDesc::*insert_flag,
+				bool TriggerDesc::*update_flag, bool TriggerDesc::*delete_flag)
+{
+	triggers->triggers[i].tgenabled = TRIGGER_DISABLED;
+	clear_unneeded_events(triggers, level, timing, insert_flag, update_flag, delete_flag,
+						  [](const Trigger &trigger) { return trigger.tgenabled != TRIGGER_DISABLED; });
+}
+
 /* The capture's BEFORE STATEMENT trigger, switched off for the statement once its work is done
  * (PostgreSQL's set-up of the call: the updated columns' set, the call). */
 void switch_off_statement_trigger(TriggerDesc *triggers, int i)
 {
-	triggers->triggers[i].tgenabled = TRIGGER_DISABLED;
-	clear_unneeded_events(triggers, TRIGGER_TYPE_STATEMENT, TRIGGER_TYPE_BEFORE,
-						  &TriggerDesc::trig_insert_before_statement, &TriggerDesc::trig_update_before_statement,
-						  &TriggerDesc::trig_delete_before_statement,
-						  [](const Trigger &trigger) { return trigger.tgenabled != TRIGGER_DISABLED; });
+	switch_off(triggers, i, TRIGGER_TYPE_STATEMENT, TRIGGER_TYPE_BEFORE, &TriggerDesc::trig_insert_before_statement,
+			   &TriggerDesc::trig_update_before_statement, &TriggerDesc::trig_delete_before_statement);
+}
+
+/* The capture's row trigger, switched off for a statement whose plan records the rows' keys. */
+void switch_off_row_trigger(TriggerDesc *triggers, int i)
+{
+	switch_off(triggers, i, TRIGGER_TYPE_ROW, TRIGGER_TYPE_AFTER, &TriggerDesc::trig_insert_after_row,
+			   &TriggerDesc::trig_update_after_row, &TriggerDesc::trig_delete_after_row);
+}
+
+/* The argument list of a call of capture_row_key in `expr`, if it is one. */
+List *capture_row_key_arguments(Expr *expr)
+{
+	if (!IsA(expr, FuncExpr) || reinterpret_cast<FuncExpr *>(expr)->funcid != capture_row_key_function)
+		return NIL;
+	return reinterpret_cast<FuncExpr *>(expr)->args;
+}
+
+/*
+ * The result relation whose rows' keys the statement's plan records (capture_setup_plan): the
+ * UPDATE or DELETE at the top of the plan, when the plan under it computes capture_row_key for
+ * that table. A data-modifying WITH query's tables keep the row trigger.
+ */
+ResultRelInfo *result_keyed_by_plan(QueryDesc *query)
+{
+	if (!OidIsValid(capture_row_key_function) || query->planstate == nullptr ||
+		!IsA(query->planstate, ModifyTableState))
+		return nullptr;
+	ModifyTableState *modify = reinterpret_cast<ModifyTableState *>(query->planstate);
+	if (modify->mt_nrels != 1 || (modify->operation != CMD_UPDATE && modify->operation != CMD_DELETE))
+		return nullptr;
+	Oid relid = RelationGetRelid(modify->resultRelInfo->ri_RelationDesc);
+	ListCell *cell;
+	foreach (cell, outerPlan(modify->ps.plan)->targetlist) {
+		TargetEntry *entry = static_cast<TargetEntry *>(lfirst(cell));
+		List *arguments = entry->resjunk ? capture_row_key_arguments(entry->expr) : NIL;
+		if (arguments != NIL && IsA(linitial(arguments), Const) &&
+			DatumGetObjectId(static_cast<Const *>(linitial(arguments))->constvalue) == relid)
+			return modify->resultRelInfo;
+	}
+	return nullptr;
 }
 
 /*
@@ -284,28 +359,42 @@ void switch_off_statement_trigger(TriggerDesc *triggers, int i)
  * Every result relation the executor opened that has the trigger is marked (a cached table is
  * never a partition or an inheritance member, so each is a table the statement names, whose
  * statement trigger would fire); marking a table the statement then does not write is always
- * correct (its reads in the transaction go to the table).
+ * correct (its reads in the transaction go to the table). Where the plan records the rows' keys
+ * and the table is marked, the row trigger is switched off too.
  */
-void set_up_capture(EState *estate)
+void set_up_capture(QueryDesc *query)
 {
+	EState *estate = query->estate;
 	const FmgrInfo *function = nullptr;
+	ResultRelInfo *keyed_result = nullptr;
 	ListCell *cell;
 	foreach (cell, estate->es_opened_result_relations) {
 		ResultRelInfo *result = static_cast<ResultRelInfo *>(lfirst(cell));
 		TriggerDesc *triggers = result->ri_TrigDesc;
 		if (triggers == nullptr)
 			continue;
-		if (function == nullptr && !OidIsValid((function = &capture_function_info())->fn_oid))
-			return;
+		if (function == nullptr) {
+			if (!OidIsValid((function = &capture_function_info())->fn_oid))
+				return;
+			keyed_result = result_keyed_by_plan(query);
+		}
+		/* The statement trigger first: the row trigger's set-up depends on whether it marked the table. */
+		bool marked = false;
 		for (int i = 0; i < triggers->numtriggers; i++) {
 			const Trigger &trigger = triggers->triggers[i];
-			if (trigger.tgfoid != function->fn_oid)
+			if (trigger.tgfoid == function->fn_oid && TRIGGER_FOR_BEFORE(trigger.tgtype) &&
+				!TRIGGER_FOR_ROW(trigger.tgtype) && fires_in_session(trigger)) {
+				invalidation_statement_writes(result->ri_RelationDesc);
+				switch_off_statement_trigger(triggers, i);
+				marked = true;
+			}
+		}
+		for (int i = 0; i < triggers->numtriggers; i++) {
+			const Trigger &trigger = triggers->triggers[i];
+			if (trigger.tgfoid != function->fn_oid || TRIGGER_FOR_BEFORE(trigger.tgtype))
 				continue;
-			if (TRIGGER_FOR_BEFORE(trigger.tgtype) && !TRIGGER_FOR_ROW(trigger.tgtype)) {
-				if (fires_in_session(trigger)) {
-					invalidation_statement_writes(result->ri_RelationDesc);
-					switch_off_statement_trigger(triggers, i);
-				}
+			if (result == keyed_result && marked && TRIGGER_FOR_ROW(trigger.tgtype)) {
+				switch_off_row_trigger(triggers, i);
 				continue;
 			}
 			if (result->ri_TrigFunctions[i].fn_oid == InvalidOid)
@@ -333,10 +422,77 @@ void executor_start(QueryDesc *query, int eflags)
 	else
 		standard_ExecutorStart(query, eflags);
 	if (query->estate != nullptr && (eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0)
-		set_up_capture(query->estate);
+		set_up_capture(query);
+}
+
+/*
+ * The key a row of `parse`'s target keeps through the statement, when the capture can take it
+ * from the plan: an UPDATE or DELETE of a cached table (its capture row trigger is there), not an
+ * inheritance parent, with a key the cache names rows by; for an UPDATE, one that assigns no key
+ * column, with no generated column in the key and no other BEFORE ROW UPDATE trigger (which could
+ * change the key of the row written).
+ */
+const PrimaryKey *key_kept_by(Relation rel, Query *parse)
+{
+	TriggerDesc *triggers = rel->trigdesc;
+	if (triggers == nullptr || rel->rd_rel->relhassubclass)
+		return nullptr;
+	bool update = parse->commandType == CMD_UPDATE;
+	bool captured = false;
+	for (int i = 0; i < triggers->numtriggers; i++) {
+		const Trigger &trigger = triggers->triggers[i];
+		if (!TRIGGER_FOR_ROW(trigger.tgtype))
+			continue;
+		if (trigger.tgfoid == capture_function.fn_oid && TRIGGER_FOR_AFTER(trigger.tgtype))
+			captured = update ? TRIGGER_FOR_UPDATE(trigger.tgtype) : TRIGGER_FOR_DELETE(trigger.tgtype);
+		else if (update && TRIGGER_FOR_BEFORE(trigger.tgtype) && TRIGGER_FOR_UPDATE(trigger.tgtype))
+			return nullptr;
+	}
+	const PrimaryKey *key = captured ? invalidation_row_key(rel) : nullptr;
+	if (key == nullptr)
+		return nullptr;
+	for (int c = 0; c < key->ncolumns; c++) {
+		if (TupleDescAttr(RelationGetDescr(rel), key->attnums[c] - 1)->attgenerated)
+			return nullptr;
+		ListCell *cell;
+		foreach (cell, parse->targetList) {
+			TargetEntry *entry = static_cast<TargetEntry *>(lfirst(cell));
+			if (update && !entry->resjunk && entry->resno == key->attnums[c])
+				return nullptr;
+		}
+	}
+	return key;
 }
 
 } // namespace
+
+void capture_setup_plan(Query *parse)
+{
+	if ((parse->commandType != CMD_UPDATE && parse->commandType != CMD_DELETE) || parse->resultRelation == 0)
+		return;
+	RangeTblEntry *target = rt_fetch(parse->resultRelation, parse->rtable);
+	if (target->rtekind != RTE_RELATION || target->relkind != RELKIND_RELATION)
+		return;
+	look_up_capture_functions();
+	if (!OidIsValid(capture_row_key_function) || !OidIsValid(capture_function.fn_oid))
+		return;
+	/* Locked by the parser, or by the plan cache before it plans again. */
+	Relation rel = table_open(target->relid, NoLock);
+	if (const PrimaryKey *key = key_kept_by(rel, parse)) {
+		List *arguments = list_make1(makeConst(REGCLASSOID, -1, InvalidOid, sizeof(Oid),
+											   ObjectIdGetDatum(target->relid), false, true));
+		for (int c = 0; c < key->ncolumns; c++) {
+			Form_pg_attribute column = TupleDescAttr(RelationGetDescr(rel), key->attnums[c] - 1);
+			arguments = lappend(arguments, makeVar(parse->resultRelation, key->attnums[c], column->atttypid,
+												   column->atttypmod, column->attcollation, 0));
+		}
+		Expr *call = reinterpret_cast<Expr *>(makeFuncExpr(capture_row_key_function, BOOLOID, arguments, InvalidOid,
+															InvalidOid, COERCE_EXPLICIT_CALL));
+		parse->targetList = lappend(parse->targetList, makeTargetEntry(call, AttrNumber(list_length(parse->targetList) + 1),
+																	   pstrdup("local_cache_row_key"), true));
+	}
+	table_close(rel, NoLock);
+}
 
 void capture_setup_install_hook(void)
 {

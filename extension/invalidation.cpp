@@ -36,7 +36,9 @@ extern "C" {
 #include "miscadmin.h"
 #include "common/hashfn.h"
 #include "utils/hsearch.h"
+#include "utils/builtins.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -281,23 +283,25 @@ void hand_to_parent(ChangedKey **lists, int level, ChangedKey *ChangedKey::*next
 	lists[level] = nullptr;
 }
 
-/*
- * Records the key of a written row; returns its entry (null: the row has no key to record).
- * `same_as`: the entry of the same statement's other row (an UPDATE's old row), whose key the new
- * row's mostly is; then no second lookup.
- */
-ChangedKey *record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc, ChangedKey *same_as = nullptr)
+/* key_buffer, emptied: where the key of the row being recorded is made. */
+StringInfo empty_key_buffer(void)
 {
-	if (table->flush_all || tuple == nullptr)
-		return nullptr;
 	if (key_buffer == nullptr) {
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 		key_buffer = makeStringInfo();
 		MemoryContextSwitchTo(old);
 	}
 	resetStringInfo(key_buffer);
-	if (!append_row_key_bytes(table->key, tuple, desc, key_buffer))
-		return nullptr;
+	return key_buffer;
+}
+
+/*
+ * Records the key whose bytes key_buffer holds, as a key of `table` written; returns its entry.
+ * `same_as`: the entry of the same statement's other row (an UPDATE's old row), whose key the new
+ * row's mostly is; then no second lookup.
+ */
+ChangedKey *record_key_buffer(ChangedTable *table, ChangedKey *same_as)
+{
 	ChangedKey changed;
 	changed.relid = table->relid;
 	changed.key = KeyBytes{key_buffer->data, uint32(key_buffer->len)};
@@ -334,6 +338,16 @@ ChangedKey *record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc, Cha
 		MemoryContextSwitchTo(old);
 	}
 	return entry;
+}
+
+/* Records the key of a written row; returns its entry (null: the row has no key to record). */
+ChangedKey *record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc, ChangedKey *same_as = nullptr)
+{
+	if (table->flush_all || tuple == nullptr)
+		return nullptr;
+	if (!append_row_key_bytes(table->key, tuple, desc, empty_key_buffer()))
+		return nullptr;
+	return record_key_buffer(table, same_as);
 }
 
 /*
@@ -566,6 +580,30 @@ RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTab
 	return table->flush_all ? RowCapture::TableFlushed : RowCapture::Recorded;
 }
 
+const PrimaryKey *invalidation_row_key(Relation rel)
+{
+	const KnownKey *known = known_key_of(rel);
+	return known->keyed ? &known->key : nullptr;
+}
+
+void invalidation_capture_key(Oid relid, const Datum *values, const Oid *types, int ncolumns)
+{
+	ChangedTable *table = table_written(relid);
+	if (table == nullptr || !row_keys_needed(table))
+		return;
+	if (ncolumns != table->key.ncolumns)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("table \"%s\" has a key of %d column(s), not %d", get_rel_name(relid),
+							   table->key.ncolumns, ncolumns)));
+	for (int c = 0; c < ncolumns; c++)
+		if (types[c] != table->key.types[c])
+			ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+							errmsg("key column %d of table \"%s\" is of type %s, not %s", c + 1, get_rel_name(relid),
+								   format_type_be(table->key.types[c]), format_type_be(types[c]))));
+	append_key_bytes(table->key.shape, values, empty_key_buffer());
+	record_key_buffer(table, nullptr);
+}
+
 void invalidation_statement_writes(Relation rel)
 {
 	store_require_available();
@@ -651,6 +689,34 @@ static Datum capture_keys(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(invalidation_row_captured(PG_GETARG_OID(0)));
 }
 LOCAL_CACHE_V1_FUNCTION(local_cache_capture_keys, capture_keys)
+
+/*
+ * The key a plan's UPDATE or DELETE computes for each row it is about to write (capture_setup.cpp
+ * adds the call to plans whose rows' keys cannot change): the table's key columns, in order.
+ * Returns true, for a junk column nobody reads.
+ */
+static Datum capture_row_key(PG_FUNCTION_ARGS)
+{
+	int ncolumns = PG_NARGS() - 1;
+	if (get_fn_expr_variadic(fcinfo->flinfo) || ncolumns < 1 || ncolumns > MAX_KEY_COLUMNS)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("local_cache.capture_row_key() takes the table and its key's columns, one argument each")));
+	Datum values[MAX_KEY_COLUMNS];
+	Oid types[MAX_KEY_COLUMNS];
+	for (int c = 0; c < ncolumns; c++) {
+		if (PG_ARGISNULL(c + 1))
+			PG_RETURN_BOOL(true); /* a key with a NULL names no row */
+		values[c] = PG_GETARG_DATUM(c + 1);
+		types[c] = get_fn_expr_argtype(fcinfo->flinfo, c + 1);
+		if (!OidIsValid(types[c]))
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("local_cache.capture_row_key() cannot tell its arguments' types")));
+	}
+	if (!PG_ARGISNULL(0))
+		invalidation_capture_key(PG_GETARG_OID(0), values, types, ncolumns);
+	PG_RETURN_BOOL(true);
+}
+LOCAL_CACHE_V1_FUNCTION(local_cache_capture_row_key, capture_row_key)
 
 /* Called by the ALTER TABLE event trigger: the transaction may have changed what rows look
  * like or written rows while the capture trigger was disabled. */

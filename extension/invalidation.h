@@ -5,6 +5,7 @@
 
 #include "extension/pg.h"
 
+#include "extension/primary_key.h"
 #include "extension/shard.h"
 
 extern "C" {
@@ -47,6 +48,18 @@ enum class RowCapture {
  * this transaction (logical replication's apply fires no statement trigger).
  */
 RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTableSlot *new_row);
+
+/* The key that names the table's rows in what the capture records, or null: it has none the
+ * cache can use (then it is flushed whole at commit). Valid until the next relcache invalidation. */
+const PrimaryKey *invalidation_row_key(Relation rel);
+
+/*
+ * For local_cache.capture_row_key(), which a plan of an UPDATE or DELETE evaluates for each row it
+ * is about to write (capture_setup.cpp): records the row's key from its key columns' values (of
+ * `types`, which must be the key's), counting the row as invalidation_capture_row does. Nothing if
+ * nothing marked the table written in this transaction (then the row trigger stays on).
+ */
+void invalidation_capture_key(Oid relid, const Datum *values, const Oid *types, int ncolumns);
 
 /*
  * What the capture's BEFORE STATEMENT trigger does as a statement is about to write the table:

@@ -1,6 +1,7 @@
 /*
  * planner.cpp — planner_hook that turns array_to_json(local_cache.mget(r, k)) into
- * local_cache.mget_json(r, k).
+ * local_cache.mget_json(r, k), and lets the capture record an UPDATE's or DELETE's keys from its
+ * plan (capture_setup_plan).
  *
  * The two are equal byte for byte (that is mget_json's contract), but the second serves
  * the JSON rendered at fill time instead of rendering every row of every call, which is
@@ -10,6 +11,7 @@
 #include "extension/planner.h"
 
 #include "extension/boundary.h"
+#include "extension/capture_setup.h"
 
 extern "C" {
 #include "catalog/namespace.h"
@@ -129,6 +131,7 @@ PlannedStmt *plan_query(Query *parse, const char *query_string, int cursor_optio
 	const MgetFunctions &f = mget_functions();
 	if (OidIsValid(f.mget) && OidIsValid(f.mget_json) && contains_rewritable(reinterpret_cast<Node *>(parse), nullptr))
 		parse = reinterpret_cast<Query *>(rewrite(reinterpret_cast<Node *>(parse), nullptr));
+	capture_setup_plan(parse);
 	if (prev_planner_hook)
 		return prev_planner_hook(parse, query_string, cursor_options, bound_params);
 	return standard_planner(parse, query_string, cursor_options, bound_params);

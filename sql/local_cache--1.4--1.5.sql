@@ -259,3 +259,14 @@ BEGIN
         EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE ALWAYS TRIGGER local_cache_invalidate', rel);
     END LOOP;
 END $$;
+
+/* The planner hook adds a call of this function, with the table and its key columns, to the plan
+   of an UPDATE or DELETE of a cached table whose rows keep their keys: it records each row's key
+   as the plan hands the row to the write, and the statement runs without the capture's row
+   trigger (PostgreSQL's fetch of the old row again for it, and its set-up, cost that statement
+   more than the recording). It records keys only in a transaction that is writing the table, and
+   recording more keys only invalidates more; like capture_keys() it is for everyone, since a
+   statement's plan calls it as the statement's user. */
+CREATE FUNCTION local_cache.capture_row_key(rel regclass, VARIADIC key "any") RETURNS boolean
+    AS 'MODULE_PATHNAME', 'local_cache_capture_row_key' LANGUAGE C VOLATILE;
+

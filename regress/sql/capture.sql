@@ -170,5 +170,49 @@ DROP TRIGGER cap_log_statement ON cap_items;
 DROP TABLE cap_statements;
 DROP FUNCTION cap_log_statement();
 
+-- An UPDATE or DELETE whose rows keep their keys records them from its plan (the junk column
+-- local_cache.capture_row_key), and its statements run without the capture's row trigger; the
+-- others keep the trigger: an UPDATE that assigns a key column, one of a table with another
+-- BEFORE ROW UPDATE trigger (it may change the key), a data-modifying WITH query. Each first
+-- reads the keys it will write, absent ones included (negative entries), so that a key the
+-- capture missed would stay cached.
+EXPLAIN (COSTS OFF, VERBOSE) UPDATE cap_items SET value = 'planned' WHERE id = 1;
+EXPLAIN (COSTS OFF, VERBOSE) DELETE FROM cap_items WHERE id = 1;
+EXPLAIN (COSTS OFF, VERBOSE) UPDATE cap_items SET id = id + 100 WHERE id = 1;
+SELECT lc_check('cap_items', '{1,2,3,101,102}');
+UPDATE cap_items SET value = 'planned' WHERE id IN (1, 2);
+SELECT lc_check('cap_items', '{1,2,3,101,102}'), local_cache.mget_json('cap_items', '{1,2}');
+UPDATE cap_items SET id = id + 100 WHERE id IN (1, 2);
+SELECT lc_check('cap_items', '{1,2,3,101,102}'), local_cache.mget_json('cap_items', '{101,102}');
+DELETE FROM cap_items WHERE id = 102;
+SELECT lc_check('cap_items', '{1,2,3,101,102}');
+WITH moved AS (UPDATE cap_items SET id = 2 WHERE id = 101 RETURNING id) SELECT * FROM moved;
+SELECT lc_check('cap_items', '{1,2,3,101,102}'), local_cache.mget_json('cap_items', '{2}');
+-- A user's AFTER ROW trigger still fires for each row; a BEFORE ROW trigger that moves the row.
+CREATE TABLE cap_rows (event text, id bigint);
+CREATE FUNCTION cap_log_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO cap_rows VALUES (TG_OP, OLD.id);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER cap_log_row AFTER UPDATE OR DELETE ON cap_items FOR EACH ROW EXECUTE FUNCTION cap_log_row();
+UPDATE cap_items SET value = 'logged' WHERE id IN (2, 3);
+DELETE FROM cap_items WHERE id = 3;
+SELECT event, id FROM cap_rows ORDER BY event, id;
+CREATE FUNCTION cap_move_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.id := NEW.id + 1000;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER cap_move_row BEFORE UPDATE ON cap_items FOR EACH ROW EXECUTE FUNCTION cap_move_row();
+SELECT lc_check('cap_items', '{2,3,1002}');
+EXPLAIN (COSTS OFF, VERBOSE) UPDATE cap_items SET value = 'moved' WHERE id = 2;
+UPDATE cap_items SET value = 'moved' WHERE id = 2;
+SELECT lc_check('cap_items', '{2,3,1002}'), local_cache.mget_json('cap_items', '{1002}');
+DROP TRIGGER cap_move_row ON cap_items;
+DROP TRIGGER cap_log_row ON cap_items;
+DROP TABLE cap_rows;
+DROP FUNCTION cap_log_row(), cap_move_row();
+
 DROP FUNCTION cap_redefine(text), cap_hits();
 DROP TABLE cap_items;

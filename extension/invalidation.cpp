@@ -695,25 +695,44 @@ LOCAL_CACHE_V1_FUNCTION(local_cache_capture_keys, capture_keys)
  * adds the call to plans whose rows' keys cannot change): the table's key columns, in order.
  * Returns true, for a junk column nobody reads.
  */
-static Datum capture_row_key(PG_FUNCTION_ARGS)
+struct RowKeyArguments {
+	int ncolumns;
+	Oid types[MAX_KEY_COLUMNS];
+};
+
+/* The key columns' types of the call, read from its expression once (kept in fn_extra). */
+static const RowKeyArguments &row_key_arguments(FunctionCallInfo fcinfo)
 {
+	FmgrInfo *call = fcinfo->flinfo;
+	if (call->fn_extra != nullptr)
+		return *static_cast<const RowKeyArguments *>(call->fn_extra);
 	int ncolumns = PG_NARGS() - 1;
-	if (get_fn_expr_variadic(fcinfo->flinfo) || ncolumns < 1 || ncolumns > MAX_KEY_COLUMNS)
+	if (get_fn_expr_variadic(call) || ncolumns < 1 || ncolumns > MAX_KEY_COLUMNS)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("local_cache.capture_row_key() takes the table and its key's columns, one argument each")));
-	Datum values[MAX_KEY_COLUMNS];
-	Oid types[MAX_KEY_COLUMNS];
+	RowKeyArguments *arguments = static_cast<RowKeyArguments *>(MemoryContextAlloc(call->fn_mcxt, sizeof(RowKeyArguments)));
+	arguments->ncolumns = ncolumns;
 	for (int c = 0; c < ncolumns; c++) {
-		if (PG_ARGISNULL(c + 1))
-			PG_RETURN_BOOL(true); /* a key with a NULL names no row */
-		values[c] = PG_GETARG_DATUM(c + 1);
-		types[c] = get_fn_expr_argtype(fcinfo->flinfo, c + 1);
-		if (!OidIsValid(types[c]))
+		arguments->types[c] = get_fn_expr_argtype(call, c + 1);
+		if (!OidIsValid(arguments->types[c]))
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							errmsg("local_cache.capture_row_key() cannot tell its arguments' types")));
 	}
+	call->fn_extra = arguments;
+	return *arguments;
+}
+
+static Datum capture_row_key(PG_FUNCTION_ARGS)
+{
+	const RowKeyArguments &arguments = row_key_arguments(fcinfo);
+	Datum values[MAX_KEY_COLUMNS];
+	for (int c = 0; c < arguments.ncolumns; c++) {
+		if (PG_ARGISNULL(c + 1))
+			PG_RETURN_BOOL(true); /* a key with a NULL names no row */
+		values[c] = PG_GETARG_DATUM(c + 1);
+	}
 	if (!PG_ARGISNULL(0))
-		invalidation_capture_key(PG_GETARG_OID(0), values, types, ncolumns);
+		invalidation_capture_key(PG_GETARG_OID(0), values, arguments.types, arguments.ncolumns);
 	PG_RETURN_BOOL(true);
 }
 LOCAL_CACHE_V1_FUNCTION(local_cache_capture_row_key, capture_row_key)

@@ -214,5 +214,23 @@ DROP TRIGGER cap_log_row ON cap_items;
 DROP TABLE cap_rows;
 DROP FUNCTION cap_log_row(), cap_move_row();
 
+-- capture_row_key called by hand: nothing outside a transaction that writes the table; in one,
+-- only the key's columns, in number and type, and not as a VARIADIC array.
+SELECT local_cache.capture_row_key('cap_items', 'not a key'::text);
+BEGIN;
+UPDATE cap_items SET value = value WHERE id = 1002;
+SELECT local_cache.capture_row_key('cap_items', 'not a key'::text);
+ROLLBACK;
+BEGIN;
+UPDATE cap_items SET value = value WHERE id = 1002;
+SELECT local_cache.capture_row_key('cap_items', 1002, 1);
+ROLLBACK;
+SELECT local_cache.capture_row_key('cap_items', VARIADIC '{1002}'::bigint[]);
+BEGIN;
+UPDATE cap_items SET value = value WHERE id = 1002;
+SELECT local_cache.capture_row_key('cap_items', 1002::bigint), local_cache.capture_row_key('cap_items', NULL::bigint);
+COMMIT;
+SELECT lc_check('cap_items', '{1002}');
+
 DROP FUNCTION cap_redefine(text), cap_hits();
 DROP TABLE cap_items;

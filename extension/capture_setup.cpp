@@ -22,7 +22,10 @@
  * row another transaction updated meanwhile included (it runs the same plan on the row's newest
  * version, whose key is recorded then). ExecutorStart switches the row trigger off for such a
  * statement, so PostgreSQL neither fetches the old row again nor builds the updated columns' set
- * for it. Recording a row the write then skips is harmless: it only invalidates more.
+ * for it. Recording a row the write then skips is harmless: it only invalidates more. Where the
+ * WHERE clause names the one key the statement may write (`key = $1`, the OLTP shape), the plan
+ * carries that value instead, as a junk column named local_cache_key, and ExecutorStart records the
+ * key once: no call per row, and no function for the executor to look up in each statement.
  */
 #include "extension/capture_setup.h"
 
@@ -39,6 +42,7 @@ extern "C" {
 #include "executor/execExpr.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
@@ -327,29 +331,98 @@ List *capture_row_key_arguments(Expr *expr)
 	return reinterpret_cast<FuncExpr *>(expr)->args;
 }
 
-/*
- * The result relation whose rows' keys the statement's plan records (capture_setup_plan): the
- * UPDATE or DELETE at the top of the plan, when the plan under it computes capture_row_key for
- * that table. A data-modifying WITH query's tables keep the row trigger.
- */
-ResultRelInfo *result_keyed_by_plan(QueryDesc *query)
+/* The junk column by which a plan hands ExecutorStart the key its WHERE clause names. */
+constexpr const char *kStatementKeyColumn = "local_cache_key";
+
+/* How the statement's plan records the keys of the rows it writes (capture_setup_plan). */
+struct PlanKeys {
+	ResultRelInfo *result = nullptr; /* null: it does not; the row trigger records them */
+	bool from_where = false;         /* the one key its WHERE clause names, values below */
+	int ncolumns = 0;
+	bool null_key = false; /* a column's value is NULL: no row can match */
+	Datum values[MAX_KEY_COLUMNS] = {};
+	Oid types[MAX_KEY_COLUMNS] = {};
+};
+
+/* An external parameter's value, as the statement was given it; false if it cannot be had. */
+bool external_parameter(ParamListInfo params, const Param *param, Datum *value, bool *isnull)
 {
+	if (params == nullptr || param->paramkind != PARAM_EXTERN || param->paramid <= 0 ||
+		param->paramid > params->numParams)
+		return false;
+	ParamExternData workspace;
+	const ParamExternData *data = params->paramFetch != nullptr
+		? params->paramFetch(params, param->paramid, false, &workspace)
+		: &params->params[param->paramid - 1];
+	if (data == nullptr || data->ptype != param->paramtype)
+		return false;
+	*value = data->value;
+	*isnull = data->isnull;
+	return true;
+}
+
+/* A key column's value from the WHERE clause, as the plan carries it: a constant or an external
+ * parameter. */
+bool statement_key_value(QueryDesc *query, Expr *expr, PlanKeys *keys)
+{
+	if (keys->ncolumns == MAX_KEY_COLUMNS)
+		return false;
+	Datum value;
+	bool isnull;
+	if (IsA(expr, Const)) {
+		value = reinterpret_cast<Const *>(expr)->constvalue;
+		isnull = reinterpret_cast<Const *>(expr)->constisnull;
+	} else if (!IsA(expr, Param) || !external_parameter(query->params, reinterpret_cast<Param *>(expr), &value, &isnull)) {
+		return false;
+	}
+	keys->null_key |= isnull;
+	keys->types[keys->ncolumns] = exprType(reinterpret_cast<Node *>(expr));
+	keys->values[keys->ncolumns++] = value;
+	return true;
+}
+
+/*
+ * How the statement's plan records its rows' keys (capture_setup_plan): the UPDATE or DELETE at
+ * the top of the plan, when the plan under it carries the key its WHERE clause names, or computes
+ * capture_row_key for the table. A data-modifying WITH query's tables keep the row trigger.
+ */
+PlanKeys plan_keys(QueryDesc *query)
+{
+	PlanKeys keys;
 	if (!OidIsValid(capture_row_key_function) || query->planstate == nullptr ||
 		!IsA(query->planstate, ModifyTableState))
-		return nullptr;
+		return keys;
 	ModifyTableState *modify = reinterpret_cast<ModifyTableState *>(query->planstate);
 	if (modify->mt_nrels != 1 || (modify->operation != CMD_UPDATE && modify->operation != CMD_DELETE))
-		return nullptr;
+		return keys;
 	Oid relid = RelationGetRelid(modify->resultRelInfo->ri_RelationDesc);
+	bool per_row = false;
 	ListCell *cell;
 	foreach (cell, outerPlan(modify->ps.plan)->targetlist) {
 		TargetEntry *entry = static_cast<TargetEntry *>(lfirst(cell));
-		List *arguments = entry->resjunk ? capture_row_key_arguments(entry->expr) : NIL;
-		if (arguments != NIL && IsA(linitial(arguments), Const) &&
-			DatumGetObjectId(static_cast<Const *>(linitial(arguments))->constvalue) == relid)
-			return modify->resultRelInfo;
+		if (!entry->resjunk)
+			continue;
+		if (entry->resname != nullptr && strcmp(entry->resname, kStatementKeyColumn) == 0) {
+			if (!statement_key_value(query, entry->expr, &keys))
+				return PlanKeys();
+			keys.from_where = true;
+			continue;
+		}
+		List *arguments = capture_row_key_arguments(entry->expr);
+		per_row |= arguments != NIL && IsA(linitial(arguments), Const) &&
+			DatumGetObjectId(static_cast<Const *>(linitial(arguments))->constvalue) == relid;
 	}
-	return nullptr;
+	if (keys.from_where || per_row)
+		keys.result = modify->resultRelInfo;
+	return keys;
+}
+
+/* The key the WHERE clause names, recorded for the statement; false if it could not be. */
+bool record_statement_key(const PlanKeys &keys)
+{
+	return keys.null_key ||
+		invalidation_capture_key(RelationGetRelid(keys.result->ri_RelationDesc), keys.values, keys.types,
+								 keys.ncolumns);
 }
 
 /*
@@ -366,7 +439,7 @@ void set_up_capture(QueryDesc *query)
 {
 	EState *estate = query->estate;
 	const FmgrInfo *function = nullptr;
-	ResultRelInfo *keyed_result = nullptr;
+	PlanKeys keys;
 	ListCell *cell;
 	foreach (cell, estate->es_opened_result_relations) {
 		ResultRelInfo *result = static_cast<ResultRelInfo *>(lfirst(cell));
@@ -376,7 +449,7 @@ void set_up_capture(QueryDesc *query)
 		if (function == nullptr) {
 			if (!OidIsValid((function = &capture_function_info())->fn_oid))
 				return;
-			keyed_result = result_keyed_by_plan(query);
+			keys = plan_keys(query);
 		}
 		/* The statement trigger first: the row trigger's set-up depends on whether it marked the table. */
 		bool marked = false;
@@ -393,7 +466,8 @@ void set_up_capture(QueryDesc *query)
 			const Trigger &trigger = triggers->triggers[i];
 			if (trigger.tgfoid != function->fn_oid || TRIGGER_FOR_BEFORE(trigger.tgtype))
 				continue;
-			if (result == keyed_result && marked && TRIGGER_FOR_ROW(trigger.tgtype)) {
+			if (result == keys.result && marked && TRIGGER_FOR_ROW(trigger.tgtype) &&
+				(!keys.from_where || record_statement_key(keys))) {
 				switch_off_row_trigger(triggers, i);
 				continue;
 			}
@@ -464,6 +538,80 @@ const PrimaryKey *key_kept_by(Relation rel, Query *parse)
 	return key;
 }
 
+/* Adds the top-level conjuncts of `qual` to `conjuncts`. */
+void add_conjuncts(Node *qual, List **conjuncts)
+{
+	if (qual == nullptr)
+		return;
+	if (is_andclause(qual)) {
+		ListCell *cell;
+		foreach (cell, reinterpret_cast<BoolExpr *>(qual)->args)
+			add_conjuncts(static_cast<Node *>(lfirst(cell)), conjuncts);
+		return;
+	}
+	*conjuncts = lappend(*conjuncts, qual);
+}
+
+/* Which key column `node` is (a Var of the statement's target, perhaps relabeled), or -1. */
+int key_column_of(Node *node, Index target, const PrimaryKey &key)
+{
+	if (node != nullptr && IsA(node, RelabelType))
+		node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
+	if (node == nullptr || !IsA(node, Var))
+		return -1;
+	Var *var = reinterpret_cast<Var *>(node);
+	if (Index(var->varno) != target || var->varlevelsup != 0)
+		return -1;
+	for (int c = 0; c < key.ncolumns; c++)
+		if (var->varattno == key.attnums[c])
+			return c;
+	return -1;
+}
+
+/*
+ * The one key every row the statement writes has, when its WHERE clause names it: for each key
+ * column a top-level conjunct `column = value`, by the key's own equality (key_equality), with a
+ * constant or an external parameter as the value. Each row written satisfies the clause, in the
+ * version it writes (EvalPlanQual checks a concurrently updated row's newest version again), and
+ * keeps its key; `values` receives the values in key order.
+ */
+bool key_named_by_where(Query *parse, const PrimaryKey &key, Expr **values)
+{
+	for (int c = 0; c < key.ncolumns; c++)
+		values[c] = nullptr;
+	List *conjuncts = NIL;
+	add_conjuncts(parse->jointree->quals, &conjuncts);
+	ListCell *cell;
+	foreach (cell, conjuncts) {
+		Node *conjunct = static_cast<Node *>(lfirst(cell));
+		if (!IsA(conjunct, OpExpr) || list_length(reinterpret_cast<OpExpr *>(conjunct)->args) != 2)
+			continue;
+		OpExpr *op = reinterpret_cast<OpExpr *>(conjunct);
+		Node *value = static_cast<Node *>(lsecond(op->args));
+		int column = key_column_of(static_cast<Node *>(linitial(op->args)), Index(parse->resultRelation), key);
+		if (column < 0) {
+			value = static_cast<Node *>(linitial(op->args));
+			column = key_column_of(static_cast<Node *>(lsecond(op->args)), Index(parse->resultRelation), key);
+		}
+		bool constant = IsA(value, Const) ||
+			(IsA(value, Param) && reinterpret_cast<Param *>(value)->paramkind == PARAM_EXTERN);
+		if (column >= 0 && values[column] == nullptr && constant &&
+			key_equality(key, column, op->opno, op->inputcollid, exprType(value)))
+			values[column] = reinterpret_cast<Expr *>(value);
+	}
+	for (int c = 0; c < key.ncolumns; c++)
+		if (values[c] == nullptr)
+			return false;
+	return true;
+}
+
+/* Appends a junk column computing `expr` to the statement's target list. */
+void add_junk_column(Query *parse, Expr *expr, const char *name)
+{
+	parse->targetList = lappend(parse->targetList, makeTargetEntry(expr, AttrNumber(list_length(parse->targetList) + 1),
+																   pstrdup(name), true));
+}
+
 } // namespace
 
 void capture_setup_plan(Query *parse)
@@ -479,17 +627,23 @@ void capture_setup_plan(Query *parse)
 	/* Locked by the parser, or by the plan cache before it plans again. */
 	Relation rel = table_open(target->relid, NoLock);
 	if (const PrimaryKey *key = key_kept_by(rel, parse)) {
-		List *arguments = list_make1(makeConst(REGCLASSOID, -1, InvalidOid, sizeof(Oid),
-											   ObjectIdGetDatum(target->relid), false, true));
-		for (int c = 0; c < key->ncolumns; c++) {
-			Form_pg_attribute column = TupleDescAttr(RelationGetDescr(rel), key->attnums[c] - 1);
-			arguments = lappend(arguments, makeVar(parse->resultRelation, key->attnums[c], column->atttypid,
-												   column->atttypmod, column->attcollation, 0));
+		Expr *values[MAX_KEY_COLUMNS];
+		if (key_named_by_where(parse, *key, values)) {
+			for (int c = 0; c < key->ncolumns; c++)
+				add_junk_column(parse, static_cast<Expr *>(copyObjectImpl(values[c])), kStatementKeyColumn);
+		} else {
+			List *arguments = list_make1(makeConst(REGCLASSOID, -1, InvalidOid, sizeof(Oid),
+												   ObjectIdGetDatum(target->relid), false, true));
+			for (int c = 0; c < key->ncolumns; c++) {
+				Form_pg_attribute column = TupleDescAttr(RelationGetDescr(rel), key->attnums[c] - 1);
+				arguments = lappend(arguments, makeVar(parse->resultRelation, key->attnums[c], column->atttypid,
+													   column->atttypmod, column->attcollation, 0));
+			}
+			add_junk_column(parse,
+							reinterpret_cast<Expr *>(makeFuncExpr(capture_row_key_function, BOOLOID, arguments,
+																  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL)),
+							"local_cache_row_key");
 		}
-		Expr *call = reinterpret_cast<Expr *>(makeFuncExpr(capture_row_key_function, BOOLOID, arguments, InvalidOid,
-															InvalidOid, COERCE_EXPLICIT_CALL));
-		parse->targetList = lappend(parse->targetList, makeTargetEntry(call, AttrNumber(list_length(parse->targetList) + 1),
-																	   pstrdup("local_cache_row_key"), true));
 	}
 	table_close(rel, NoLock);
 }

@@ -586,22 +586,27 @@ const PrimaryKey *invalidation_row_key(Relation rel)
 	return known->keyed ? &known->key : nullptr;
 }
 
-void invalidation_capture_key(Oid relid, const Datum *values, const Oid *types, int ncolumns)
+bool invalidation_capture_key(Oid relid, const Datum *values, const Oid *types, int ncolumns)
 {
 	ChangedTable *table = table_written(relid);
-	if (table == nullptr || !row_keys_needed(table))
-		return;
+	if (table == nullptr)
+		return false;
+	if (!row_keys_needed(table))
+		return true;
 	if (ncolumns != table->key.ncolumns)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("table \"%s\" has a key of %d column(s), not %d", get_rel_name(relid),
 							   table->key.ncolumns, ncolumns)));
+	KeyShape kinds;
+	kinds.ncolumns = ncolumns;
 	for (int c = 0; c < ncolumns; c++)
-		if (types[c] != table->key.types[c])
+		if (!value_kind_for(table->key.shape.kinds[c], types[c], &kinds.kinds[c]))
 			ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-							errmsg("key column %d of table \"%s\" is of type %s, not %s", c + 1, get_rel_name(relid),
-								   format_type_be(table->key.types[c]), format_type_be(types[c]))));
-	append_key_bytes(table->key.shape, values, empty_key_buffer());
+							errmsg("a value of type %s cannot name keys of column %d of table \"%s\"",
+								   format_type_be(types[c]), c + 1, get_rel_name(relid))));
+	append_key_bytes(kinds, values, empty_key_buffer());
 	record_key_buffer(table, nullptr);
+	return true;
 }
 
 void invalidation_statement_writes(Relation rel)

@@ -54,12 +54,14 @@ RowCapture invalidation_capture_row(Oid relid, TupleTableSlot *old_row, TupleTab
 const PrimaryKey *invalidation_row_key(Relation rel);
 
 /*
- * For local_cache.capture_row_key(), which a plan of an UPDATE or DELETE evaluates for each row it
- * is about to write (capture_setup.cpp): records the row's key from its key columns' values (of
- * `types`, which must be the key's), counting the row as invalidation_capture_row does. Nothing if
- * nothing marked the table written in this transaction (then the row trigger stays on).
+ * Records the key of a row the statement writes, from its key columns' values (of `types`, each a
+ * type that names its column's keys: primary_key.h, value_kind_for), as invalidation_capture_row
+ * records a row's: for local_cache.capture_row_key(), which the plan of an UPDATE or DELETE
+ * evaluates for each row it is about to write, and for the key an UPDATE's or DELETE's WHERE
+ * clause names (capture_setup.cpp). False, and nothing recorded, if nothing marked the table
+ * written in this transaction (then the row trigger stays on).
  */
-void invalidation_capture_key(Oid relid, const Datum *values, const Oid *types, int ncolumns);
+bool invalidation_capture_key(Oid relid, const Datum *values, const Oid *types, int ncolumns);
 
 /*
  * What the capture's BEFORE STATEMENT trigger does as a statement is about to write the table:

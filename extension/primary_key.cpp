@@ -198,6 +198,14 @@ bool value_kind_for(KeyKind column, Oid type, KeyKind *kind)
 	return true;
 }
 
+bool key_equality(const PrimaryKey &key, int column, Oid opno, Oid collation, Oid value_type)
+{
+	KeyKind kind;
+	return get_op_opfamily_strategy(opno, key.opfamilies[column]) == BTEqualStrategyNumber &&
+		(!OidIsValid(collation) || get_collation_isdeterministic(collation)) &&
+		value_kind_for(key.shape.kinds[column], value_type, &kind);
+}
+
 void append_key_bytes(const KeyShape &kinds, const Datum *values, StringInfo out)
 {
 	for (int c = 0; c < kinds.ncolumns; c++) {

@@ -52,6 +52,15 @@ bool key_kind_of(Oid type, KeyKind *kind);
  */
 bool value_kind_for(KeyKind column, Oid type, KeyKind *kind);
 
+/*
+ * Whether `column = value` under operator `opno` and `collation` names the key column's keys as
+ * the cache keys them: the primary key's own equality (its btree family: bigint = integer works
+ * too), under a collation whose equality is byte equality, with a value of a type that names the
+ * column's keys (value_kind_for: not, for instance, `name`, which text's family compares with
+ * text). The FDW's lookups and the capture's keys taken from a statement's WHERE clause.
+ */
+bool key_equality(const PrimaryKey &key, int column, Oid opno, Oid collation, Oid value_type);
+
 /* The key's bytes from its columns' values (none NULL), read as `kinds` say (the key's own
  * shape, or value_kind_for's kinds), appended to `out`. */
 void append_key_bytes(const KeyShape &kinds, const Datum *values, StringInfo out);

@@ -102,22 +102,6 @@ int key_column_of(Node *node, Index relid, const ForeignTableInfo *table)
 	return -1;
 }
 
-/* The primary key's own equality (its btree family: bigint = integer works too), under a
- * collation whose equality is byte equality. */
-bool is_key_equality(Oid opno, Oid collation, const ForeignTableInfo *table, int column)
-{
-	return get_op_opfamily_strategy(opno, table->key.opfamilies[column]) == BTEqualStrategyNumber &&
-		(!OidIsValid(collation) || get_collation_isdeterministic(collation));
-}
-
-/* Whether values of the type make the column's key bytes (scan.cpp): not, for instance, `name`,
- * which text's operator family compares with text but which is no text value. */
-bool names_keys(Oid type, const ForeignTableInfo *table, int column)
-{
-	KeyKind kind;
-	return value_kind_for(table->key.shape.kinds[column], type, &kind);
-}
-
 bool evaluable_before_scan(Node *value, Index relid)
 {
 	return !bms_is_member(relid, pull_varnos(nullptr, value)) && !contain_volatile_functions(value);
@@ -140,8 +124,8 @@ bool match_key_clause(RestrictInfo *rinfo, Index relid, const ForeignTableInfo *
 			column = key_column_of(right, relid, table);
 			value = left;
 		}
-		if (column < 0 || !is_key_equality(op->opno, op->inputcollid, table, column) ||
-			!names_keys(exprType(value), table, column) || !evaluable_before_scan(value, relid))
+		if (column < 0 || !key_equality(table->key, column, op->opno, op->inputcollid, exprType(value)) ||
+			!evaluable_before_scan(value, relid))
 			return false;
 		*out = {reinterpret_cast<Expr *>(value), false, column, rinfo};
 		return true;
@@ -152,8 +136,9 @@ bool match_key_clause(RestrictInfo *rinfo, Index relid, const ForeignTableInfo *
 			return false;
 		Node *left = static_cast<Node *>(linitial(op->args));
 		Node *right = static_cast<Node *>(lsecond(op->args));
-		if (key_column_of(left, relid, table) != 0 || !is_key_equality(op->opno, op->inputcollid, table, 0) ||
-			!names_keys(get_element_type(exprType(right)), table, 0) || !evaluable_before_scan(right, relid))
+		if (key_column_of(left, relid, table) != 0 ||
+			!key_equality(table->key, 0, op->opno, op->inputcollid, get_element_type(exprType(right))) ||
+			!evaluable_before_scan(right, relid))
 			return false;
 		*out = {reinterpret_cast<Expr *>(right), true, 0, rinfo};
 		return true;

@@ -261,7 +261,8 @@ BEGIN
 END $$;
 
 /* The planner hook adds a call of this function, with the table and its key columns, to the plan
-   of an UPDATE or DELETE of a cached table whose rows keep their keys: it records each row's key
+   of an UPDATE or DELETE of a cached table whose rows keep their keys (unless its WHERE clause
+   names the one key it may write, which is then recorded once): it records each row's key
    as the plan hands the row to the write, and the statement runs without the capture's row
    trigger (PostgreSQL's fetch of the old row again for it, and its set-up, cost that statement
    more than the recording). It records keys only in a transaction that is writing the table, and

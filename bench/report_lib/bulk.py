@@ -44,7 +44,7 @@ def bulk_section(doc, src):
     w("What bounds the writer's memory: the capture keeps each changed key once (about 100 bytes for a bigint "
       "key) for the first 10,000 rows of a table in a transaction; past them it records no more keys and the table "
       "is flushed at commit. An UPDATE or DELETE whose rows keep their keys records them from its plan "
-      "(`local_cache.capture_row_key`) and runs without the row trigger; in an INSERT, or an UPDATE that may move "
+      "(the key its WHERE clause names, or `local_cache.capture_row_key` per row) and runs without the row trigger; in an INSERT, or an UPDATE that may move "
       "rows to other keys, the row trigger's WHEN clause records the keys itself and PostgreSQL queues no AFTER ROW "
       "event for it (past the 10,000 rows it switches the trigger off for the rest of the statement); COPY and rows "
       "routed into a partition queue the event, its tuple identifiers (about 10 bytes), for those first 10,000 rows "

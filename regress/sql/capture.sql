@@ -176,8 +176,8 @@ DROP FUNCTION cap_log_statement();
 -- BEFORE ROW UPDATE trigger (it may change the key), a data-modifying WITH query. Each first
 -- reads the keys it will write, absent ones included (negative entries), so that a key the
 -- capture missed would stay cached.
-EXPLAIN (COSTS OFF, VERBOSE) UPDATE cap_items SET value = 'planned' WHERE id = 1;
-EXPLAIN (COSTS OFF, VERBOSE) DELETE FROM cap_items WHERE id = 1;
+EXPLAIN (COSTS OFF, VERBOSE) UPDATE cap_items SET value = 'planned' WHERE id IN (1, 2);
+EXPLAIN (COSTS OFF, VERBOSE) DELETE FROM cap_items WHERE value = 'planned';
 EXPLAIN (COSTS OFF, VERBOSE) UPDATE cap_items SET id = id + 100 WHERE id = 1;
 SELECT lc_check('cap_items', '{1,2,3,101,102}');
 UPDATE cap_items SET value = 'planned' WHERE id IN (1, 2);
@@ -188,6 +188,38 @@ DELETE FROM cap_items WHERE id = 102;
 SELECT lc_check('cap_items', '{1,2,3,101,102}');
 WITH moved AS (UPDATE cap_items SET id = 2 WHERE id = 101 RETURNING id) SELECT * FROM moved;
 SELECT lc_check('cap_items', '{1,2,3,101,102}'), local_cache.mget_json('cap_items', '{2}');
+-- A statement whose WHERE clause names the one key it may write (key = constant or parameter,
+-- by the key's equality) hands that key to ExecutorStart in the plan (junk column local_cache_key),
+-- which records it for the statement: no call per row either. Constants, a prepared statement's
+-- parameters (custom plans and the generic one), a PL/pgSQL variable, NULL, another integer type.
+EXPLAIN (COSTS OFF, VERBOSE) UPDATE cap_items SET value = 'keyed' WHERE id = 2;
+EXPLAIN (COSTS OFF, VERBOSE) DELETE FROM cap_items WHERE 2::integer = id AND value <> 'x';
+SELECT lc_check('cap_items', '{2,3,4,5}');
+UPDATE cap_items SET value = 'keyed' WHERE id = 2;
+SELECT lc_check('cap_items', '{2,3,4,5}'), local_cache.mget_json('cap_items', '{2}');
+PREPARE cap_set(bigint, text) AS UPDATE cap_items SET value = $2 WHERE id = $1;
+EXPLAIN (COSTS OFF, VERBOSE) EXECUTE cap_set(3, 'x');
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF, VERBOSE) EXECUTE cap_set(3, 'x');
+SELECT lc_check('cap_items', '{2,3,4,5}');
+EXECUTE cap_set(3, 'generic');
+SELECT lc_check('cap_items', '{2,3,4,5}'), local_cache.mget_json('cap_items', '{3}');
+EXECUTE cap_set(NULL, 'nothing');
+RESET plan_cache_mode;
+EXECUTE cap_set(3, 'custom');
+SELECT lc_check('cap_items', '{2,3,4,5}'), local_cache.mget_json('cap_items', '{3}');
+DEALLOCATE cap_set;
+CREATE FUNCTION cap_set_in_plpgsql(k integer, v text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE cap_items SET value = v WHERE id = k;
+END $$;
+SELECT cap_set_in_plpgsql(4, 'from plpgsql');
+SELECT lc_check('cap_items', '{2,3,4,5}'), local_cache.mget_json('cap_items', '{4}');
+SELECT cap_set_in_plpgsql(4, 'again');
+SELECT lc_check('cap_items', '{2,3,4,5}'), local_cache.mget_json('cap_items', '{4}');
+DELETE FROM cap_items WHERE 5::integer = id;
+SELECT lc_check('cap_items', '{2,3,4,5}');
+DROP FUNCTION cap_set_in_plpgsql(integer, text);
 -- A user's AFTER ROW trigger still fires for each row; a BEFORE ROW trigger that moves the row.
 CREATE TABLE cap_rows (event text, id bigint);
 CREATE FUNCTION cap_log_row() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -97,16 +97,79 @@ int changed_key_match(const void *a, const void *b, Size)
 	return x->relid == y->relid && x->key == y->key ? 0 : 1;
 }
 
+bool same_table(const ChangedTable &entry, const Oid &relid)
+{
+	return entry.relid == relid;
+}
+
+bool same_key(const ChangedKey &entry, const ChangedKey &probe)
+{
+	return entry.relid == probe.relid && entry.key == probe.key;
+}
+
 /*
- * Both live for the session (made once: creating two hash tables per transaction cost a writer
- * more than all the rest of the capture) and are emptied at transaction end; the key bytes their
- * entries point to are in TopTransactionContext. `xact_writes`: they hold this transaction's.
- * Their entries are also linked in lists (tables_written, keys_at_level), which the commit walks
- * instead of the tables' buckets: with many connections a backend finds little of its own memory
- * still in the CPU's caches, and each bucket walked was a cache miss.
+ * The transaction's tables or keys: the first N entries in an array, scanned, the rest in a
+ * dynahash table. With many connections a backend finds little of its own memory still in the
+ * CPU's caches, and a hash table's lookup or removal touches several lines of it (the table, its
+ * header, directory, bucket, entry) where a few entries scanned are one or two; most transactions
+ * write one table and a few keys. Entries never move (lists point to them). An array entry taken
+ * back before the transaction's end (a subtransaction's abort) gets relid InvalidOid, which no
+ * probe has, and its slot stays used until the transaction ends (forget_changes).
  */
-HTAB *changed_tables = nullptr;
-HTAB *changed_keys = nullptr;
+template <typename Entry, typename Probe, int N, bool (*Same)(const Entry &, const Probe &)>
+struct SmallSet {
+	Entry slots[N];
+	int used = 0;
+	HTAB *hashed = nullptr; /* made once per session, by `create` */
+	long nhashed = 0;
+
+	Entry *find(const Probe &probe)
+	{
+		for (int i = 0; i < used; i++)
+			if (Same(slots[i], probe))
+				return &slots[i];
+		return nhashed == 0 ? nullptr : static_cast<Entry *>(hash_search(hashed, &probe, HASH_FIND, NULL));
+	}
+	/* The entry for `probe`; a new one begins with its bytes (as HASH_ENTER copies the key). */
+	Entry *enter(const Probe &probe, bool *found, HTAB *(*create)(void))
+	{
+		Entry *entry = find(probe);
+		*found = entry != nullptr;
+		if (entry != nullptr)
+			return entry;
+		if (used < N) {
+			entry = &slots[used++];
+			memcpy(static_cast<void *>(entry), &probe, sizeof(Probe));
+			return entry;
+		}
+		if (hashed == nullptr)
+			hashed = create();
+		entry = static_cast<Entry *>(hash_search(hashed, &probe, HASH_ENTER, found));
+		nhashed++;
+		return entry;
+	}
+	bool in_slots(const Entry *entry) const { return entry >= slots && entry < slots + N; }
+	void remove(Entry *entry)
+	{
+		if (in_slots(entry)) {
+			entry->relid = InvalidOid;
+			return;
+		}
+		hash_search(hashed, entry, HASH_REMOVE, NULL);
+		nhashed--;
+	}
+	/* At most this many entries (array slots taken back included). */
+	long count_bound() const { return used + nhashed; }
+};
+
+/*
+ * Both are emptied at transaction end (their hash tables live for the session: creating two per
+ * transaction cost a writer more than all the rest of the capture); the key bytes their entries
+ * point to are in TopTransactionContext. `xact_writes`: they hold this transaction's. Their
+ * entries are also linked in lists (tables_written, keys_at_level), which the commit walks.
+ */
+SmallSet<ChangedTable, Oid, 4, same_table> changed_tables;
+SmallSet<ChangedKey, ChangedKey, 8, same_key> changed_keys;
 bool xact_writes = false;
 ChangedTable *tables_written = nullptr;
 /* The last table written or asked for, an entry of changed_tables (until forget_changes). */
@@ -168,18 +231,23 @@ HTAB *create_set(const char *name, Size keysize, Size entrysize, bool by_key_byt
 	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 }
 
+HTAB *create_tables_hash(void)
+{
+	return create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable), false);
+}
+
+HTAB *create_keys_hash(void)
+{
+	return create_set("local_cache changed keys", offsetof(ChangedKey, next_at_level), sizeof(ChangedKey), true);
+}
+
 ChangedTable *changed_table_entry(Oid relid, bool *found)
 {
-	if (changed_tables == nullptr)
-		changed_tables = create_set("local_cache changed tables", sizeof(Oid), sizeof(ChangedTable), false);
-	if (changed_keys == nullptr)
-		changed_keys = create_set("local_cache changed keys", offsetof(ChangedKey, next_at_level), sizeof(ChangedKey),
-								  true);
 	if (!xact_writes) {
 		wal_xact_starts_writing();
 		xact_writes = true;
 	}
-	ChangedTable *table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_ENTER, found));
+	ChangedTable *table = changed_tables.enter(relid, found, create_tables_hash);
 	if (!*found) {
 		table->flush_all = false;
 		table->capture_changed = false;
@@ -312,7 +380,7 @@ ChangedKey *record_key_buffer(ChangedTable *table, ChangedKey *same_as)
 	allocate_level(level);
 	char *bytes = static_cast<char *>(MemoryContextAlloc(TopTransactionContext, key_buffer->len + 1));
 	bool found;
-	ChangedKey *entry = static_cast<ChangedKey *>(hash_search(changed_keys, &changed, HASH_ENTER, &found));
+	ChangedKey *entry = changed_keys.enter(changed, &found, create_keys_hash);
 	if (found) {
 		pfree(bytes);
 	} else {
@@ -358,8 +426,8 @@ void invalidate_changes(void)
 {
 	if (!xact_writes || !store_available())
 		return;
-	long ntables = hash_get_num_entries(changed_tables);
-	long nkeys = hash_get_num_entries(changed_keys);
+	long ntables = changed_tables.count_bound();
+	long nkeys = changed_keys.count_bound();
 	Oid *flushed = static_cast<Oid *>(MemoryContextAlloc(TopTransactionContext, sizeof(Oid) * (ntables + 1)));
 	bool *definition_changed =
 		static_cast<bool *>(MemoryContextAlloc(TopTransactionContext, sizeof(bool) * (ntables + 1)));
@@ -429,24 +497,28 @@ void forget_changes(void)
 		return;
 	xact_writes = false;
 	last_table_asked = nullptr;
-	if (hash_get_num_entries(changed_keys) > KEEP_KEYS_TABLE_UP_TO) {
-		hash_destroy(changed_keys);
-		changed_keys = nullptr;
+	if (changed_keys.nhashed > KEEP_KEYS_TABLE_UP_TO) {
+		hash_destroy(changed_keys.hashed);
+		changed_keys.hashed = nullptr;
+		changed_keys.nhashed = 0;
 	}
 	for (int i = 0; i < deepest_level_used && i < levels_allocated; i++) {
-		for (ChangedKey *changed = keys_at_level[i], *next; changed != nullptr && changed_keys != nullptr;
-			 changed = next) {
+		for (ChangedKey *changed = keys_at_level[i], *next; changed != nullptr; changed = next) {
 			next = changed->next_at_level;
-			hash_search(changed_keys, changed, HASH_REMOVE, NULL);
+			if (changed_keys.nhashed > 0 && !changed_keys.in_slots(changed))
+				changed_keys.remove(changed);
 		}
 		keys_at_level[i] = nullptr;
 		own_at_level[i] = nullptr;
 	}
+	changed_keys.used = 0;
 	deepest_level_used = 0;
 	for (ChangedTable *table = tables_written, *next; table != nullptr; table = next) {
 		next = table->next_written;
-		hash_search(changed_tables, &table->relid, HASH_REMOVE, NULL);
+		if (!changed_tables.in_slots(table))
+			changed_tables.remove(table);
 	}
+	changed_tables.used = 0;
 	tables_written = nullptr;
 }
 
@@ -466,7 +538,7 @@ void subxact_event(SubXactEvent event, SubTransactionId, SubTransactionId, void 
 		for (ChangedKey *changed = keys_at_level[level], *next; changed != nullptr; changed = next) {
 			next = changed->next_at_level;
 			changed->table->nkeys--;
-			hash_search(changed_keys, changed, HASH_REMOVE, NULL);
+			changed_keys.remove(changed);
 		}
 		keys_at_level[level] = nullptr;
 	}
@@ -532,7 +604,7 @@ ChangedTable *table_written(Oid relid)
 		return nullptr;
 	ChangedTable *table = last_table_asked;
 	if (table == nullptr || table->relid != relid) {
-		table = static_cast<ChangedTable *>(hash_search(changed_tables, &relid, HASH_FIND, NULL));
+		table = changed_tables.find(relid);
 		if (table == nullptr)
 			return nullptr;
 		last_table_asked = table;
@@ -623,7 +695,7 @@ bool invalidation_table_flushed(Oid relid)
 
 bool invalidation_xact_wrote(Oid relid)
 {
-	return changed_tables != nullptr && hash_search(changed_tables, &relid, HASH_FIND, NULL) != nullptr;
+	return xact_writes && changed_tables.find(relid) != nullptr;
 }
 
 void invalidation_own_write(Oid relid, KeyBytes key)
@@ -633,7 +705,7 @@ void invalidation_own_write(Oid relid, KeyBytes key)
 	ChangedKey probe;
 	probe.relid = relid;
 	probe.key = key;
-	ChangedKey *entry = static_cast<ChangedKey *>(hash_search(changed_keys, &probe, HASH_FIND, NULL));
+	ChangedKey *entry = changed_keys.find(probe);
 	/* Listed once, at the level that first marked it: an inner one that aborts leaves it. */
 	if (entry == nullptr || entry->own)
 		return;

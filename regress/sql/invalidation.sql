@@ -352,3 +352,43 @@ DROP FUNCTION inv_rows_count();
 DROP FUNCTION inv_bump(bigint);
 DROP VIEW inv_view;
 DROP TABLE inv, inv_parent;
+
+-- One transaction writing six tables and twenty keys of each, more than the capture keeps in its
+-- small arrays (4 tables, 8 keys) before it spills into hash tables, with a savepoint rolled back
+-- in the middle: every key written and kept is invalidated, the rolled-back ones are not needed.
+CREATE TABLE inv_six_1 (id bigint PRIMARY KEY, v integer NOT NULL);
+INSERT INTO inv_six_1 SELECT i, 0 FROM generate_series(1, 30) i;
+CREATE TABLE inv_six_2 (LIKE inv_six_1 INCLUDING ALL);
+CREATE TABLE inv_six_3 (LIKE inv_six_1 INCLUDING ALL);
+CREATE TABLE inv_six_4 (LIKE inv_six_1 INCLUDING ALL);
+CREATE TABLE inv_six_5 (LIKE inv_six_1 INCLUDING ALL);
+CREATE TABLE inv_six_6 (LIKE inv_six_1 INCLUDING ALL);
+SELECT count(local_cache.enable(format('inv_six_%s', t)::regclass)) FROM generate_series(1, 6) t;
+INSERT INTO inv_six_2 SELECT * FROM inv_six_1;
+INSERT INTO inv_six_3 SELECT * FROM inv_six_1;
+INSERT INTO inv_six_4 SELECT * FROM inv_six_1;
+INSERT INTO inv_six_5 SELECT * FROM inv_six_1;
+INSERT INTO inv_six_6 SELECT * FROM inv_six_1;
+SELECT t, lc_check(format('inv_six_%s', t)::regclass, ARRAY(SELECT generate_series(1, 30)::bigint))
+  FROM generate_series(1, 6) t;
+BEGIN;
+UPDATE inv_six_1 SET v = 1 WHERE id = 1;
+UPDATE inv_six_2 SET v = 1 WHERE id <= 3;
+SAVEPOINT s;
+UPDATE inv_six_3 SET v = 2 WHERE id <= 20;
+UPDATE inv_six_1 SET v = 2 WHERE id <= 20;
+ROLLBACK TO s;
+UPDATE inv_six_3 SET v = 3 WHERE id > 10;
+UPDATE inv_six_4 SET v = 4 WHERE id <= 20;
+UPDATE inv_six_5 SET v = 5 WHERE id = 5;
+UPDATE inv_six_6 SET v = 6 WHERE id <= 20;
+DELETE FROM inv_six_6 WHERE id = 30;
+SAVEPOINT t;
+UPDATE inv_six_5 SET v = 7 WHERE id <= 20;
+RELEASE t;
+COMMIT;
+SELECT t, lc_check(format('inv_six_%s', t)::regclass, ARRAY(SELECT generate_series(1, 30)::bigint)),
+       (SELECT sum((r->>'v')::integer) FROM json_array_elements(local_cache.mget_json(format('inv_six_%s', t)::regclass,
+          ARRAY(SELECT generate_series(1, 30)::bigint))) AS e(r)) AS cached_sum
+  FROM generate_series(1, 6) t;
+DROP TABLE inv_six_1, inv_six_2, inv_six_3, inv_six_4, inv_six_5, inv_six_6;

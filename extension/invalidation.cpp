@@ -503,9 +503,11 @@ void forget_changes(void)
 		changed_keys.nhashed = 0;
 	}
 	for (int i = 0; i < deepest_level_used && i < levels_allocated; i++) {
-		for (ChangedKey *changed = keys_at_level[i], *next; changed != nullptr; changed = next) {
+		/* Only hashed entries need removing (none once the hash table is dropped above). */
+		for (ChangedKey *changed = keys_at_level[i], *next; changed != nullptr && changed_keys.nhashed > 0;
+			 changed = next) {
 			next = changed->next_at_level;
-			if (changed_keys.nhashed > 0 && !changed_keys.in_slots(changed))
+			if (!changed_keys.in_slots(changed))
 				changed_keys.remove(changed);
 		}
 		keys_at_level[i] = nullptr;

@@ -392,3 +392,15 @@ SELECT t, lc_check(format('inv_six_%s', t)::regclass, ARRAY(SELECT generate_seri
           ARRAY(SELECT generate_series(1, 30)::bigint))) AS e(r)) AS cached_sum
   FROM generate_series(1, 6) t;
 DROP TABLE inv_six_1, inv_six_2, inv_six_3, inv_six_4, inv_six_5, inv_six_6;
+-- A transaction past the keys it keeps a hash table for afterwards (1,024): the table is dropped at
+-- its end, and nothing may walk its entries after that (a backend crashed on it once: in a new
+-- session, whose allocator hands a large table memory of its own that the drop gives back).
+\c -
+CREATE TABLE inv_many_keys (id bigint PRIMARY KEY, v integer NOT NULL);
+SELECT local_cache.enable('inv_many_keys');
+INSERT INTO inv_many_keys SELECT i, 0 FROM generate_series(1, 20000) i;
+UPDATE inv_many_keys SET v = 1 WHERE id <= 5000;
+SELECT lc_check('inv_many_keys', '{1,5000,5001,20000}');
+UPDATE inv_many_keys SET v = 2 WHERE id <= 5000;
+SELECT lc_check('inv_many_keys', '{1,5000,5001,20000}'), local_cache.mget_json('inv_many_keys', '{1}');
+DROP TABLE inv_many_keys;

@@ -22,6 +22,7 @@
 #include "extension/boundary.h"
 #include "extension/cached_table.h"
 #include "extension/primary_key.h"
+#include "extension/small_set.h"
 #include "extension/store.h"
 #include "extension/tracking_log.h"
 #include "extension/wal.h"
@@ -106,61 +107,6 @@ bool same_key(const ChangedKey &entry, const ChangedKey &probe)
 {
 	return entry.relid == probe.relid && entry.key == probe.key;
 }
-
-/*
- * The transaction's tables or keys: the first N entries in an array, scanned, the rest in a
- * dynahash table. With many connections a backend finds little of its own memory still in the
- * CPU's caches, and a hash table's lookup or removal touches several lines of it (the table, its
- * header, directory, bucket, entry) where a few entries scanned are one or two; most transactions
- * write one table and a few keys. Entries never move (lists point to them). An array entry taken
- * back before the transaction's end (a subtransaction's abort) gets relid InvalidOid, which no
- * probe has, and its slot stays used until the transaction ends (forget_changes).
- */
-template <typename Entry, typename Probe, int N, bool (*Same)(const Entry &, const Probe &)>
-struct SmallSet {
-	Entry slots[N];
-	int used = 0;
-	HTAB *hashed = nullptr; /* made once per session, by `create` */
-	long nhashed = 0;
-
-	Entry *find(const Probe &probe)
-	{
-		for (int i = 0; i < used; i++)
-			if (Same(slots[i], probe))
-				return &slots[i];
-		return nhashed == 0 ? nullptr : static_cast<Entry *>(hash_search(hashed, &probe, HASH_FIND, NULL));
-	}
-	/* The entry for `probe`; a new one begins with its bytes (as HASH_ENTER copies the key). */
-	Entry *enter(const Probe &probe, bool *found, HTAB *(*create)(void))
-	{
-		Entry *entry = find(probe);
-		*found = entry != nullptr;
-		if (entry != nullptr)
-			return entry;
-		if (used < N) {
-			entry = &slots[used++];
-			memcpy(static_cast<void *>(entry), &probe, sizeof(Probe));
-			return entry;
-		}
-		if (hashed == nullptr)
-			hashed = create();
-		entry = static_cast<Entry *>(hash_search(hashed, &probe, HASH_ENTER, found));
-		nhashed++;
-		return entry;
-	}
-	bool in_slots(const Entry *entry) const { return entry >= slots && entry < slots + N; }
-	void remove(Entry *entry)
-	{
-		if (in_slots(entry)) {
-			entry->relid = InvalidOid;
-			return;
-		}
-		hash_search(hashed, entry, HASH_REMOVE, NULL);
-		nhashed--;
-	}
-	/* At most this many entries (array slots taken back included). */
-	long count_bound() const { return used + nhashed; }
-};
 
 /*
  * Both are emptied at transaction end (their hash tables live for the session: creating two per

@@ -337,6 +337,7 @@ constexpr const char *kStatementKeyColumn = "local_cache_key";
 /* How the statement's plan records the keys of the rows it writes (capture_setup_plan). */
 struct PlanKeys {
 	ResultRelInfo *result = nullptr; /* null: it does not; the row trigger records them */
+	bool every_row = false;          /* it writes every row: the table is flushed at commit */
 	bool from_where = false;         /* the one key its WHERE clause names, values below */
 	int ncolumns = 0;
 	bool null_key = false; /* a column's value is NULL: no row can match */
@@ -384,7 +385,9 @@ bool statement_key_value(QueryDesc *query, Expr *expr, PlanKeys *keys)
 /*
  * How the statement's plan records its rows' keys (capture_setup_plan): the UPDATE or DELETE at
  * the top of the plan, when the plan under it carries the key its WHERE clause names, or computes
- * capture_row_key for the table. A data-modifying WITH query's tables keep the row trigger.
+ * capture_row_key for the table, or is a sequential scan of the table with no condition (every
+ * row is written: the table is flushed at commit, as past the keys a transaction records). A
+ * data-modifying WITH query's tables keep the row trigger.
  */
 PlanKeys plan_keys(QueryDesc *query)
 {
@@ -396,9 +399,16 @@ PlanKeys plan_keys(QueryDesc *query)
 	if (modify->mt_nrels != 1 || (modify->operation != CMD_UPDATE && modify->operation != CMD_DELETE))
 		return keys;
 	Oid relid = RelationGetRelid(modify->resultRelInfo->ri_RelationDesc);
+	Plan *rows = outerPlan(modify->ps.plan);
+	if (IsA(rows, SeqScan) && rows->qual == NIL &&
+		reinterpret_cast<Scan *>(rows)->scanrelid == modify->resultRelInfo->ri_RangeTableIndex) {
+		keys.result = modify->resultRelInfo;
+		keys.every_row = true;
+		return keys;
+	}
 	bool per_row = false;
 	ListCell *cell;
-	foreach (cell, outerPlan(modify->ps.plan)->targetlist) {
+	foreach (cell, rows->targetlist) {
 		TargetEntry *entry = static_cast<TargetEntry *>(lfirst(cell));
 		if (!entry->resjunk)
 			continue;
@@ -467,7 +477,8 @@ void set_up_capture(QueryDesc *query)
 			if (trigger.tgfoid != function->fn_oid || TRIGGER_FOR_BEFORE(trigger.tgtype))
 				continue;
 			if (result == keys.result && marked && TRIGGER_FOR_ROW(trigger.tgtype) &&
-				(!keys.from_where || record_statement_key(keys))) {
+				(keys.every_row ? invalidation_flush_at_commit(RelationGetRelid(result->ri_RelationDesc))
+								: !keys.from_where || record_statement_key(keys))) {
 				switch_off_row_trigger(triggers, i);
 				continue;
 			}
@@ -605,6 +616,17 @@ bool key_named_by_where(Query *parse, const PrimaryKey &key, Expr **values)
 	return true;
 }
 
+/*
+ * A statement with no condition and no other table writes every row: its plan stays PostgreSQL's
+ * own, with nothing for the capture to evaluate per row (or for JIT to compile: LLVM's memory and
+ * time were most of what a bulk DELETE cost more), and ExecutorStart flushes the table at commit
+ * when it sees the plain scan (plan_keys).
+ */
+bool writes_every_row(const Query *parse)
+{
+	return parse->jointree->quals == nullptr && list_length(parse->jointree->fromlist) == 1;
+}
+
 /* Appends a junk column computing `expr` to the statement's target list. */
 void add_junk_column(Query *parse, Expr *expr, const char *name)
 {
@@ -626,7 +648,8 @@ void capture_setup_plan(Query *parse)
 		return;
 	/* Locked by the parser, or by the plan cache before it plans again. */
 	Relation rel = table_open(target->relid, NoLock);
-	if (const PrimaryKey *key = key_kept_by(rel, parse)) {
+	const PrimaryKey *key = key_kept_by(rel, parse);
+	if (key != nullptr && !writes_every_row(parse)) {
 		Expr *values[MAX_KEY_COLUMNS];
 		if (key_named_by_where(parse, *key, values)) {
 			for (int c = 0; c < key->ncolumns; c++)

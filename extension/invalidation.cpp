@@ -635,6 +635,15 @@ void invalidation_statement_writes(Relation rel)
 	changed_table(rel);
 }
 
+bool invalidation_flush_at_commit(Oid relid)
+{
+	ChangedTable *table = table_written(relid);
+	if (table == nullptr)
+		return false;
+	table->flush_all = true;
+	return true;
+}
+
 bool invalidation_table_flushed(Oid relid)
 {
 	ChangedTable *table = table_written(relid);

@@ -71,6 +71,10 @@ bool invalidation_capture_key(Oid relid, const Datum *values, const Oid *types, 
  */
 void invalidation_statement_writes(Relation rel);
 
+/* For a statement that writes every row of a table the transaction marked written: the table is
+ * flushed whole at commit, and its rows need no keys. False if nothing marked it written. */
+bool invalidation_flush_at_commit(Oid relid);
+
 /* Whether the transaction marked the table written and flushes it whole at commit. */
 bool invalidation_table_flushed(Oid relid);
 

@@ -220,6 +220,20 @@ SELECT lc_check('cap_items', '{2,3,4,5}'), local_cache.mget_json('cap_items', '{
 DELETE FROM cap_items WHERE 5::integer = id;
 SELECT lc_check('cap_items', '{2,3,4,5}');
 DROP FUNCTION cap_set_in_plpgsql(integer, text);
+-- A statement with no condition writes every row: its plan stays PostgreSQL's own (no junk
+-- column), the row trigger is off, and the table is flushed at commit, moved keys included.
+CREATE TABLE cap_all (id bigint PRIMARY KEY, value text);
+INSERT INTO cap_all SELECT i, 'all ' || i FROM generate_series(1, 20) i;
+SELECT local_cache.enable('cap_all');
+EXPLAIN (COSTS OFF, VERBOSE) UPDATE cap_all SET value = value || '!';
+SELECT lc_check('cap_all', '{1,2,20,101,120}'), lc_check('cap_all', '{1,2,20,101,120}');
+UPDATE cap_all SET value = value || '!';
+SELECT lc_check('cap_all', '{1,2,20,101,120}'), local_cache.mget_json('cap_all', '{1}');
+UPDATE cap_all SET id = id + 100;
+SELECT lc_check('cap_all', '{1,2,20,101,120}'), local_cache.mget_json('cap_all', '{101}');
+DELETE FROM cap_all;
+SELECT lc_check('cap_all', '{1,2,20,101,120}'), local_cache.mget_json('cap_all', '{101,120}');
+DROP TABLE cap_all;
 -- A user's AFTER ROW trigger still fires for each row; a BEFORE ROW trigger that moves the row.
 CREATE TABLE cap_rows (event text, id bigint);
 CREATE FUNCTION cap_log_row() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -232,12 +232,21 @@ my $notes_hits = standby_counter('hits');
 is($standby->safe_psql('postgres', $notes_equal), 't', 'long text keys: the standby reads them (warm)');
 cmp_ok(standby_counter('hits') - $notes_hits, '>=', 600, 'long text keys: ... from its cache');
 my $notes_lsn = $primary->lsn('insert');
-on_primary(q{UPDATE notes SET value = 'u' || value});
+# (With a condition: an UPDATE with none writes every row and flushes the table instead, below.)
+on_primary(q{UPDATE notes SET value = 'u' || value WHERE value LIKE 'n%'});
 like(wal_records_since($notes_lsn), qr/^INVALIDATE(,INVALIDATE)+$/,
 	'long text keys: one UPDATE of them all writes several INVALIDATE records');
 is($standby->safe_psql('postgres', $notes_equal), 't', 'long text keys: the standby reads every update');
 is($standby->safe_psql('postgres', q{SELECT count(*) FROM notes WHERE value LIKE 'un%'}), '600',
 	'long text keys: ... which SQL on the standby shows too');
+is($standby->safe_psql('postgres', $notes_equal), 't', 'long text keys: the standby reads them again (warm)');
+$notes_lsn = $primary->lsn('insert');
+on_primary(q{UPDATE notes SET value = 'w' || value});
+is(wal_records_since($notes_lsn), 'INVALIDATE',
+	'an UPDATE with no condition: one INVALIDATE record, the table flushed, no keys');
+is($standby->safe_psql('postgres', $notes_equal), 't', '... and the standby reads every update');
+is($standby->safe_psql('postgres', q{SELECT count(*) FROM notes WHERE value LIKE 'wun%'}), '600',
+	'... which SQL on the standby shows too');
 on_primary(q{DROP TABLE notes});
 
 on_primary(q{TRUNCATE items; INSERT INTO items SELECT g, 'w' || g FROM generate_series(1, 50) g});

@@ -242,7 +242,8 @@ def scenario(work, primary, standby, exporters):
         CREATE PROCEDURE push_changes(rounds int) LANGUAGE plpgsql AS $$
         BEGIN
             FOR r IN 1 .. rounds LOOP
-                UPDATE pushes SET v = r;
+                -- a condition: an UPDATE with none flushes the table, one push instead of the keys
+                UPDATE pushes SET v = r WHERE v IS NOT NULL;
                 COMMIT;
                 -- the RESP workers keep up with the tracking log (a lapped reader would push
                 -- one flush instead of the keys)

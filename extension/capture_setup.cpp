@@ -427,12 +427,19 @@ PlanKeys plan_keys(QueryDesc *query)
 	return keys;
 }
 
-/* The key the WHERE clause names, recorded for the statement; false if it could not be. */
-bool record_statement_key(const PlanKeys &keys)
+/*
+ * What the statement's plan leaves to ExecutorStart, done once the table is marked written: the
+ * table flushed at commit, or the key its WHERE clause names recorded. False if it could not be
+ * (the row trigger then stays on).
+ */
+bool take_plan_keys(const PlanKeys &keys)
 {
-	return keys.null_key ||
-		invalidation_capture_key(RelationGetRelid(keys.result->ri_RelationDesc), keys.values, keys.types,
-								 keys.ncolumns);
+	Oid relid = RelationGetRelid(keys.result->ri_RelationDesc);
+	if (keys.every_row)
+		return invalidation_flush_at_commit(relid);
+	if (keys.from_where && !keys.null_key)
+		return invalidation_capture_key(relid, keys.values, keys.types, keys.ncolumns);
+	return true;
 }
 
 /*
@@ -476,9 +483,7 @@ void set_up_capture(QueryDesc *query)
 			const Trigger &trigger = triggers->triggers[i];
 			if (trigger.tgfoid != function->fn_oid || TRIGGER_FOR_BEFORE(trigger.tgtype))
 				continue;
-			if (result == keys.result && marked && TRIGGER_FOR_ROW(trigger.tgtype) &&
-				(keys.every_row ? invalidation_flush_at_commit(RelationGetRelid(result->ri_RelationDesc))
-								: !keys.from_where || record_statement_key(keys))) {
+			if (result == keys.result && marked && TRIGGER_FOR_ROW(trigger.tgtype) && take_plan_keys(keys)) {
 				switch_off_row_trigger(triggers, i);
 				continue;
 			}
@@ -563,22 +568,6 @@ void add_conjuncts(Node *qual, List **conjuncts)
 	*conjuncts = lappend(*conjuncts, qual);
 }
 
-/* Which key column `node` is (a Var of the statement's target, perhaps relabeled), or -1. */
-int key_column_of(Node *node, Index target, const PrimaryKey &key)
-{
-	if (node != nullptr && IsA(node, RelabelType))
-		node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
-	if (node == nullptr || !IsA(node, Var))
-		return -1;
-	Var *var = reinterpret_cast<Var *>(node);
-	if (Index(var->varno) != target || var->varlevelsup != 0)
-		return -1;
-	for (int c = 0; c < key.ncolumns; c++)
-		if (var->varattno == key.attnums[c])
-			return c;
-	return -1;
-}
-
 /*
  * The one key every row the statement writes has, when its WHERE clause names it: for each key
  * column a top-level conjunct `column = value`, by the key's own equality (key_equality), with a
@@ -599,10 +588,11 @@ bool key_named_by_where(Query *parse, const PrimaryKey &key, Expr **values)
 			continue;
 		OpExpr *op = reinterpret_cast<OpExpr *>(conjunct);
 		Node *value = static_cast<Node *>(lsecond(op->args));
-		int column = key_column_of(static_cast<Node *>(linitial(op->args)), Index(parse->resultRelation), key);
+		Index target = Index(parse->resultRelation);
+		int column = key_column_of(static_cast<Node *>(linitial(op->args)), target, key.attnums, key.ncolumns);
 		if (column < 0) {
 			value = static_cast<Node *>(linitial(op->args));
-			column = key_column_of(static_cast<Node *>(lsecond(op->args)), Index(parse->resultRelation), key);
+			column = key_column_of(static_cast<Node *>(lsecond(op->args)), target, key.attnums, key.ncolumns);
 		}
 		bool constant = IsA(value, Const) ||
 			(IsA(value, Param) && reinterpret_cast<Param *>(value)->paramkind == PARAM_EXTERN);

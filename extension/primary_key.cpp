@@ -198,6 +198,21 @@ bool value_kind_for(KeyKind column, Oid type, KeyKind *kind)
 	return true;
 }
 
+int key_column_of(Node *node, Index varno, const AttrNumber *attnums, int ncolumns)
+{
+	if (node != nullptr && IsA(node, RelabelType))
+		node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
+	if (node == nullptr || !IsA(node, Var))
+		return -1;
+	Var *var = reinterpret_cast<Var *>(node);
+	if (Index(var->varno) != varno || var->varlevelsup != 0)
+		return -1;
+	for (int c = 0; c < ncolumns; c++)
+		if (var->varattno == attnums[c])
+			return c;
+	return -1;
+}
+
 bool key_equality(const PrimaryKey &key, int column, Oid opno, Oid collation, Oid value_type)
 {
 	KeyKind kind;

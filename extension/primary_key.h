@@ -13,6 +13,7 @@ extern "C" {
 #include "access/skey.h"
 #include "access/tupdesc.h"
 #include "lib/stringinfo.h"
+#include "nodes/primnodes.h"
 #include "utils/relcache.h"
 }
 #include "extension/key_bytes.h"
@@ -60,6 +61,13 @@ bool value_kind_for(KeyKind column, Oid type, KeyKind *kind);
  * text). The FDW's lookups and the capture's keys taken from a statement's WHERE clause.
  */
 bool key_equality(const PrimaryKey &key, int column, Oid opno, Oid collation, Oid value_type);
+
+/*
+ * Which of a key's columns (`attnums`, in key order) `node` is: a Var of range table entry `varno`
+ * of the query's own level, perhaps relabeled; -1 if none. The FDW's key conditions and the key a
+ * statement's WHERE clause names.
+ */
+int key_column_of(Node *node, Index varno, const AttrNumber *attnums, int ncolumns);
 
 /* The key's bytes from its columns' values (none NULL), read as `kinds` say (the key's own
  * shape, or value_kind_for's kinds), appended to `out`. */

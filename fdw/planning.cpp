@@ -89,17 +89,7 @@ struct KeyConditions {
 /* Which key column the node is (a Var of this table, perhaps relabeled), or -1. */
 int key_column_of(Node *node, Index relid, const ForeignTableInfo *table)
 {
-	if (node != nullptr && IsA(node, RelabelType))
-		node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
-	if (node == nullptr || !IsA(node, Var) || !table->key_mapped)
-		return -1;
-	Var *var = reinterpret_cast<Var *>(node);
-	if (Index(var->varno) != relid || var->varlevelsup != 0)
-		return -1;
-	for (int c = 0; c < table->key.ncolumns; c++)
-		if (var->varattno == table->key_attnums[c])
-			return c;
-	return -1;
+	return table->key_mapped ? local_cache::key_column_of(node, relid, table->key_attnums, table->key.ncolumns) : -1;
 }
 
 bool evaluable_before_scan(Node *value, Index relid)

@@ -59,6 +59,11 @@ struct KeyType {
 extern const std::vector<KeyType> KEY_TYPES;
 extern const KeyType &INT_KEYS;
 extern const char *const UPDATE_SQL;
+// update_pair's other half: public.items_plain, public.items' rows in a table that is never cached
+extern const char *const UPDATE_PLAIN_SQL;
+// update_pair: connection i's backend names its half in application_name (the driver reads each
+// half's backend CPU from it)
+inline bool pair_plain_half(int connection) { return connection % 2 == 1; }
 // update16: one statement writing MULTI_ROWS rows, $1 their ids, $2 their values (text arrays)
 extern const char *const UPDATE16_SQL;
 // The rows of one request of the multi-row write paths (update16, resp_mset, redis_mset)

@@ -89,6 +89,7 @@ std::string statement(const KeyType &t, const std::string &path) {
     return "SELECT t.* FROM unnest(" + arrays + ") k(" + names + ") JOIN " + rel + " t ON " + on;
 }
 const char *const UPDATE_SQL = "UPDATE public.items SET value = $2 WHERE id = $1";
+const char *const UPDATE_PLAIN_SQL = "UPDATE public.items_plain SET value = $2 WHERE id = $1";
 const char *const UPDATE16_SQL =
     "UPDATE public.items AS t SET value = v.value FROM unnest($1::bigint[], $2::text[]) AS v(id, value) WHERE t.id = v.id";
 

@@ -15,6 +15,9 @@
 //             parse: `SELECT cardinality($1::bigint[])`, mget's key array without the reads
 //             (the control: what the server spends on receiving and parsing the keys)
 //             update | resp_set | redis_set                      (writes of one random row)
+//             update_pair: update on even connections, the same UPDATE of public.items_plain (the
+//             rows of public.items in a table never cached) on odd ones, each connection's
+//             application_name local_cache_bench_cached or _plain; plain_updates counts the latter
 //             update16 | resp_mset | redis_mset                  (writes of 16 random rows)
 //       update is the prepared SQL UPDATE; resp_set is `SET items:<id> {"id":<id>,"value":"..."}`
 //       to the RESP port, as U (AUTH U W on every connection) when --resp-user is given;

@@ -31,6 +31,7 @@ struct Slot {
 struct ThreadResult {
     std::vector<uint32_t> lat_us;
     uint64_t reads = 0, updates = 0, errors = 0;
+    uint64_t plain_updates = 0;  // update_pair: the updates of public.items_plain (part of updates)
 };
 
 struct Runner {
@@ -49,7 +50,7 @@ struct Runner {
 
     std::vector<long long> keys_for(Slot &s) {
         std::vector<long long> k(o.batch);
-        if (o.mode == "warm" || o.mode == "serializable" || o.path == "update") {
+        if (o.mode == "warm" || o.mode == "serializable" || o.path == "update" || o.path == "update_pair") {
             for (int i = 0; i < o.batch; i++) k[i] = i + 1;
         } else if (o.mode == "miss") {
             k = miss_keys(o, s.seq, s.index);
@@ -75,7 +76,7 @@ struct Runner {
     // Starts the next request of a slot. Returns false on error.
     void issue(Slot &s, std::mt19937_64 &rng, bool &is_update) {
         is_update = false;
-        bool upd = o.path == "update" || o.path == "update16" || (o.mode == "mixed" && static_cast<int>(rng() % 100) < o.update_pct);
+        bool upd = o.path == "update" || o.path == "update_pair" || o.path == "update16" || (o.mode == "mixed" && static_cast<int>(rng() % 100) < o.update_pct);
         s.sent = Clock::now();
         if (is_set()) {  // one random row, the whole object, as the bytes row_to_json gives
             is_update = true;
@@ -239,6 +240,7 @@ struct Runner {
                         auto us = std::chrono::duration_cast<std::chrono::microseconds>(now - s.sent).count();
                         res.lat_us.push_back(static_cast<uint32_t>(us));
                         if (upd[i]) res.updates++; else res.reads++;
+                        if (upd[i] && o.path == "update_pair" && pair_plain_half(s.index)) res.plain_updates++;
                         if (stop) continue;
                         bool u;
                         issue(s, rng, u);
@@ -275,11 +277,13 @@ int run_load(const Options &o) {
     R.o = o;
     R.kt = &key_type(o.keys.empty() ? "int" : o.keys);
     bool resp = is_resp_path(o.path);
-    if (!resp && !is_sql_read(o.path) && o.path != "update" && o.path != "update16") die("unknown path " + o.path);
+    if (!resp && !is_sql_read(o.path) && o.path != "update" && o.path != "update_pair" && o.path != "update16")
+        die("unknown path " + o.path);
     // the other key types: reads only (mixed and write mode update public.items)
     if (R.kt != &INT_KEYS && (o.mode == "mixed" || o.mode == "write"))
         die("--keys " + o.keys + " has no " + o.mode + " mode (reads only: warm, miss, cold)");
-    if ((o.path == "resp_set" || o.path == "redis_set" || is_mset_path(o.path) || o.path == "update16") && o.mode != "write")
+    if ((o.path == "resp_set" || o.path == "redis_set" || is_mset_path(o.path) || o.path == "update16" ||
+         o.path == "update_pair") && o.mode != "write")
         die("path " + o.path + " needs --mode write");
     if (o.mode != "warm" && o.mode != "miss" && o.mode != "mixed" && o.mode != "cold" && o.mode != "write" &&
         o.mode != "serializable")
@@ -302,8 +306,13 @@ int run_load(const Options &o) {
             }
             if (o.path == "update") tooling::pg_prepare(s.pg, "q", UPDATE_SQL, 2);
             else if (o.path == "update16") tooling::pg_prepare(s.pg, "q", UPDATE16_SQL, 2);
-            else if (!resp) tooling::pg_prepare(s.pg, "q", statement(*R.kt, o.path).c_str(), key_params(*R.kt, o.path));
-            tooling::pg_prepare(s.pg, "u", UPDATE_SQL, 2);
+            else if (!resp && o.path != "update_pair")
+                tooling::pg_prepare(s.pg, "q", statement(*R.kt, o.path).c_str(), key_params(*R.kt, o.path));
+            bool plain_half = o.path == "update_pair" && pair_plain_half(i);
+            if (o.path == "update_pair")
+                tooling::pg_command(s.pg, std::string("SET application_name = 'local_cache_bench_") +
+                                              (plain_half ? "plain'" : "cached'"), "SET application_name");
+            tooling::pg_prepare(s.pg, "u", plain_half ? UPDATE_PLAIN_SQL : UPDATE_SQL, 2);
             if (PQsetnonblocking(s.pg, 1) != 0) die("PQsetnonblocking failed");
         }
         if (o.path == "resp_set" || o.path == "resp_mset")  // the writing role (the default RESP role may only read)
@@ -336,18 +345,19 @@ int run_load(const Options &o) {
     if (R.failed) die("run failed: " + R.error);
 
     std::vector<uint32_t> lat;
-    uint64_t reads = 0, updates = 0;
+    uint64_t reads = 0, updates = 0, plain_updates = 0;
     for (auto &r : results) {
         lat.insert(lat.end(), r.lat_us.begin(), r.lat_us.end());
         reads += r.reads;
         updates += r.updates;
+        plain_updates += r.plain_updates;
     }
     std::sort(lat.begin(), lat.end());
     auto pct = [&](double p) { return static_cast<double>(pct_of(lat, p)); };
     std::printf("{\"requests\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"updates\":%" PRIu64
-                ",\"elapsed_s\":%.6f,\"client_cpu_s\":%.6f,\"threads\":%d,"
+                ",\"plain_updates\":%" PRIu64 ",\"elapsed_s\":%.6f,\"client_cpu_s\":%.6f,\"threads\":%d,"
                 "\"latency_us\":{\"p50\":%.0f,\"p90\":%.0f,\"p99\":%.0f,\"p999\":%.0f,\"max\":%.0f}}\n",
-                reads + updates, reads, updates, elapsed, cpu, nthreads, pct(50), pct(90), pct(99), pct(99.9),
+                reads + updates, reads, updates, plain_updates, elapsed, cpu, nthreads, pct(50), pct(90), pct(99), pct(99.9),
                 lat.empty() ? 0.0 : static_cast<double>(lat.back()));
     std::fflush(stdout);
     std::getline(std::cin, line);  // the caller reads server CPU before we disconnect

@@ -5,7 +5,8 @@ import os
 import subprocess
 import sys
 
-from driver_lib.env import (CLK, CONNINFO, DURATION, GO_CLIENT, LOADGEN, MULTI_ROW_CLIENTS, NODE_DIR, REDIS_PORT,
+from driver_lib.env import (CLK, CONNINFO, DURATION, GO_CLIENT, LOADGEN, MULTI_ROW_CLIENTS, NODE_DIR, PAIR_HALVES,
+                            PAIR_PATH, REDIS_PORT,
                             RESP_PORT, RESP_WRITER, RESP_WRITER_PASSWORD, log, psql)
 from driver_lib.measure import PeakMemory, cpu_ticks, delta, server_pids, stats_global
 
@@ -61,6 +62,33 @@ def absent_per_request(spec):
     return spec["batch"] // 2
 
 
+def pair_backends():
+    """update_pair's backends by half (the application_name its client set on each connection)."""
+    names = ",".join(f"'{n}'" for n in PAIR_HALVES.values())
+    rows = psql(f"SELECT application_name, pid FROM pg_stat_activity WHERE application_name IN ({names})")
+    pids = {half: [] for half in PAIR_HALVES}
+    half_of = {n: half for half, n in PAIR_HALVES.items()}
+    for row in rows.splitlines():
+        name, pid = row.split("|")
+        pids[half_of[name]].append(int(pid))
+    return pids
+
+
+def pair_halves(spec, pids, c0, c1, res):
+    """update_pair's halves: each one's UPDATEs and its own backends' CPU in the same window."""
+    if sum(map(len, pids.values())) != spec["connections"]:
+        raise RuntimeError(f"update_pair: {sum(map(len, pids.values()))} backends named by half, expected "
+                           f"{spec['connections']}")
+    updates = {"plain": res["plain_updates"], "cached": res["updates"] - res["plain_updates"]}
+    halves = {}
+    for half, ps in pids.items():
+        cpu = sum(c1.get(p, 0) - c0.get(p, 0) for p in ps) / CLK
+        n = max(updates[half], 1)
+        halves[half] = {"backends": len(ps), "updates": updates[half], "rps": updates[half] / res["elapsed_s"],
+                        "backend_cpu_s": cpu, "backend_cpu_us_per_update": cpu * 1e6 / n}
+    return halves
+
+
 def run_sample(spec):
     """One sample of the client spec names: READY, counters, GO, its result, counters again."""
     mode, client, path, conns, batch = spec["mode"], spec["client"], spec["path"], spec["connections"], spec["batch"]
@@ -83,6 +111,7 @@ def run_sample(spec):
             psql("SELECT local_cache.flush()")
         s0 = stats_global()
         pids = server_pids(path)
+        halves = pair_backends() if path == PAIR_PATH else None
         c0 = cpu_ticks(pids)
         peak_memory = PeakMemory(pids)
         proc.stdin.write("GO\n")
@@ -106,6 +135,8 @@ def run_sample(spec):
     server_cpu = sum(t - c0.get(p, 0) for p, t in c1.items()) / CLK
     n = max(res["requests"], 1)
     sample = dict(spec)
+    if halves is not None:
+        sample["halves"] = pair_halves(spec, halves, c0, c1, res)
     sample.update({
         "requests": res["requests"], "reads": res["reads"], "updates": res["updates"],
         "elapsed_s": res["elapsed_s"], "rps": res["requests"] / res["elapsed_s"],

@@ -87,13 +87,18 @@ RB_PATHS = ("resp", "redis")
 # Then 16 distinct random rows per request (issue 46: an MSET of 16 rows at most the server CPU of one
 # 16-row SQL statement): one prepared UPDATE ... FROM unnest($1::bigint[], $2::text[]) cached and not
 # cached, RESP MSET of the 16 rows' JSON (as RESP_WRITER), redis-server MSET of the same bytes.
-WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("resp_set", "cache_enabled"),
-               ("redis_set", None), ("update16", "cache_enabled"), ("update16", "cache_disabled"),
-               ("resp_mset", "cache_enabled"), ("redis_mset", None)]
-# the 16-row paths: bench/loadgen's and bench/node's (the go client has no such path), and not in the
-# tail mode (its matrix and report are the one-row writes')
+# And the UPDATE of both tables in one window (update_pair): half the connections update public.items
+# (cached), half public.items_plain (its rows, never cached); the driver reads each half's backends' CPU.
+WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("update_pair", "cache_enabled"),
+               ("resp_set", "cache_enabled"), ("redis_set", None), ("update16", "cache_enabled"),
+               ("update16", "cache_disabled"), ("resp_mset", "cache_enabled"), ("redis_mset", None)]
+# the 16-row paths and update_pair: bench/loadgen's and bench/node's (the go client has no such path),
+# and not in the tail mode (its matrix and report are the one-row writes')
 MULTI_ROW_WRITE_PATHS = ("update16", "resp_mset", "redis_mset")
 MULTI_ROW_CLIENTS = ("native", "node")
+PAIR_PATH = "update_pair"
+# update_pair's halves: the application_name of their connections (bench/loadgen_main.cpp)
+PAIR_HALVES = {"cached": "local_cache_bench_cached", "plain": "local_cache_bench_plain"}
 # the RESP role of bench/run (local_cache.resp_role) may only read; writes AUTH as this role
 RESP_WRITER = ENV.get("BENCH_RESP_WRITER", "bench_writer")
 RESP_WRITER_PASSWORD = ENV.get("BENCH_RESP_WRITER_PASSWORD", "bench")

@@ -2,7 +2,7 @@
 paths, connections, batches and key types; repetitions rotated)."""
 from driver_lib.env import (BATCHES, BUILDS_DIR, CACHE_PATHS, CLIENTS, CONNECTIONS, KEY_CLIENT, KEY_CONNECTIONS, KEY_PARAMS,
                             KEY_PATHS, KEY_SQL_PATHS, KEY_TYPES, MISS_PATHS, MODE, PIPELINES, RB_MODES, RB_PATHS,
-                            MULTI_ROW_CLIENTS, MULTI_ROW_WRITE_PATHS, READ_PATHS, REPEATS, SERIALIZABLE_PATHS,
+                            MULTI_ROW_CLIENTS, MULTI_ROW_WRITE_PATHS, PAIR_PATH, READ_PATHS, REPEATS, SERIALIZABLE_PATHS,
                             TLS_VARIANTS, WRITE_PATHS)
 
 
@@ -63,6 +63,15 @@ def with_baseline(specs, r):
     return specs + baseline if r % 2 == 0 else baseline + specs
 
 
+def write_paths(r):
+    """The write mode's (path, variant) pairs in round r: an UPDATE's cached and not cached samples
+    trade places every other round, so that neither always runs first (and after the other)."""
+    if r % 2 == 0:
+        return WRITE_PATHS
+    other = {"cache_enabled": "cache_disabled", "cache_disabled": "cache_enabled"}
+    return [(p, other[v]) if (p, "cache_disabled") in WRITE_PATHS else (p, v) for p, v in WRITE_PATHS]
+
+
 def matrix():
     modes = {"all": ["warm", "miss", "mixed", "cold", "write", "serializable"], "keys": ["warm"],
              "tail": ["warm", "write"]}.get(MODE, [MODE])
@@ -74,8 +83,9 @@ def matrix():
             if mode == "write":
                 for client in [c for c in CLIENTS if c != "redis-benchmark"]:
                     for conns in CONNECTIONS:
-                        for path, variant in WRITE_PATHS:
-                            if path in MULTI_ROW_WRITE_PATHS and (client not in MULTI_ROW_CLIENTS or MODE == "tail"):
+                        for path, variant in write_paths(r):
+                            if ((path in MULTI_ROW_WRITE_PATHS or path == PAIR_PATH) and
+                                    (client not in MULTI_ROW_CLIENTS or MODE == "tail")):
                                 continue
                             group.append({"mode": mode, "client": client, "path": path, "connections": conns,
                                           "batch": 1, "variant": variant, "pipeline": 1, "keys": "int"})

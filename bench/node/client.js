@@ -5,7 +5,9 @@
 //   node client.js run --pg CONNINFO --path PATH --conns N --batch B --seconds S [--mode warm|miss|mixed|cold|write]
 //                      [--resp-port P] [--redis-port R] [--resp-user U --resp-password W]
 // PATH: sql | mget | mget_json | fdw | resp | redis (reads), update | resp_set | redis_set (writes;
-// resp_set connects as U), update16 | resp_mset | redis_mset (writes of 16 distinct random rows,
+// resp_set connects as U), update_pair (update on even connections, the same UPDATE of
+// public.items_plain, never cached, on odd ones; application_name local_cache_bench_cached or
+// _plain; plain_updates counts the latter), update16 | resp_mset | redis_mset (writes of 16 distinct random rows,
 // ascending ids, per request: one prepared UPDATE ... FROM unnest, one MSET as U, redis-server's MSET).
 // miss: every other key has no row (see missKeys); every reply must have exactly the expected NULLs/nils.
 // One event loop; every connection runs its own closed loop (one outstanding request).
@@ -19,6 +21,7 @@ const SQL = {
   mget_json: "SELECT local_cache.mget_json('public.items'::regclass, $1::bigint[]) AS r",
   fdw: 'SELECT * FROM cache.items WHERE id = ANY($1::bigint[])',
   update: 'UPDATE public.items SET value = $2 WHERE id = $1',
+  update_plain: 'UPDATE public.items_plain SET value = $2 WHERE id = $1',
   update16: 'UPDATE public.items AS t SET value = v.value FROM unnest($1::bigint[], $2::text[]) AS v(id, value) '
     + 'WHERE t.id = v.id',
 };
@@ -302,13 +305,16 @@ async function run(o) {
   const isSet = o.path === 'resp_set' || o.path === 'redis_set';
   const isMset = o.path === 'resp_mset' || o.path === 'redis_mset';
   const isResp = o.path === 'resp' || o.path === 'redis' || isSet || isMset;
-  if (!isResp && !SQL[o.path]) die(`unknown path ${o.path}`);
-  if ((isSet || isMset || o.path === 'update16') && o.mode !== 'write') die(`path ${o.path} needs --mode write`);
+  const isPair = o.path === 'update_pair';
+  if (!isResp && !isPair && !SQL[o.path]) die(`unknown path ${o.path}`);
+  if ((isSet || isMset || isPair || o.path === 'update16') && o.mode !== 'write') die(`path ${o.path} needs --mode write`);
   if (!['warm', 'miss', 'mixed', 'cold', 'write'].includes(o.mode)) die(`unknown mode ${o.mode}`);
   const conns = [];
   for (let i = 0; i < o.conns; i++) {
     const s = { index: i, seq: 0 };
     if (!isResp || o.mode === 'mixed') s.pg = await pgConnect(o);
+    s.plain = isPair && i % 2 === 1;
+    if (isPair) await s.pg.query(`SET application_name = 'local_cache_bench_${s.plain ? 'plain' : 'cached'}'`);
     if (o.path === 'resp_set' || o.path === 'resp_mset') s.r = await redisConnect(o.respPort, writerAuth(o));  // the default RESP role only reads
     else if (isResp) s.r = await redisConnect(o.path === 'resp' ? o.respPort : o.redisPort);
     conns.push(s);
@@ -350,10 +356,10 @@ async function run(o) {
       s.seq++;
       return true;
     }
-    const upd = o.path === 'update' || (o.mode === 'mixed' && Math.random() * 100 < o.updatePct);
+    const upd = o.path === 'update' || isPair || (o.mode === 'mixed' && Math.random() * 100 < o.updatePct);
     if (upd) {
       const id = 1 + Math.floor(Math.random() * (o.mode === 'mixed' ? o.hot : o.rows));
-      await s.pg.query({ name: 'u', text: UPDATE_SQL, values: [id, randomValue()] });
+      await s.pg.query({ name: 'u', text: s.plain ? SQL.update_plain : UPDATE_SQL, values: [id, randomValue()] });
       s.seq++;
       return true;
     }
@@ -384,7 +390,7 @@ async function run(o) {
   process.stdout.write('READY\n');
   await it.next();
   const lat = [];
-  let reads = 0; let updates = 0; let stop = false;
+  let reads = 0; let updates = 0; let plainUpdates = 0; let stop = false;
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   setTimeout(() => { stop = true; }, o.seconds * 1000);
@@ -394,13 +400,14 @@ async function run(o) {
       const upd = await one(s);
       lat.push(Number(process.hrtime.bigint() - a) / 1000);
       if (upd) updates++; else reads++;
+      if (s.plain) plainUpdates++;
     }
   }));
   const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
   lat.sort((a, b) => a - b);
   const pct = (p) => (lat.length ? Math.round(lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))]) : 0);
-  process.stdout.write(JSON.stringify({ requests: reads + updates, reads, updates, elapsed_s: elapsed,
+  process.stdout.write(JSON.stringify({ requests: reads + updates, reads, updates, plain_updates: plainUpdates, elapsed_s: elapsed,
     client_cpu_s: (cpu.user + cpu.system) / 1e6, threads: 1,
     latency_us: { p50: pct(50), p90: pct(90), p99: pct(99), p999: pct(99.9), max: lat.length ? Math.round(lat[lat.length - 1]) : 0 } }) + '\n');
   await it.next();

@@ -43,12 +43,13 @@ def write_method(w, args, doc, data, cfg):
         w("Write paths (write mode; each request writes one random row of the 4,096 with a fresh 128-byte value"
           + (", or 16 of them on the 16-row paths):" if multi else "):"))
         w("")
-        for p in ["update", "resp_set", "redis_set"] + multi:
+        pair = [p for p in ["update_pair"] if any(k[0] == "write" and k[2] == p for k in data.groups)]
+        for p in ["update"] + pair + ["resp_set", "redis_set"] + multi:
             w(f"* **{PATH_NAMES[p]}**: " + WRITE_SQL[p].replace("{resp_writer}", cfg.get("resp_writer_role", "bench_writer")))
         w("")
         others = [c for c in cfg["clients"] if c not in MULTI_ROW_CLIENTS and c != RB]
         if multi and others:
-            w(f"The 16-row paths are the {' and '.join(MULTI_ROW_CLIENTS)} clients' only: the "
+            w(f"The 16-row paths{' and update_pair' if pair else ''} are the {' and '.join(MULTI_ROW_CLIENTS)} clients' only: the "
               f"{' and '.join(others)} client has none, and the matrix skips them there.")
             w("")
     w("Clients: **native** is `bench/loadgen` (C++17, libpq in non-blocking mode with prepared statements and text "

@@ -9,6 +9,7 @@ PATH_NAMES = {
     "resp": "RESP MGET",
     "redis": "redis-server MGET",
     "update": "SQL UPDATE",
+    "update_pair": "SQL UPDATE of both tables in one window",
     "resp_set": "RESP SET",
     "redis_set": "redis-server SET",
     "update16": "SQL UPDATE of 16 rows",
@@ -37,6 +38,9 @@ MULTI_ROW_WRITE_TITLE = ("Writes (one row by primary key: SQL UPDATE with the ta
 WRITE_SQL = {
     "update": "`UPDATE public.items SET value = $2 WHERE id = $1` (prepared), with the table cached and, "
               "for comparison, not cached (`local_cache.disable`)",
+    "update_pair": "the same UPDATE from half the connections, and from the other half on `public.items_plain` "
+                   "(`public.items`' rows in a table never cached), in the same sample; each connection names its "
+                   "half in `application_name`, whose backends' CPU is that half's",
     "resp_set": "`SET items:<id> {\"id\":<id>,\"value\":\"…\"}` to the extension's RESP server, AUTHed as a role "
                 "with INSERT and UPDATE (`{resp_writer}`): an `INSERT … ON CONFLICT (id) DO UPDATE` through SPI in a "
                 "transaction of its own, `+OK` after COMMIT",

@@ -78,6 +78,32 @@ def check_multi_row():
           "| native | 4 | – | 150.0 (100.0–200.0) | – | – | 0.90" in row, row)
 
 
+def check_same_window():
+    # round 0: the cached half 42 µs per UPDATE against 40 (1.05x), 950 against 1000 UPDATEs/s; round 1:
+    # the machine slower for both halves, 1.03x and 0.97x
+    def pair(repeat, cached, plain):
+        return {"mode": "write", "client": "native", "connections": 4, "path": "update_pair",
+                "variant": "cache_enabled", "repeat": repeat, "rps": 0, "server_cpu_us_per_req": 0,
+                "halves": {half: {"backends": 2, "updates": int(rps * 4), "rps": rps, "backend_cpu_s": 0,
+                                  "backend_cpu_us_per_update": cpu}
+                           for half, (rps, cpu) in (("cached", cached), ("plain", plain))}}
+    samples = [pair(0, (950, 42.0), (1000, 40.0)), pair(1, (485, 82.4), (500, 80.0))]
+    doc = {"config": CONFIG, "samples": samples, "started_at": "t0", "finished_at": "t1", "git": {"head": "abc"}}
+    lines = write_cost_section(doc, "w.json")
+    table = lines[lines.index("### Both tables in one window"):] if "### Both tables in one window" in lines else []
+    cells = [c.strip() for c in row_of(table, "| native | 4 |").strip("|").split("|")]
+    check("same window: each half's UPDATEs/s and the ratio per round (0.95x, 0.97x) meet 0.95x",
+          cells[2:5] == ["718 (485–950), 750 (500–1,000)", "0.96 (0.95–0.97)", "≥ 0.95x ✓"], repr(cells))
+    check("same window: backend CPU per UPDATE per half and per round (1.05x, 1.03x) meet 1.05x",
+          cells[5:8] == ["62.2 (42.0–82.4), 60.0 (40.0–80.0)", "1.04 (1.03–1.05)", "≤ 1.05x ✓"], repr(cells))
+    slower = [dict(samples[0], halves=dict(samples[0]["halves"], cached=dict(samples[0]["halves"]["cached"],
+                                                                              backend_cpu_us_per_update=48.0)))]
+    row = row_of(write_cost_section(dict(doc, samples=slower), "w.json"), "| native | 4 | 950")
+    check("same window: 1.20x the CPU fails the target", "| 1.20 | ≤ 1.05x ✗ |" in row, row)
+    check("same window: no update_pair samples, no table",
+          "### Both tables in one window" not in write_cost_section(dict(doc, samples=[]), "w.json"), "")
+
+
 def check_bulk():
     bulk = {"rows": 1000, "filled_keys": 10, "mismatches": 0, "samples": []}
     for repeat, (cached, plain) in enumerate([(110, 100), (240, 200)]):
@@ -99,7 +125,17 @@ def check_matrix():
     multi = [("redis_mset", ""), ("resp_mset", "cache_enabled"), ("update16", "cache_disabled"),
              ("update16", "cache_enabled")]
     check("matrix: native and node write the 16-row paths (update16 cached and not, resp_mset, redis_mset)",
-          all(set(multi) <= set(by_client[c]) and len(by_client[c]) == 8 for c in ("native", "node")), repr(by_client))
+          all(set(multi) <= set(by_client[c]) and len(by_client[c]) == 9 for c in ("native", "node")), repr(by_client))
+    check("matrix: native and node update both tables in one window, go does not",
+          all(("update_pair", "cache_enabled") in by_client[c] for c in ("native", "node"))
+          and ("update_pair", "cache_enabled") not in by_client["go"], repr(by_client))
+
+    def update_order(repeat):
+        return [s["variant"] for s in specs if s["repeat"] == repeat and s["client"] == "native"
+                and s["connections"] == 4 and s["path"] == "update"]
+    check("matrix: the cached UPDATE runs first in one round, the not cached one in the next",
+          update_order(1) == ["cache_enabled", "cache_disabled"] and update_order(2) == ["cache_disabled", "cache_enabled"],
+          repr((update_order(1), update_order(2))))
     check("matrix: go has only the one-row writes, redis-benchmark none",
           len(by_client["go"]) == 4 and not set(multi) & set(by_client["go"]) and not by_client["redis-benchmark"],
           repr(by_client))
@@ -111,5 +147,6 @@ def check_matrix():
 check_write()
 check_multi_row()
 check_matrix()
+check_same_window()
 check_bulk()
 sys.exit(summary())

@@ -247,19 +247,31 @@ RmgrData rmgr = {
 void log_invalidate(Oid dbid, const Oid *flushed, int nflushed, const WalKey *keys, int nkeys)
 {
 	InvalidateRecord header = {dbid, uint32(nflushed), uint32(nkeys)};
-	StringInfoData data;
-	initStringInfo(&data);
-	appendBinaryStringInfo(&data, reinterpret_cast<const char *>(&header), sizeof(header));
-	appendBinaryStringInfo(&data, reinterpret_cast<const char *>(flushed), int(sizeof(Oid) * nflushed));
+	size_t size = sizeof(header) + sizeof(Oid) * nflushed;
+	for (int i = 0; i < nkeys; i++)
+		size += sizeof(Oid) + sizeof(uint32) + keys[i].key.len;
+	/* A commit's one or few keys go together on the stack: no allocation, no cold lines. */
+	char on_stack[256];
+	char *data = size <= sizeof(on_stack) ? on_stack : static_cast<char *>(palloc(size));
+	char *at = data;
+	auto put = [&at](const void *bytes, size_t len) {
+		if (len > 0)
+			memcpy(at, bytes, len);
+		at += len;
+	};
+	put(&header, sizeof(header));
+	put(flushed, sizeof(Oid) * nflushed);
 	for (int i = 0; i < nkeys; i++) {
-		appendBinaryStringInfo(&data, reinterpret_cast<const char *>(&keys[i].relid), sizeof(Oid));
-		appendBinaryStringInfo(&data, reinterpret_cast<const char *>(&keys[i].key.len), sizeof(uint32));
-		appendBinaryStringInfo(&data, keys[i].key.data, int(keys[i].key.len));
+		put(&keys[i].relid, sizeof(Oid));
+		put(&keys[i].key.len, sizeof(uint32));
+		put(keys[i].key.data, keys[i].key.len);
 	}
+	Assert(size_t(at - data) == size);
 	XLogBeginInsert();
-	XLogRegisterData(data.data, data.len);
+	XLogRegisterData(data, uint32(size));
 	XLogInsert(RM_LOCAL_CACHE_ID, XLOG_LOCAL_CACHE_INVALIDATE);
-	pfree(data.data);
+	if (data != on_stack)
+		pfree(data);
 }
 
 /* Lock held exclusively. */

@@ -8,7 +8,7 @@ import sys
 from driver_lib.env import (CLK, CONNINFO, DURATION, GO_CLIENT, LOADGEN, MULTI_ROW_CLIENTS, NODE_DIR, PAIR_HALVES,
                             PAIR_PATH, REDIS_PORT,
                             RESP_PORT, RESP_WRITER, RESP_WRITER_PASSWORD, log, psql)
-from driver_lib.measure import PeakMemory, cpu_ticks, delta, server_pids, stats_global
+from driver_lib.measure import PeakMemory, cpu_ns, cpu_ticks, delta, server_pids, stats_global
 
 
 def client_cmd(client, sub, args):
@@ -75,14 +75,15 @@ def pair_backends():
 
 
 def pair_halves(spec, pids, c0, c1, res):
-    """update_pair's halves: each one's UPDATEs and its own backends' CPU in the same window."""
+    """update_pair's halves: each one's UPDATEs and its own backends' CPU in the same window (c0, c1:
+    cpu_ns of every backend of both)."""
     if sum(map(len, pids.values())) != spec["connections"]:
         raise RuntimeError(f"update_pair: {sum(map(len, pids.values()))} backends named by half, expected "
                            f"{spec['connections']}")
     updates = {"plain": res["plain_updates"], "cached": res["updates"] - res["plain_updates"]}
     halves = {}
     for half, ps in pids.items():
-        cpu = sum(c1.get(p, 0) - c0.get(p, 0) for p in ps) / CLK
+        cpu = sum(c1.get(p, 0) - c0.get(p, 0) for p in ps) / 1e9
         n = max(updates[half], 1)
         halves[half] = {"backends": len(ps), "updates": updates[half], "rps": updates[half] / res["elapsed_s"],
                         "backend_cpu_s": cpu, "backend_cpu_us_per_update": cpu * 1e6 / n}
@@ -112,12 +113,14 @@ def run_sample(spec):
         s0 = stats_global()
         pids = server_pids(path)
         halves = pair_backends() if path == PAIR_PATH else None
+        halves_ns = cpu_ns([p for ps in halves.values() for p in ps]) if halves else None
         c0 = cpu_ticks(pids)
         peak_memory = PeakMemory(pids)
         proc.stdin.write("GO\n")
         proc.stdin.flush()
         line = proc.stdout.readline().strip()
         c1 = cpu_ticks(pids)
+        halves_ns_after = cpu_ns(halves_ns) if halves else None
         peak = peak_memory.stop()
         if not line.startswith("{"):
             raise RuntimeError(f"{client} client failed during the sample (exit {proc.wait()})")
@@ -136,7 +139,7 @@ def run_sample(spec):
     n = max(res["requests"], 1)
     sample = dict(spec)
     if halves is not None:
-        sample["halves"] = pair_halves(spec, halves, c0, c1, res)
+        sample["halves"] = pair_halves(spec, halves, halves_ns, halves_ns_after, res)
     sample.update({
         "requests": res["requests"], "reads": res["reads"], "updates": res["updates"],
         "elapsed_s": res["elapsed_s"], "rps": res["requests"] / res["elapsed_s"],

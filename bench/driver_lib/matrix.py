@@ -87,6 +87,8 @@ def matrix():
                             if ((path in MULTI_ROW_WRITE_PATHS or path == PAIR_PATH) and
                                     (client not in MULTI_ROW_CLIENTS or MODE == "tail")):
                                 continue
+                            if path == PAIR_PATH and conns < 2:  # a connection per half at least
+                                continue
                             group.append({"mode": mode, "client": client, "path": path, "connections": conns,
                                           "batch": 1, "variant": variant, "pipeline": 1, "keys": "int"})
             elif MODE == "keys":

@@ -49,6 +49,20 @@ def cpu_ticks(pids):
     return out
 
 
+def cpu_ns(pids):
+    """Each single-threaded process's CPU time in nanoseconds, exact (/proc/PID/schedstat; utime and
+    stime are rounded to clock ticks per process, which over a hundred short-lived turns of many
+    backends adds up to several percent)."""
+    out = {}
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/schedstat") as f:
+                out[p] = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
 def memory(pids):
     rss = pss = 0
     for p in pids:

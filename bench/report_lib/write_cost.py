@@ -88,14 +88,15 @@ def same_window_table(samples, cfg):
       "`public.items_plain` (the same rows, never cached) from the other half, one sample per round: both halves "
       "share the machine's state second by second, which the separate samples above, minutes apart, do not (their "
       "rounds of the same cell differ by more than the capture costs). Each half's *backend CPU per UPDATE* is its own backends' "
-      "CPU (each connection names its half in `application_name`) over its own UPDATEs; what the cache costs other "
+      "CPU, exact (`/proc/PID/schedstat`; each connection names its half in `application_name`), over its own UPDATEs; what the cache costs other "
       "processes is in the separate samples' server CPU. Ratios per round, medians (min–max). Target (issue 46): "
-      f"cached at most {CPU_TARGET}x the CPU per UPDATE and at least {TPS_LOSS_TARGET}x the UPDATEs/s of the "
-      "not cached half.")
+      f"cached at most {CPU_TARGET}x the CPU per UPDATE of the not cached half. Each half's UPDATEs/s are the "
+      "client's to share out (node's one event loop takes its connections' replies in its own order) and have no "
+      "target here; the separate samples above have it.")
     w("")
-    w("| client | connections | UPDATEs/s cached, not | cached / not | target | backend CPU µs per UPDATE cached, "
-      "not | cached / not | target |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| client | connections | UPDATEs/s cached, not | cached / not | backend CPU µs per UPDATE cached, not | "
+      "cached / not | target |")
+    w("| --- | --- | --- | --- | --- | --- | --- |")
     for client in cfg["clients"]:
         for conns in cfg["connections"]:
             group = [s["halves"] for s in pairs if s["client"] == client and s["connections"] == conns]
@@ -109,7 +110,7 @@ def same_window_table(samples, cfg):
                 return [h["cached"][field] / h["plain"][field] for h in group if h["plain"][field]]
             tps, cpu = ratio("rps"), ratio("backend_cpu_us_per_update")
             w(f"| {client} | {conns} | {fmt_range(of('cached', 'rps'))}, {fmt_range(of('plain', 'rps'))} | "
-              f"{fmt_range(tps, 2)} | {verdict(med(tps), TPS_LOSS_TARGET, True)} | "
+              f"{fmt_range(tps, 2)} | "
               f"{fmt_range(of('cached', 'backend_cpu_us_per_update'), 1)}, "
               f"{fmt_range(of('plain', 'backend_cpu_us_per_update'), 1)} | {fmt_range(cpu, 2)} | "
               f"{verdict(med(cpu), CPU_TARGET)} |")

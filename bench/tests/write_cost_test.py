@@ -92,10 +92,10 @@ def check_same_window():
     lines = write_cost_section(doc, "w.json")
     table = lines[lines.index("### Both tables in one window"):] if "### Both tables in one window" in lines else []
     cells = [c.strip() for c in row_of(table, "| native | 4 |").strip("|").split("|")]
-    check("same window: each half's UPDATEs/s and the ratio per round (0.95x, 0.97x) meet 0.95x",
-          cells[2:5] == ["718 (485–950), 750 (500–1,000)", "0.96 (0.95–0.97)", "≥ 0.95x ✓"], repr(cells))
+    check("same window: each half's UPDATEs/s and the ratio per round (0.95x, 0.97x), no verdict",
+          cells[2:4] == ["718 (485–950), 750 (500–1,000)", "0.96 (0.95–0.97)"], repr(cells))
     check("same window: backend CPU per UPDATE per half and per round (1.05x, 1.03x) meet 1.05x",
-          cells[5:8] == ["62.2 (42.0–82.4), 60.0 (40.0–80.0)", "1.04 (1.03–1.05)", "≤ 1.05x ✓"], repr(cells))
+          cells[4:7] == ["62.2 (42.0–82.4), 60.0 (40.0–80.0)", "1.04 (1.03–1.05)", "≤ 1.05x ✓"], repr(cells))
     slower = [dict(samples[0], halves=dict(samples[0]["halves"], cached=dict(samples[0]["halves"]["cached"],
                                                                               backend_cpu_us_per_update=48.0)))]
     row = row_of(write_cost_section(dict(doc, samples=slower), "w.json"), "| native | 4 | 950")

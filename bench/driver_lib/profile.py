@@ -10,7 +10,8 @@ each sample was in (SYSCALL_CATEGORIES, USER_CATEGORIES). A third server takes i
 perf stat rounds: bench/io_floor, the RESP worker's ring, parser and batching pause answering
 every request with the workers' own reply bytes for the workload and running no command, so its
 CPU per request is what the kernel and the loop alone cost for the same traffic (the floor no
-change to the commands can go below). The result goes to doc["profile"]; bench/report --profile
+change to the commands can go below). Then the write budget (workload "update",
+bench/driver_lib/write_profile.py). The result goes to doc["profile"]; bench/report --profile
 renders the tables and the flame graphs."""
 import re
 import socket
@@ -20,6 +21,7 @@ import tempfile
 import time
 
 from driver_lib.env import DURATION, ENV, IO_FLOOR, REDIS_BENCHMARK, REDIS_PID, REDIS_PORT, REPEATS, RESP_PORT, log, psql
+from driver_lib.write_profile import run_write_profile
 
 SECONDS = DURATION  # of each perf stat and perf record window
 CONNECTIONS = int(ENV.get("PROFILE_CONNECTIONS", "64"))
@@ -27,7 +29,8 @@ FREQUENCY = int(ENV.get("PROFILE_FREQUENCY", "499"))
 WORKLOADS = {  # name: (keys per request, pipeline depth)
     "get": (1, 1), "mget16": (16, 1), "mget64": (64, 1), "get_p64": (1, 64),
 }
-SELECTED = [w for w in ENV.get("PROFILE_WORKLOADS", ",".join(WORKLOADS)).split(",") if w]
+WRITE_WORKLOAD = "update"  # update_pair's backends (write_profile.py)
+SELECTED = [w for w in ENV.get("PROFILE_WORKLOADS", ",".join(list(WORKLOADS) + [WRITE_WORKLOAD])).split(",") if w]
 SYSCALLS = ["read", "write", "writev", "epoll_wait", "epoll_pwait", "epoll_ctl", "io_uring_enter", "clock_nanosleep",
             "nanosleep", "poll", "futex"]
 MIN_STACK_SAMPLES = 2  # folded stacks seen fewer times are merged into their parent's frame
@@ -292,7 +295,7 @@ def run_profile(doc, save):
     by_server = servers()
     prof = doc["profile"] = {"connections": CONNECTIONS, "seconds": SECONDS, "frequency": FREQUENCY,
                              "perf_version": version.stdout.strip(), "workloads": []}
-    for name in SELECTED:
+    for name in [w for w in SELECTED if w != WRITE_WORKLOAD]:
         keys, pipeline = WORKLOADS[name]
         entry = {"name": name, "keys": keys, "pipeline": pipeline, "command": " ".join(command_of(keys)[:3])
                  + (" ..." if keys > 2 else ""), "stat": {"resp": [], "redis": [], "floor": []}, "stacks": {},
@@ -323,3 +326,6 @@ def run_profile(doc, save):
         med = {sv: statistics.median(x["cpu_us_per_req"] for x in entry["stat"][sv]) for sv in ("resp", "redis", "floor")}
         log(f"profile {name}: CPU per request {med['resp']:.2f} us (ours) against {med['redis']:.2f} us (redis-server), "
             f"{med['resp'] / med['redis']:.2f}x; the I/O floor {med['floor']:.2f} us, {med['floor'] / med['redis']:.2f}x")
+    if WRITE_WORKLOAD in SELECTED:
+        run_write_profile(prof, CONNECTIONS, SECONDS, FREQUENCY)
+        save()

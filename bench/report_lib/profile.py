@@ -8,6 +8,7 @@ import os
 
 from report_lib.data import fmt, fmt_range, judged, med, ratio, section_start
 from report_lib.flamegraph import flame_svg
+from report_lib.write_profile import write_budget
 
 CPU_TARGETS = {"get": 0.6, "mget16": 0.6, "mget64": 0.6, "get_p64": 0.8}  # ours / redis-server's CPU per request
 SERVERS = [("resp", "local_cache RESP"), ("redis", "redis-server")]
@@ -115,4 +116,5 @@ def profile_section(doc, src, charts, prefix):
         if goal:
             w(f"| {LABELS.get(name, name)} | {judged(r, goal, higher=False)} | ≤ {goal:.1f} |")
     w("")
+    out += write_budget(prof)
     return out

@@ -14,8 +14,9 @@ import xml.dom.minidom
 sys.dont_write_bytecode = True  # before the first import of the tree: no __pycache__ in it
 from harness import BENCH, check, summary  # noqa: E402 (sets up the imports below)
 
-from driver_lib import profile  # noqa: E402
+from driver_lib import profile, write_profile  # noqa: E402
 from report_lib.flamegraph import flame_svg  # noqa: E402
+from report_lib.write_profile import write_budget  # noqa: E402
 
 SCRIPT = """postgres 
 \tffffffff8226627a schedule ([kernel.kallsyms])
@@ -106,7 +107,55 @@ def main():
     get_row = next((line.split(" | ") for line in text.splitlines() if line.startswith("| GET | ")), [])
     check("bench/report --profile: the I/O floor's CPU per request and its ratio to redis-server's",
           len(get_row) > 6 and get_row[5][0].isdigit() and get_row[6][0].isdigit(), repr(get_row[:7]))
+    check_write_budget()
     return summary()
+
+
+# perf script -F pid,ip,sym,dso: a cached backend (101) at the capture's commit and in the index
+# scan, a not cached one (202) in the scan and receiving
+WRITE_SCRIPT = """  101 
+\t  1234 local_cache::wal_log_invalidations(unsigned int) (/usr/lib/postgresql/15/lib/local_cache.so)
+\t  1235 xact_event (/usr/lib/postgresql/15/lib/local_cache.so)
+\t  1236 CommitTransaction (/usr/lib/postgresql/15/bin/postgres)
+
+  101 
+\t  2234 _bt_compare (/usr/lib/postgresql/15/bin/postgres)
+\t  2235 index_getnext_tid (/usr/lib/postgresql/15/bin/postgres)
+\t  2236 ExecModifyTable (/usr/lib/postgresql/15/bin/postgres)
+\t  2237 standard_ExecutorRun (/usr/lib/postgresql/15/bin/postgres)
+
+  202 
+\t  2234 _bt_compare (/usr/lib/postgresql/15/bin/postgres)
+\t  2236 ExecModifyTable (/usr/lib/postgresql/15/bin/postgres)
+
+  202 
+\tffffffff8225a101 unix_stream_recvmsg ([kernel.kallsyms])
+\t  3236 secure_read (/usr/lib/postgresql/15/bin/postgres)
+\t  3237 pq_getbyte (/usr/lib/postgresql/15/bin/postgres)
+"""
+
+
+def check_write_budget():
+    samples = write_profile.samples_by_pid(WRITE_SCRIPT)
+    check("write profile: samples by backend, frames leaf first, offsets and parameters kept apart",
+          [pid for pid, _ in samples] == [101, 101, 202, 202] and samples[0][1][1] == "xact_event", repr(samples))
+    share, n = write_profile.shares(samples, {101})
+    check("write profile: the capture's WAL record before PostgreSQL's commit, the scan by ExecutorRun",
+          n == 2 and share == {"capture: WAL record for standbys (commit)": 0.5,
+                               "PostgreSQL: index scan and heap update": 0.5}, repr(share))
+    plain, m = write_profile.shares(samples, {202})
+    check("write profile: the client's protocol by its frames", m == 2 and
+          plain.get("client protocol: receive, send, wait") == 0.5, repr(plain))
+    prof = {"write": {"connections": 4, "seconds": 5, "halves": {
+        "cached": {"backends": 2, "updates": 1000, "samples": n, "cpu_us_per_update": 40.0, "budget": share},
+        "plain": {"backends": 2, "updates": 1100, "samples": m, "cpu_us_per_update": 38.0, "budget": plain}}}}
+    lines = write_budget(prof)
+    row = next((line for line in lines if line.startswith("| capture: WAL record")), "")
+    check("write budget: a category's µs per UPDATE is its share times the half's CPU per UPDATE",
+          row.startswith("| capture: WAL record for standbys (commit) | 20.00 | 0.00 | +20.00 |"), row)
+    total = next((line for line in lines if line.startswith("| **total**")), "")
+    check("write budget: the totals, their difference and ratio", "| 40.00 | 38.00 | +2.00 (1.05x) |" in total, total)
+    check("write budget: none without a write profile", write_budget({}) == [])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,119 @@
+"""bench/driver_lib/write_profile.py: the profile mode's write budget (issue 46: where each µs of a
+one-row UPDATE goes, per statement and per commit, with the table cached and not). bench/loadgen
+runs update_pair (bench/loadgen_main.cpp: half the connections update public.items, cached, half
+public.items_plain, the same rows never cached) at PROFILE_CONNECTIONS connections for
+DURATION_SECONDS while `perf record --call-graph dwarf` samples both halves' backends; each
+half's samples are split into WRITE_CATEGORIES, and a category's share of the half's samples
+times the half's exact CPU per UPDATE (/proc/PID/schedstat over the same window) is its µs per
+UPDATE. The result goes to doc["profile"]["write"]; bench/report --profile renders it."""
+import json
+import re
+import subprocess
+import tempfile
+
+from driver_lib.clients import client_cmd, common_args, pair_backends, prepare_table
+from driver_lib.env import PAIR_PATH, log
+from driver_lib.measure import cpu_ns
+
+# A sample belongs to the first category, in this order, one of whose patterns names a frame of
+# its stack (anywhere from the root to the leaf): the capture's parts first, then PostgreSQL's
+# phases of the statement. The capture's names are extension/capture_setup.cpp's,
+# invalidation.cpp's and wal.cpp's; PostgreSQL's are those of PostgreSQL 15.
+WRITE_CATEGORIES = [
+    ("capture: WAL record for standbys (commit)", r"wal_log_invalidations"),
+    ("capture: invalidation at commit", r"xact_event|invalidate_changes|forget_changes|tracking_log_changes"),
+    ("capture: set-up at ExecutorStart (table marked, WHERE key recorded)", r"set_up_capture"),
+    ("capture: row trigger and plan-recorded keys", r"capture_row|ExecAR(Update|Delete|Insert)Triggers"),
+    ("capture: planner hook", r"capture_setup_plan"),
+    ("PostgreSQL: copy of the table's triggers", r"CopyTriggerDesc"),
+    ("PostgreSQL: commit (WAL, CLOG, proc array, locks)", r"CommitTransaction|finish_xact_command"),
+    ("PostgreSQL: executor start and end", r"ExecutorStart|ExecutorEnd|ExecInitNode|ExecEndNode|FreeExecutorState"),
+    ("PostgreSQL: index scan and heap update", r"ExecutorRun|ExecModifyTable|ExecUpdate|heap_update|index_"),
+    ("PostgreSQL: bind, plan cache, portal", r"exec_bind_message|exec_execute_message|GetCachedPlan|PortalStart|"
+                                             r"CreatePortal|PortalDrop|exec_parse_message"),
+    ("client protocol: receive, send, wait", r"pq_getbyte|pq_getmessage|secure_read|secure_write|pq_flush|"
+                                             r"WaitEventSetWait|ReadCommand|pq_putmessage|socket_flush"),
+]
+OTHER = "other"
+WRITE_CATEGORY_ORDER = [c for c, _ in WRITE_CATEGORIES] + [OTHER]
+FRAME = re.compile(r"^\s*[0-9a-f]+ (.*) \((.*)\)$")
+
+
+def write_category(frames):
+    for name, pattern in WRITE_CATEGORIES:
+        if any(re.search(pattern, f) for f in frames):
+            return name
+    return OTHER
+
+
+def samples_by_pid(script):
+    """perf script output (-F pid,ip,sym,dso) -> [(pid, [frame names, leaf first])]."""
+    out = []
+    for block in script.split("\n\n"):
+        lines = block.strip("\n").splitlines()
+        if not lines:
+            continue
+        try:
+            pid = int(lines[0].split()[0])
+        except (ValueError, IndexError):
+            continue
+        frames = [m.group(1).split("+0x")[0] for m in map(FRAME.match, lines[1:]) if m]
+        out.append((pid, frames))
+    return out
+
+
+def shares(samples, pids):
+    """Each category's share of the samples of `pids`."""
+    counts, total = {}, 0
+    for pid, frames in samples:
+        if pid in pids:
+            c = write_category(frames)
+            counts[c] = counts.get(c, 0) + 1
+            total += 1
+    return {c: counts[c] / total for c in WRITE_CATEGORY_ORDER if c in counts}, total
+
+
+def run_write_profile(prof, connections, seconds, frequency):
+    """One update_pair window of `seconds` at `connections` under perf record: each half's CPU per
+    UPDATE and its budget, into prof["write"]."""
+    spec = {"mode": "write", "variant": "cache_enabled"}
+    prepare_table(spec)
+    args = common_args() + ["--path", PAIR_PATH, "--conns", str(connections), "--batch", "1", "--seconds",
+                            str(seconds), "--mode", "write"]
+    proc = subprocess.Popen(client_cmd("native", "run", args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, bufsize=1)
+    try:
+        if proc.stdout.readline().strip() != "READY":
+            raise RuntimeError(f"bench/loadgen did not get ready (exit {proc.wait()})")
+        halves = pair_backends()
+        pids = [p for ps in halves.values() for p in ps]
+        with tempfile.NamedTemporaryFile(suffix=".perf.data") as data:
+            before = cpu_ns(pids)
+            proc.stdin.write("GO\n")
+            proc.stdin.flush()
+            subprocess.run(["perf", "record", "-q", "-F", str(frequency), "--call-graph", "dwarf,16384", "-o",
+                            data.name, "-p", ",".join(map(str, pids)), "--", "sleep", str(seconds)],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            res = json.loads(proc.stdout.readline())
+            after = cpu_ns(pids)
+            script = subprocess.run(["perf", "script", "-i", data.name, "-F", "pid,ip,sym,dso"], check=True,
+                                    capture_output=True, text=True).stdout
+        proc.stdin.write("CLOSE\n")
+        proc.stdin.flush()
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    samples = samples_by_pid(script)
+    updates = {"plain": res["plain_updates"], "cached": res["updates"] - res["plain_updates"]}
+    write = prof["write"] = {"connections": connections, "seconds": seconds, "halves": {}}
+    for half, ps in halves.items():
+        cpu_us = sum(after.get(p, 0) - before.get(p, 0) for p in ps) / 1e3
+        share, n = shares(samples, set(ps))
+        write["halves"][half] = {"backends": len(ps), "updates": updates[half], "samples": n,
+                                 "cpu_us_per_update": cpu_us / max(updates[half], 1), "budget": share}
+    h = write["halves"]
+    log(f"profile update: backend CPU per UPDATE {h['cached']['cpu_us_per_update']:.1f} us cached, "
+        f"{h['plain']['cpu_us_per_update']:.1f} us not cached ({h['cached']['samples']} and "
+        f"{h['plain']['samples']} samples)")

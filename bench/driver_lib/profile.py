@@ -26,6 +26,9 @@ from driver_lib.write_profile import run_write_profile
 SECONDS = DURATION  # of each perf stat and perf record window
 CONNECTIONS = int(ENV.get("PROFILE_CONNECTIONS", "64"))
 FREQUENCY = int(ENV.get("PROFILE_FREQUENCY", "499"))
+# the write budget's windows: longer and denser, its categories being a few percent of the backends' samples
+WRITE_SECONDS = float(ENV.get("PROFILE_WRITE_SECONDS", "15"))
+WRITE_FREQUENCY = int(ENV.get("PROFILE_WRITE_FREQUENCY", "999"))
 WORKLOADS = {  # name: (keys per request, pipeline depth)
     "get": (1, 1), "mget16": (16, 1), "mget64": (64, 1), "get_p64": (1, 64),
 }
@@ -327,5 +330,5 @@ def run_profile(doc, save):
         log(f"profile {name}: CPU per request {med['resp']:.2f} us (ours) against {med['redis']:.2f} us (redis-server), "
             f"{med['resp'] / med['redis']:.2f}x; the I/O floor {med['floor']:.2f} us, {med['floor'] / med['redis']:.2f}x")
     if WRITE_WORKLOAD in SELECTED:
-        run_write_profile(prof, CONNECTIONS, SECONDS, FREQUENCY)
+        run_write_profile(prof, CONNECTIONS, WRITE_SECONDS, WRITE_FREQUENCY)
         save()

@@ -1,11 +1,11 @@
 """bench/driver_lib/write_profile.py: the profile mode's write budget (issue 46: where each µs of a
 one-row UPDATE goes, per statement and per commit, with the table cached and not). bench/loadgen
 runs update_pair (bench/loadgen_main.cpp: half the connections update public.items, cached, half
-public.items_plain, the same rows never cached) at PROFILE_CONNECTIONS connections for
-DURATION_SECONDS while `perf record --call-graph dwarf` samples both halves' backends; each
-half's samples are split into WRITE_CATEGORIES, and a category's share of the half's samples
-times the half's exact CPU per UPDATE (/proc/PID/schedstat over the same window) is its µs per
-UPDATE. The result goes to doc["profile"]["write"]; bench/report --profile renders it."""
+public.items_plain, the same rows never cached) at PROFILE_CONNECTIONS connections, twice for
+PROFILE_WRITE_SECONDS: the first window gives each half's exact CPU per UPDATE
+(/proc/PID/schedstat), the second runs under `perf record --call-graph dwarf` of both halves'
+backends, whose samples are split into WRITE_CATEGORIES; a category's share of its half's samples
+times the half's CPU per UPDATE is its µs per UPDATE. The result goes to doc["profile"]["write"]; bench/report --profile renders it."""
 import json
 import re
 import subprocess
@@ -73,15 +73,15 @@ def shares(samples, pids):
     return {c: counts[c] / total for c in WRITE_CATEGORY_ORDER if c in counts}, total
 
 
-def run_write_profile(prof, connections, seconds, frequency):
-    """One update_pair window of `seconds` at `connections` under perf record: each half's CPU per
-    UPDATE and its budget, into prof["write"]."""
-    spec = {"mode": "write", "variant": "cache_enabled"}
-    prepare_table(spec)
+def pair_window(connections, seconds, frequency=None):
+    """One update_pair run of `seconds` at `connections`: each half's backends, UPDATEs and exact CPU
+    (µs), and with `frequency` the perf script text of its backends over the window."""
+    prepare_table({"mode": "write", "variant": "cache_enabled"})
     args = common_args() + ["--path", PAIR_PATH, "--conns", str(connections), "--batch", "1", "--seconds",
                             str(seconds), "--mode", "write"]
     proc = subprocess.Popen(client_cmd("native", "run", args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True, bufsize=1)
+    script = None
     try:
         if proc.stdout.readline().strip() != "READY":
             raise RuntimeError(f"bench/loadgen did not get ready (exit {proc.wait()})")
@@ -91,13 +91,15 @@ def run_write_profile(prof, connections, seconds, frequency):
             before = cpu_ns(pids)
             proc.stdin.write("GO\n")
             proc.stdin.flush()
-            subprocess.run(["perf", "record", "-q", "-F", str(frequency), "--call-graph", "dwarf,16384", "-o",
-                            data.name, "-p", ",".join(map(str, pids)), "--", "sleep", str(seconds)],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if frequency:
+                subprocess.run(["perf", "record", "-q", "-F", str(frequency), "--call-graph", "dwarf,16384", "-o",
+                                data.name, "-p", ",".join(map(str, pids)), "--", "sleep", str(seconds)],
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             res = json.loads(proc.stdout.readline())
             after = cpu_ns(pids)
-            script = subprocess.run(["perf", "script", "-i", data.name, "-F", "pid,ip,sym,dso"], check=True,
-                                    capture_output=True, text=True).stdout
+            if frequency:
+                script = subprocess.run(["perf", "script", "-i", data.name, "-F", "pid,ip,sym,dso"], check=True,
+                                        capture_output=True, text=True).stdout
         proc.stdin.write("CLOSE\n")
         proc.stdin.flush()
         proc.wait(timeout=120)
@@ -105,14 +107,22 @@ def run_write_profile(prof, connections, seconds, frequency):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    samples = samples_by_pid(script)
     updates = {"plain": res["plain_updates"], "cached": res["updates"] - res["plain_updates"]}
-    write = prof["write"] = {"connections": connections, "seconds": seconds, "halves": {}}
+    cpu_us = {half: sum(after.get(p, 0) - before.get(p, 0) for p in ps) / 1e3 for half, ps in halves.items()}
+    return halves, updates, cpu_us, script
+
+
+def run_write_profile(prof, connections, seconds, frequency):
+    """Each half's CPU per UPDATE from a window without perf (perf's own work in the sampled backends
+    would count), then its budget from a window under perf record: into prof["write"]."""
+    _, updates, cpu_us, _ = pair_window(connections, seconds)
+    halves, _, _, script = pair_window(connections, seconds, frequency)
+    samples = samples_by_pid(script)
+    write = prof["write"] = {"connections": connections, "seconds": seconds, "frequency": frequency, "halves": {}}
     for half, ps in halves.items():
-        cpu_us = sum(after.get(p, 0) - before.get(p, 0) for p in ps) / 1e3
         share, n = shares(samples, set(ps))
         write["halves"][half] = {"backends": len(ps), "updates": updates[half], "samples": n,
-                                 "cpu_us_per_update": cpu_us / max(updates[half], 1), "budget": share}
+                                 "cpu_us_per_update": cpu_us[half] / max(updates[half], 1), "budget": share}
     h = write["halves"]
     log(f"profile update: backend CPU per UPDATE {h['cached']['cpu_us_per_update']:.1f} us cached, "
         f"{h['plain']['cpu_us_per_update']:.1f} us not cached ({h['cached']['samples']} and "

@@ -23,13 +23,16 @@ def write_budget(prof):
     w = out.append
     w("### One-row UPDATE: budget per UPDATE, the table cached and not")
     w("")
-    w(f"bench/loadgen's `update_pair` at {write['connections']} connections for {write['seconds']:g} s: half the "
+    w(f"bench/loadgen's `update_pair` at {write['connections']} connections, two windows of {write['seconds']:g} s: "
+      "half the "
       "connections run the prepared `UPDATE public.items SET value = $2 WHERE id = $1` (cached), the other half the "
       "same on `public.items_plain` (the same rows, never cached), each UPDATE its own transaction "
-      "(synchronous_commit off), while `perf record --call-graph dwarf` samples both halves' backends. Each sample "
+      "(synchronous_commit off). In the second window `perf record --call-graph dwarf` "
+      f"({write.get('frequency', '?')} Hz) samples both halves' backends; each sample "
       "goes to the first category one of whose functions is on its stack, the capture's parts first "
       "(bench/driver_lib/write_profile.py); a category's share of its half's samples times that half's exact CPU "
-      "per UPDATE (/proc/PID/schedstat over the same window) is its µs per UPDATE. Statement: ExecutorStart, the "
+      "per UPDATE in the first window (/proc/PID/schedstat, without perf's own work in the backends) is its µs per "
+      "UPDATE. Statement: ExecutorStart, the "
       "plan's run and ExecutorEnd; commit: the capture's pre-commit callback and PostgreSQL's commit.")
     w("")
     w("| where | cached µs/UPDATE | not cached µs/UPDATE | cached − not | ± sampling |")
@@ -44,8 +47,8 @@ def write_budget(prof):
     w(f"| **total** (backend CPU per UPDATE) | {fmt(cached['cpu_us_per_update'], 2)} | "
       f"{fmt(plain['cpu_us_per_update'], 2)} | {diff:+.2f} ({cached['cpu_us_per_update'] / plain['cpu_us_per_update']:.2f}x) | |")
     w("")
-    w(f"UPDATEs in the window: {cached['updates']:,} cached, {plain['updates']:,} not cached; perf samples "
+    w(f"UPDATEs in the first window: {cached['updates']:,} cached, {plain['updates']:,} not cached; perf samples "
       f"{cached['samples']:,} and {plain['samples']:,}. *± sampling* is one standard error of the difference "
-      "from the sampling alone; the window is one, so the machine's moments are not averaged out.")
+      "from the sampling alone; one window each, so the machine's moments are not averaged out.")
     w("")
     return out

@@ -65,7 +65,10 @@ struct ChangedTable {
 	bool capture_began;
 	bool keyed;     /* rows are named by key: the table has a key the cache can use */
 	bool serializable_writer; /* counted in store_serializable_writer_begin */
-	PrimaryKey key;
+	/* What naming its rows takes of its primary key (a copy of all of it would be four cache
+	 * lines to touch per transaction, in a backend whose memory is mostly cold by its turn). */
+	KeyShape key_shape;
+	AttrNumber key_attnums[MAX_KEY_COLUMNS];
 	int64 nkeys;
 	int64 rows_queued; /* rows counted by capture_keys or invalidation_capture_row */
 	ChangedTable *next_written; /* the list of the transaction's tables (tables_written) */
@@ -251,8 +254,10 @@ ChangedTable *changed_table(Relation rel)
 	if (!found) {
 		const KnownKey *known = known_key_of(rel);
 		table->keyed = known->keyed;
-		if (table->keyed)
-			table->key = known->key;
+		if (table->keyed) {
+			table->key_shape = known->key.shape;
+			memcpy(table->key_attnums, known->key.attnums, sizeof(AttrNumber) * known->key.shape.ncolumns);
+		}
 		/* No usable key to name rows by: flush the table at commit. */
 		if (!table->keyed)
 			table->flush_all = true;
@@ -359,7 +364,7 @@ ChangedKey *record_key(ChangedTable *table, HeapTuple tuple, TupleDesc desc, Cha
 {
 	if (table->flush_all || tuple == nullptr)
 		return nullptr;
-	if (!append_row_key_bytes(table->key, tuple, desc, empty_key_buffer()))
+	if (!append_row_key_bytes(table->key_shape, table->key_attnums, tuple, desc, empty_key_buffer()))
 		return nullptr;
 	return record_key_buffer(table, same_as);
 }
@@ -613,14 +618,14 @@ bool invalidation_capture_key(Oid relid, const Datum *values, const Oid *types, 
 		return false;
 	if (!row_keys_needed(table))
 		return true;
-	if (ncolumns != table->key.ncolumns)
+	if (ncolumns != table->key_shape.ncolumns)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("table \"%s\" has a key of %d column(s), not %d", get_rel_name(relid),
-							   table->key.ncolumns, ncolumns)));
+							   table->key_shape.ncolumns, ncolumns)));
 	KeyShape kinds;
 	kinds.ncolumns = ncolumns;
 	for (int c = 0; c < ncolumns; c++)
-		if (!value_kind_for(table->key.shape.kinds[c], types[c], &kinds.kinds[c]))
+		if (!value_kind_for(table->key_shape.kinds[c], types[c], &kinds.kinds[c]))
 			ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
 							errmsg("a value of type %s cannot name keys of column %d of table \"%s\"",
 								   format_type_be(types[c]), c + 1, get_rel_name(relid))));

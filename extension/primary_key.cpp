@@ -253,17 +253,23 @@ int sort_distinct_keys(KeyBytes *keys, int count)
 	return distinct;
 }
 
-bool append_row_key_bytes(const PrimaryKey &key, HeapTuple tuple, TupleDesc desc, StringInfo out)
+bool append_row_key_bytes(const KeyShape &shape, const AttrNumber *attnums, HeapTuple tuple, TupleDesc desc,
+						  StringInfo out)
 {
 	Datum values[MAX_KEY_COLUMNS];
-	for (int c = 0; c < key.ncolumns; c++) {
+	for (int c = 0; c < shape.ncolumns; c++) {
 		bool isnull;
-		values[c] = heap_getattr(tuple, key.attnums[c], desc, &isnull);
+		values[c] = heap_getattr(tuple, attnums[c], desc, &isnull);
 		if (isnull)
 			return false;
 	}
-	append_key_bytes(key.shape, values, out);
+	append_key_bytes(shape, values, out);
 	return true;
+}
+
+bool append_row_key_bytes(const PrimaryKey &key, HeapTuple tuple, TupleDesc desc, StringInfo out)
+{
+	return append_row_key_bytes(key.shape, key.attnums, tuple, desc, out);
 }
 
 bool key_values(const PrimaryKey &key, KeyBytes bytes, Datum *values)

@@ -75,6 +75,9 @@ void append_key_bytes(const KeyShape &kinds, const Datum *values, StringInfo out
 
 /* The key's bytes from a row of the table; false when a key column is NULL. */
 bool append_row_key_bytes(const PrimaryKey &key, HeapTuple tuple, TupleDesc desc, StringInfo out);
+/* The same from the key's columns alone (shape.ncolumns of attnums). */
+bool append_row_key_bytes(const KeyShape &shape, const AttrNumber *attnums, HeapTuple tuple, TupleDesc desc,
+						  StringInfo out);
 
 /*
  * The columns' values from key bytes, for index probes and SQL; false when no value of the

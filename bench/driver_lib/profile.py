@@ -21,7 +21,6 @@ import tempfile
 import time
 
 from driver_lib.env import DURATION, ENV, IO_FLOOR, REDIS_BENCHMARK, REDIS_PID, REDIS_PORT, REPEATS, RESP_PORT, log, psql
-from driver_lib.write_profile import run_write_profile
 
 SECONDS = DURATION  # of each perf stat and perf record window
 CONNECTIONS = int(ENV.get("PROFILE_CONNECTIONS", "64"))
@@ -330,5 +329,6 @@ def run_profile(doc, save):
         log(f"profile {name}: CPU per request {med['resp']:.2f} us (ours) against {med['redis']:.2f} us (redis-server), "
             f"{med['resp'] / med['redis']:.2f}x; the I/O floor {med['floor']:.2f} us, {med['floor'] / med['redis']:.2f}x")
     if WRITE_WORKLOAD in SELECTED:
+        from driver_lib.write_profile import run_write_profile  # it reads this module's FRAME
         run_write_profile(prof, CONNECTIONS, WRITE_SECONDS, WRITE_FREQUENCY)
         save()

@@ -5,7 +5,8 @@ public.items_plain, the same rows never cached) at PROFILE_CONNECTIONS connectio
 PROFILE_WRITE_SECONDS: the first window gives each half's exact CPU per UPDATE
 (/proc/PID/schedstat), the second runs under `perf record --call-graph dwarf` of both halves'
 backends, whose samples are split into WRITE_CATEGORIES; a category's share of its half's samples
-times the half's CPU per UPDATE is its µs per UPDATE. The result goes to doc["profile"]["write"]; bench/report --profile renders it."""
+times the half's CPU per UPDATE is its µs per UPDATE. The result goes to doc["profile"]["write"];
+bench/report --profile renders it."""
 import json
 import re
 import subprocess
@@ -14,6 +15,7 @@ import tempfile
 from driver_lib.clients import client_cmd, common_args, pair_backends, prepare_table
 from driver_lib.env import PAIR_PATH, log
 from driver_lib.measure import cpu_ns
+from driver_lib.profile import FRAME
 
 # A sample belongs to the first category, in this order, one of whose patterns names a frame of
 # its stack (anywhere from the root to the leaf): the capture's parts first, then PostgreSQL's
@@ -36,7 +38,6 @@ WRITE_CATEGORIES = [
 ]
 OTHER = "other"
 WRITE_CATEGORY_ORDER = [c for c, _ in WRITE_CATEGORIES] + [OTHER]
-FRAME = re.compile(r"^\s*[0-9a-f]+ (.*) \((.*)\)$")
 
 
 def write_category(frames):

@@ -257,10 +257,9 @@ ChangedTable *changed_table(Relation rel)
 		if (table->keyed) {
 			table->key_shape = known->key.shape;
 			memcpy(table->key_attnums, known->key.attnums, sizeof(AttrNumber) * known->key.shape.ncolumns);
+		} else {
+			table->flush_all = true; /* no usable key to name rows by: flush the table at commit */
 		}
-		/* No usable key to name rows by: flush the table at commit. */
-		if (!table->keyed)
-			table->flush_all = true;
 	}
 	/* Before this statement writes a row: SERIALIZABLE reads of the table go to the table,
 	 * with SSI's own checks, until this transaction ends. */

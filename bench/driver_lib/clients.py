@@ -74,12 +74,12 @@ def pair_backends():
     return pids
 
 
-def pair_halves(spec, pids, c0, c1, res):
+def pair_halves(connections, pids, c0, c1, res):
     """update_pair's halves: each one's UPDATEs and its own backends' CPU in the same window (c0, c1:
     cpu_ns of every backend of both)."""
-    if sum(map(len, pids.values())) != spec["connections"]:
+    if sum(map(len, pids.values())) != connections:
         raise RuntimeError(f"update_pair: {sum(map(len, pids.values()))} backends named by half, expected "
-                           f"{spec['connections']}")
+                           f"{connections}")
     updates = {"plain": res["plain_updates"], "cached": res["updates"] - res["plain_updates"]}
     halves = {}
     for half, ps in pids.items():
@@ -139,7 +139,7 @@ def run_sample(spec):
     n = max(res["requests"], 1)
     sample = dict(spec)
     if halves is not None:
-        sample["halves"] = pair_halves(spec, halves, halves_ns, halves_ns_after, res)
+        sample["halves"] = pair_halves(conns, halves, halves_ns, halves_ns_after, res)
     sample.update({
         "requests": res["requests"], "reads": res["reads"], "updates": res["updates"],
         "elapsed_s": res["elapsed_s"], "rps": res["requests"] / res["elapsed_s"],

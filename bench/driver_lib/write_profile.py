@@ -12,7 +12,7 @@ import re
 import subprocess
 import tempfile
 
-from driver_lib.clients import client_cmd, common_args, pair_backends, prepare_table
+from driver_lib.clients import client_cmd, common_args, pair_backends, pair_halves, prepare_table
 from driver_lib.env import PAIR_PATH, log
 from driver_lib.measure import cpu_ns
 from driver_lib.profile import FRAME
@@ -75,8 +75,8 @@ def shares(samples, pids):
 
 
 def pair_window(connections, seconds, frequency=None):
-    """One update_pair run of `seconds` at `connections`: each half's backends, UPDATEs and exact CPU
-    (µs), and with `frequency` the perf script text of its backends over the window."""
+    """One update_pair run of `seconds` at `connections`: each half's backends (pids) and its
+    pair_halves figures, and with `frequency` the perf script text of its backends over the window."""
     prepare_table({"mode": "write", "variant": "cache_enabled"})
     args = common_args() + ["--path", PAIR_PATH, "--conns", str(connections), "--batch", "1", "--seconds",
                             str(seconds), "--mode", "write"]
@@ -108,22 +108,20 @@ def pair_window(connections, seconds, frequency=None):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    updates = {"plain": res["plain_updates"], "cached": res["updates"] - res["plain_updates"]}
-    cpu_us = {half: sum(after.get(p, 0) - before.get(p, 0) for p in ps) / 1e3 for half, ps in halves.items()}
-    return halves, updates, cpu_us, script
+    return halves, pair_halves(connections, halves, before, after, res), script
 
 
 def run_write_profile(prof, connections, seconds, frequency):
     """Each half's CPU per UPDATE from a window without perf (perf's own work in the sampled backends
     would count), then its budget from a window under perf record: into prof["write"]."""
-    _, updates, cpu_us, _ = pair_window(connections, seconds)
-    halves, _, _, script = pair_window(connections, seconds, frequency)
+    _, measured, _ = pair_window(connections, seconds)
+    halves, _, script = pair_window(connections, seconds, frequency)
     samples = samples_by_pid(script)
     write = prof["write"] = {"connections": connections, "seconds": seconds, "frequency": frequency, "halves": {}}
     for half, ps in halves.items():
         share, n = shares(samples, set(ps))
-        write["halves"][half] = {"backends": len(ps), "updates": updates[half], "samples": n,
-                                 "cpu_us_per_update": cpu_us[half] / max(updates[half], 1), "budget": share}
+        write["halves"][half] = {"backends": len(ps), "updates": measured[half]["updates"], "samples": n,
+                                 "cpu_us_per_update": measured[half]["backend_cpu_us_per_update"], "budget": share}
     h = write["halves"]
     log(f"profile update: backend CPU per UPDATE {h['cached']['cpu_us_per_update']:.1f} us cached, "
         f"{h['plain']['cpu_us_per_update']:.1f} us not cached ({h['cached']['samples']} and "

@@ -16,6 +16,7 @@ extern "C" {
 }
 
 #include <cstdlib>
+#include <new>
 #include <optional>
 #include <type_traits>
 
@@ -135,9 +136,13 @@ enum class HitsOutcome { AllHits, ShortOfRoom, NotAllHits };
  * room and runs it again). The entry is read without the lock first (store_lookup_optimistic):
  * out.undo(out.mark()) takes back a key's answer when that read turns out not to count.
  * tables[i] receives the key's table, negative[i] whether it is a negative hit, for count_hits.
+ * Flattened (every call in it inlined, across files too: the library is built with link-time
+ * optimization): a request of many keys runs each step (the key's bytes, its hash, the prefetches,
+ * the lookup, the reply's bytes) once per key, and their calls were a sizable part of MGET's CPU.
  */
 template <typename KeyAt, typename Out>
-HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, TableSlotRef *tables, bool *negative)
+__attribute__((flatten)) HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out,
+												  TableSlotRef *tables, bool *negative)
 {
 	if (batch.active || !local_cache_enabled || RecoveryInProgress() || !prefixes_valid ||
 		learned_epoch != store_catalog_epoch())
@@ -184,7 +189,9 @@ HitsOutcome look_up_hits(Oid role, size_t count, KeyAt &&key_at, Out &out, Table
 		if (!key || !OidIsValid(relid) || !key_bytes_for(info, key->id, at, &bytes, &out_of_memory))
 			return out_of_memory ? Resolved::Fail : Resolved::Nil; /* no such key or table: a missing key */
 		tables[i] = table;
-		*out = store_key(MyDatabaseId, relid, bytes);
+		/* Made in place: assigned from a temporary, the StoreKey was copied with wider loads
+		 * than the stores that had just written its hash (a store-forwarding stall per key). */
+		::new (out) StoreKey(store_key(MyDatabaseId, relid, bytes));
 		*used = bytes.len;
 		return Resolved::Key;
 	};

@@ -107,6 +107,9 @@ def main():
     get_row = next((line.split(" | ") for line in text.splitlines() if line.startswith("| GET | ")), [])
     check("bench/report --profile: the I/O floor's CPU per request and its ratio to redis-server's",
           len(get_row) > 6 and get_row[5][0].isdigit() and get_row[6][0].isdigit(), repr(get_row[:7]))
+    many_row = [line for line in text.split("Target of issue 46")[-1].splitlines() if line.startswith("| MGET 64 keys | ")]
+    check("bench/report --profile: issue 46's MGET 64 target judged", len(many_row) == 1 and "≤ 0.75" in many_row[0]
+          and ("✓" in many_row[0] or "✗" in many_row[0]), repr(many_row))
     check_write_budget()
     return summary()
 

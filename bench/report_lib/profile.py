@@ -3,7 +3,8 @@ result): per workload, both servers' CPU per request (perf stat's task-clock ove
 served), system calls and context switches per request, the budget per request by category
 (perf record's samples, bench/driver_lib/profile.py's categories, times the CPU per request), the
 I/O floor's CPU per request (bench/io_floor: the same ring, parser and pause, no command), the
-flame graphs (drawn beside the report), and issue 30's CPU targets with their verdicts."""
+flame graphs (drawn beside the report), and the CPU targets (issue 30's; issue 46's for MGET 64)
+with their verdicts."""
 import os
 
 from report_lib.data import fmt, fmt_range, judged, med, ratio, section_start
@@ -69,7 +70,7 @@ def profile_section(doc, src, charts, prefix):
     for wl in prof["workloads"]:
         r = ratio(med(stat(wl, "resp", "cpu_us_per_req")), med(stat(wl, "redis", "cpu_us_per_req")))
         goal = CPU_TARGETS.get(wl["name"])
-        verdicts.append((wl["name"], r, goal))
+        verdicts.append((wl["name"], r))
         w(f"| {LABELS.get(wl['name'], wl['name'])} | {fmt_range(stat(wl, 'resp', 'cpu_us_per_req'), 2)} | "
           f"{fmt_range(stat(wl, 'redis', 'cpu_us_per_req'), 2)} | "
           f"{judged(r, goal, higher=False) if goal else fmt(r, 2)} | {'≤ %.1f' % goal if goal else '–'} | "
@@ -110,22 +111,18 @@ def profile_section(doc, src, charts, prefix):
         if graphs:
             w("Flame graphs: " + ", ".join(graphs) + ".")
             w("")
-    w("Targets (issue 30, server CPU per request against redis-server's):")
-    w("")
-    w("| workload | ours / redis-server | target |")
-    w("| --- | --- | --- |")
-    for name, r, goal in verdicts:
-        if goal:
-            w(f"| {LABELS.get(name, name)} | {judged(r, goal, higher=False)} | ≤ {goal:.1f} |")
-    w("")
-    many = [(name, r, MANY_KEYS_TARGETS[name]) for name, r, _ in verdicts if name in MANY_KEYS_TARGETS]
-    if many:
-        w("Target of issue 46 (item 4, many keys' lookups prefetched), the same ratio:")
+    for title, goals, digits in (("Targets (issue 30, server CPU per request against redis-server's):", CPU_TARGETS, 1),
+                                 ("Target of issue 46 (item 4, many keys' lookups prefetched), the same ratio:",
+                                  MANY_KEYS_TARGETS, 2)):
+        rows = [(name, r, goals[name]) for name, r in verdicts if goals.get(name)]
+        if not rows:
+            continue
+        w(title)
         w("")
         w("| workload | ours / redis-server | target |")
         w("| --- | --- | --- |")
-        for name, r, goal in many:
-            w(f"| {LABELS.get(name, name)} | {judged(r, goal, higher=False)} | ≤ {goal:.2f} |")
+        for name, r, goal in rows:
+            w(f"| {LABELS.get(name, name)} | {judged(r, goal, higher=False)} | ≤ {goal:.{digits}f} |")
         w("")
     out += write_budget(prof)
     return out

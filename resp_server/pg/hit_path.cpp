@@ -191,6 +191,7 @@ __attribute__((flatten)) HitsOutcome look_up_hits(Oid role, size_t count, KeyAt 
 		tables[i] = table;
 		/* Made in place: assigned from a temporary, the StoreKey was copied with wider loads
 		 * than the stores that had just written its hash (a store-forwarding stall per key). */
+		static_assert(std::is_trivially_destructible_v<StoreKey>, "made over the old one without destroying it");
 		::new (out) StoreKey(store_key(MyDatabaseId, relid, bytes));
 		*used = bytes.len;
 		return Resolved::Key;

@@ -20,9 +20,12 @@ from driver_lib.profile import FRAME
 # A sample belongs to the first category, in this order, one of whose patterns names a frame of
 # its stack (anywhere from the root to the leaf): the capture's parts first, then PostgreSQL's
 # phases of the statement. The capture's names are extension/capture_setup.cpp's,
-# invalidation.cpp's and wal.cpp's; PostgreSQL's are those of PostgreSQL 15.
+# invalidation.cpp's and wal.cpp's; PostgreSQL's are those of PostgreSQL 15. The library is built
+# with LTO, which may inline a function into its caller in another file without leaving an
+# "(inlined)" frame: a category names the functions of its file that may stay (wal.cpp's
+# log_invalidate under wal_log_invalidations).
 WRITE_CATEGORIES = [
-    ("capture: WAL record for standbys (commit)", r"wal_log_invalidations"),
+    ("capture: WAL record for standbys (commit)", r"wal_log_invalidations|::log_invalidate\b"),
     ("capture: invalidation at commit", r"xact_event|invalidate_changes|forget_changes|tracking_log_changes"),
     ("capture: set-up at ExecutorStart (table marked, WHERE key recorded)", r"set_up_capture"),
     ("capture: row trigger and plan-recorded keys", r"capture_row|ExecAR(Update|Delete|Insert)Triggers"),

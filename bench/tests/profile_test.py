@@ -146,6 +146,10 @@ def check_write_budget():
     check("write profile: the capture's WAL record before PostgreSQL's commit, the scan by ExecutorRun",
           n == 2 and share == {"capture: WAL record for standbys (commit)": 0.5,
                                "PostgreSQL: index scan and heap update": 0.5}, repr(share))
+    inlined = write_profile.write_category(["XLogInsert", "local_cache::(anonymous namespace)::log_invalidate",
+                                            "local_cache::(anonymous namespace)::invalidate_changes", "xact_event"])
+    check("write profile: the WAL record by wal.cpp's frame that stays when LTO inlines wal_log_invalidations",
+          inlined == "capture: WAL record for standbys (commit)", inlined)
     plain, m = write_profile.shares(samples, {202})
     check("write profile: the client's protocol by its frames", m == 2 and
           plain.get("client protocol: receive, send, wait") == 0.5, repr(plain))

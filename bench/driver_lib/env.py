@@ -99,6 +99,8 @@ MULTI_ROW_CLIENTS = ("native", "node")
 PAIR_PATH = "update_pair"
 # update_pair's halves: the application_name of their connections (bench/loadgen_main.cpp)
 PAIR_HALVES = {"cached": "local_cache_bench_cached", "plain": "local_cache_bench_plain"}
+# update_pair's windows per sample, each with fresh connections (clients.pair_sample)
+PAIR_WINDOWS = int(ENV.get("PAIR_WINDOWS", "5"))
 # the RESP role of bench/run (local_cache.resp_role) may only read; writes AUTH as this role
 RESP_WRITER = ENV.get("BENCH_RESP_WRITER", "bench_writer")
 RESP_WRITER_PASSWORD = ENV.get("BENCH_RESP_WRITER_PASSWORD", "bench")

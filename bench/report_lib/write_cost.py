@@ -82,12 +82,17 @@ def same_window_table(samples, cfg):
         return []
     out = []
     w = out.append
+    windows = {s.get("windows", 1) for s in pairs}
+    made_of = ("" if windows == {1} else
+               f", each made of {'/'.join(map(str, sorted(windows)))} windows, every one with fresh connections, summed "
+               "(with two backends per half, one window's ratio depends mostly on where the scheduler placed its "
+               "backends; fresh connections place them again)")
     w("### Both tables in one window")
     w("")
     w("The same prepared UPDATE at once on `public.items` (cached) from half the connections and on "
-      "`public.items_plain` (the same rows, never cached) from the other half, one sample per round: both halves "
-      "share the machine's state second by second, which the separate samples above, minutes apart, do not (their "
-      "rounds of the same cell differ by more than the capture costs). Each half's *backend CPU per UPDATE* is its own backends' "
+      f"`public.items_plain` (the same rows, never cached) from the other half, one sample per round{made_of}: both "
+      "halves share the machine's state second by second, which the separate samples above, minutes apart, do not "
+      "(their rounds of the same cell differ by more than the capture costs). Each half's *backend CPU per UPDATE* is its own backends' "
       "CPU, exact (`/proc/PID/schedstat`; each connection names its half in `application_name`), over its own UPDATEs; what the cache costs other "
       "processes is in the separate samples' server CPU. Ratios per round, medians (min–max). Target (issue 46): "
       f"cached at most {CPU_TARGET}x the CPU per UPDATE of the not cached half. Each half's UPDATEs/s are the "

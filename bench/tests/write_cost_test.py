@@ -14,6 +14,7 @@ from harness import check, summary  # noqa: E402 (sets up the imports below)
 # what bench/run write exports, with every client
 os.environ.update(BENCH_MODE="write", CLIENTS="native,node,go,redis-benchmark", CONNECTIONS="4,64", REPEATS="2",
                   KEY_TYPES="")
+from driver_lib import clients  # noqa: E402
 from driver_lib.matrix import matrix  # noqa: E402
 from report_lib.bulk import bulk_section  # noqa: E402
 from report_lib.write_cost import write_cost_section  # noqa: E402
@@ -100,8 +101,43 @@ def check_same_window():
                                                                               backend_cpu_us_per_update=48.0)))]
     row = row_of(write_cost_section(dict(doc, samples=slower), "w.json"), "| native | 4 | 950")
     check("same window: 1.20x the CPU fails the target", "| 1.20 | ≤ 1.05x ✗ |" in row, row)
+    windowed = [dict(x, windows=5) for x in samples]
+    text = " ".join(write_cost_section(dict(doc, samples=windowed), "w.json"))
+    check("same window: the text says a sample is 5 windows with fresh connections",
+          "each made of 5 windows, every one with fresh connections, summed" in text, text[:300])
+    check("same window: samples of one window say nothing of windows",
+          "windows, every one" not in " ".join(lines), "")
     check("same window: no update_pair samples, no table",
           "### Both tables in one window" not in write_cost_section(dict(doc, samples=[]), "w.json"), "")
+
+
+def check_pair_windows():
+    """clients.pair_sample sums its windows: each half's UPDATEs and CPU, then the rates of the sums."""
+    def window(cached_updates, cached_cpu, plain_updates, plain_cpu, p50):
+        halves = {"cached": (cached_updates, cached_cpu), "plain": (plain_updates, plain_cpu)}
+        n = cached_updates + plain_updates
+        return {"mode": "write", "client": "native", "connections": 4, "path": "update_pair", "requests": n,
+                "reads": 0, "updates": n, "elapsed_s": 1.0, "client_cpu_s": 0.5, "server_cpu_s": n * 30e-6,
+                "latency_us": {"p50": p50, "max": p50 * 10}, "server_rss_peak_bytes": n, "server_pss_peak_bytes": n,
+                "cache_stats_before": {"hits": n}, "cache_stats_after": {"hits": 2 * n},
+                "halves": {h: {"backends": 2, "updates": u, "rps": u, "backend_cpu_s": c,
+                               "backend_cpu_us_per_update": c * 1e6 / u} for h, (u, c) in halves.items()}}
+    windows = iter([window(1000, 0.030, 1000, 0.025, 40), window(3000, 0.075, 1000, 0.025, 80)])
+    saved = clients.run_window, clients.PAIR_WINDOWS
+    clients.run_window = lambda spec, seconds: dict(next(windows), seconds=seconds)
+    clients.PAIR_WINDOWS = 2
+    try:
+        merged = clients.run_sample({"mode": "write", "path": "update_pair"})
+    finally:
+        clients.run_window, clients.PAIR_WINDOWS = saved
+    cached, plain = merged["halves"]["cached"], merged["halves"]["plain"]
+    check("pair windows: each half's UPDATEs and CPU summed, CPU per UPDATE of the sums (105/4000, 50/2000)",
+          (cached["updates"], plain["updates"], round(cached["backend_cpu_us_per_update"], 3),
+           round(plain["backend_cpu_us_per_update"], 3)) == (4000, 2000, 26.25, 25.0), repr(merged["halves"]))
+    check("pair windows: requests over the windows' time, p50 weighted by requests, max the largest",
+          (merged["requests"], merged["rps"], merged["latency_us"], merged["windows"], merged["seconds"])
+          == (6000, 3000, {"p50": (40 * 2000 + 80 * 4000) / 6000, "max": 800}, 2, clients.DURATION / 2),
+          repr({k: merged[k] for k in ("requests", "rps", "latency_us", "windows")}))
 
 
 def check_bulk():
@@ -148,5 +184,6 @@ check_write()
 check_multi_row()
 check_matrix()
 check_same_window()
+check_pair_windows()
 check_bulk()
 sys.exit(summary())

@@ -8,7 +8,8 @@
 #include "resp_server/commands/command_table.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
+#include <cstring>
 #include <string_view>
 
 namespace local_cache::resp {
@@ -131,17 +132,35 @@ struct ActivityText {
 	}
 	void put(std::string_view text)
 	{
-		for (char c : text)
-			put(c);
+		size_t room = length + 1 < size ? size - 1 - length : 0;
+		size_t n = std::min(text.size(), room);
+		std::memcpy(out + length, text.data(), n);
+		length += n;
+	}
+	/* "... (<count> more <what>)" */
+	void put_more(size_t count, std::string_view what)
+	{
+		char digits[24];
+		std::to_chars_result end = std::to_chars(digits, digits + sizeof(digits), count);
+		put("... (");
+		put(std::string_view(digits, size_t(end.ptr - digits)));
+		put(" more ");
+		put(what);
+		put(")");
 	}
 };
+
+bool plain_byte(unsigned char c)
+{
+	return c > ' ' && c <= '~' && c != '"' && c != '\\';
+}
 
 bool plain(std::string_view argument)
 {
 	if (argument.empty())
 		return false;
 	for (unsigned char c : argument)
-		if (c <= ' ' || c > '~' || c == '"' || c == '\\')
+		if (!plain_byte(c))
 			return false;
 	return true;
 }
@@ -151,7 +170,17 @@ void put_quoted(ActivityText &text, std::string_view argument)
 {
 	static const char hex[] = "0123456789abcdef";
 	text.put('"');
-	for (unsigned char c : argument) {
+	for (size_t i = 0; i < argument.size(); i++) {
+		/* A run of bytes that stand for themselves goes in at once (a JSON value is mostly one). */
+		size_t run = i;
+		while (run < argument.size() && (plain_byte(static_cast<unsigned char>(argument[run])) || argument[run] == ' '))
+			run++;
+		if (run > i) {
+			text.put(argument.substr(i, run - i));
+			i = run - 1;
+			continue;
+		}
+		unsigned char c = static_cast<unsigned char>(argument[i]);
 		switch (c) {
 		case '\\': text.put("\\\\"); break;
 		case '"': text.put("\\\""); break;
@@ -185,9 +214,7 @@ size_t format_activity(const CommandSpec &command, const Request &request, char 
 		if (i > 0)
 			text.put(' ');
 		if (i == CommandMonitor::kMaxArguments - 1 && request.argc > CommandMonitor::kMaxArguments) {
-			char more[48];
-			snprintf(more, sizeof(more), "... (%zu more arguments)", request.argc - CommandMonitor::kMaxArguments + 1);
-			text.put(more);
+			text.put_more(request.argc - CommandMonitor::kMaxArguments + 1, "arguments");
 			break;
 		}
 		std::string_view argument = request[i];
@@ -198,9 +225,7 @@ size_t format_activity(const CommandSpec &command, const Request &request, char 
 		else
 			put_quoted(text, argument);
 		if (cut > 0) {
-			char more[48];
-			snprintf(more, sizeof(more), "... (%zu more bytes)", cut);
-			text.put(more);
+			text.put_more(cut, "bytes");
 		}
 	}
 	out[text.length] = '\0';

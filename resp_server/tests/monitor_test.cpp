@@ -216,6 +216,8 @@ BOOST_AUTO_TEST_CASE(the_command_line_pg_stat_activity_shows)
 	BOOST_TEST(cut.substr(cut.size() - tail.size()) == tail);
 	BOOST_TEST(activity({"GET", std::string(200, 'x')}) == "GET " + std::string(128, 'x') + "... (72 more bytes)");
 	BOOST_TEST(activity({"GET", "items:1"}, 6) == "GET i");
+	BOOST_TEST(activity({"SET", "k", "a b c"}, 10) == R"(SET k "a )");
+	BOOST_TEST(activity({"GET", std::string(1000, 'x')}, 140) == "GET " + std::string(128, 'x') + "... (87");
 	BOOST_TEST(activity({"GET", "items:1"}, 1).empty());
 }
 

@@ -187,15 +187,8 @@ bool update_is_the_upsert(const Target &target, const Columns &columns, std::str
  * NULL. Made in column order, row after row, so that a value a column refuses fails as it fails
  * there. What only json_populate_record reads keeps it: a member that is true, false, an object
  * or an array, a column of a domain, array, composite or json type (or of one without an array
- * type, which MSET's arrays need).
+ * type, which MSET's arrays need): Columns::bindable.
  */
-bool bindable_column(Oid type)
-{
-	char typtype = get_typtype(type);
-	return type != JSONOID && type != JSONBOID && !type_is_array(type) && OidIsValid(get_array_type(type)) &&
-		(typtype == TYPTYPE_BASE || typtype == TYPTYPE_ENUM || typtype == TYPTYPE_RANGE || typtype == TYPTYPE_MULTIRANGE);
-}
-
 bool bindable_member(const ObjectMembers &members, int member)
 {
 	return members.scalars[member] != nullptr || members.nulls[member];
@@ -207,10 +200,8 @@ Datum member_value(const ObjectMembers &members, int member, const Columns &colu
 	*isnull = members.nulls[member];
 	if (*isnull)
 		return (Datum) 0;
-	Oid input_function, io_parameter;
-	getTypeInputInfo(columns.types[column], &input_function, &io_parameter);
-	return OidInputFunctionCall(input_function, const_cast<char *>(members.scalars[member]), io_parameter,
-								columns.typmods[column]);
+	return OidInputFunctionCall(columns.input_functions[column], const_cast<char *>(members.scalars[member]),
+								columns.input_params[column], columns.typmods[column]);
 }
 
 /* set_one's UPDATE with the object's members bound: "UPDATE t SET c = $2, d = DEFAULT WHERE key =
@@ -227,7 +218,7 @@ bool bind_members(const Target &target, const Columns &columns, const ObjectMemb
 				  const int *member_of, BoundUpdate *out)
 {
 	for (int c = 0; c < columns.count; c++)
-		if (present[c] && (!bindable_member(members, member_of[c]) || !bindable_column(columns.types[c])))
+		if (present[c] && (!bindable_member(members, member_of[c]) || !columns.bindable[c]))
 			return false;
 	int most = target.nkey + columns.count;
 	out->types = static_cast<Oid *>(palloc(sizeof(Oid) * most));
@@ -260,7 +251,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 {
 	verify_text(value);
 	Target target = write_target(key);
-	Columns columns = other_columns(target);
+	const Columns &columns = *target.other_columns;
 	/* $1 the JSON, $2 ... the key's columns. */
 	Oid types[1 + MAX_KEY_COLUMNS] = {TEXTOID};
 	Datum values[1 + MAX_KEY_COLUMNS] = {PointerGetDatum(cstring_to_text_with_len(value.data(), int(value.size())))};
@@ -390,7 +381,7 @@ const char *key_join(const Target &target)
 }
 
 /*
- * MSET's UPDATE with the rows' members bound (bindable_column, bindable_member): one array per
+ * MSET's UPDATE with the rows' members bound (Columns::bindable, bindable_member): one array per
  * column, unnested beside the key arrays, "UPDATE t SET c = k.c, d = DEFAULT FROM ROWS FROM
  * (unnest($1), unnest($2)) AS k(key, c) WHERE t.key = k.key", as a many-row SQL UPDATE is written.
  * The number of rows it updated.
@@ -455,7 +446,7 @@ uint64 update_bound_rows(const Target &target, const Columns &columns, const boo
 bool set_in_one_statement(const RowKey *keys, const std::string_view *values, size_t count)
 {
 	Target target = write_target(keys[0]);
-	Columns columns = other_columns(target);
+	const Columns &columns = *target.other_columns;
 	if (columns.count == 0)
 		return false;
 	bool *present = nullptr;
@@ -517,7 +508,7 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 		 * (those updated again, to the same values). */
 		uint64 updated;
 		for (int c = 0; c < columns.count; c++)
-			bindable &= !present[c] || bindable_column(columns.types[c]);
+			bindable &= !present[c] || columns.bindable[c];
 		if (bindable) {
 			updated = update_bound_rows(target, columns, present, row_members, member_of, count, &types[1], &params[1]);
 		} else {

@@ -16,24 +16,35 @@
 
 namespace local_cache::resp {
 
+/* The table's writable columns other than the key: not dropped, not generated. */
+struct Columns {
+	int count;
+	const char *const *names; /* unquoted */
+	const Oid *types;
+	const int32 *typmods;
+	const Oid *input_functions; /* each type's, and the parameter it takes */
+	const Oid *input_params;
+	/* A value of the type may be bound as a parameter of its type, one row's or an array of
+	 * them (MSET): a base, enum, range or multirange type with an array type, not json, jsonb or
+	 * an array (set_statements.cpp says why). */
+	const bool *bindable;
+	bool identity_always; /* one of them is GENERATED ALWAYS AS IDENTITY */
+};
+
 /* The table a key names, for writing: locked (conditionally), an enabled table without
- * row-level security, with its key columns' names and the key's values. In a transaction. */
+ * row-level security, with its key columns' names and the key's values. In a transaction, and
+ * valid until its end (the names are kept for the worker's life, write_target.cpp). */
 struct Target {
 	RelInfo *info;
 	const char *table;  /* quoted, schema-qualified */
 	int nkey;
 	const char *key_columns[MAX_KEY_COLUMNS]; /* quoted */
+	const char *key_names[MAX_KEY_COLUMNS];   /* as named */
+	const Columns *other_columns;             /* its writable columns but the key */
 	Datum key[MAX_KEY_COLUMNS];
 	KeyBytes key_bytes; /* the same key, as the store and the capture trigger name it */
 	bool valid_key; /* false: the id names no key of the table */
 
-	bool is_key_column(AttrNumber attnum) const
-	{
-		for (int c = 0; c < nkey; c++)
-			if (info->key.attnums[c] == attnum)
-				return true;
-		return false;
-	}
 	/* Appends the key's types and values to the statement's parameters, from index `first`. */
 	void add_parameters(Oid *types, Datum *values, int first) const
 	{
@@ -85,17 +96,6 @@ Target write_target(const RowKey &key, bool require_key = true);
 /* ERROR, naming the canonical text, when `key`'s id spells a key of the table but is not its
  * canonical text (items:01 for items:1); nothing for an id that spells no key. */
 void refuse_other_spelling(const RelInfo *info, const RowKey &key);
-
-/* The table's writable columns other than the key: not dropped, not generated. */
-struct Columns {
-	int count;
-	const char **names; /* unquoted */
-	Oid *types;
-	int32 *typmods;
-	bool identity_always; /* one of them is GENERATED ALWAYS AS IDENTITY */
-};
-
-Columns other_columns(const Target &target);
 
 /* The key column `name` is, or -1. */
 int key_column_index(const Target &target, std::string_view name);

@@ -145,7 +145,7 @@ LookupResult PgRowWriter::set_columns(const Session &session, const RowKey &key,
 	int distinct = 0;
 	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
 		Target target = write_target(key);
-		Columns columns = other_columns(target);
+		const Columns &columns = *target.other_columns;
 		/* The last value of each column wins, as in Redis. */
 		int *value_of = static_cast<int *>(palloc(sizeof(int) * (columns.count + 1)));
 		for (int c = 0; c < columns.count; c++)
@@ -174,11 +174,9 @@ LookupResult PgRowWriter::set_columns(const Session &session, const RowKey &key,
 			 * the column's typmod (char(3) and bit(3) refuse what does not fit, numeric(5,2)
 			 * rounds, a domain checks its constraints); an explicit CAST would truncate. */
 			const std::string_view &text = texts[value_of[c]];
-			Oid input_function, io_parameter;
-			getTypeInputInfo(columns.types[c], &input_function, &io_parameter);
 			types[n] = columns.types[c];
-			values[n] = OidInputFunctionCall(input_function, pnstrdup(text.data(), text.size()), io_parameter,
-											 columns.typmods[c]);
+			values[n] = OidInputFunctionCall(columns.input_functions[c], pnstrdup(text.data(), text.size()),
+											 columns.input_params[c], columns.typmods[c]);
 			n++;
 			const char *name = quote_identifier(columns.names[c]);
 			appendStringInfo(&list, ", %s", name);
@@ -217,7 +215,7 @@ LookupResult PgRowWriter::clear_columns(const Session &session, const RowKey &ke
 	uint64 cleared = 0;
 	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
 		Target target = write_target(key);
-		Columns columns = other_columns(target);
+		const Columns &columns = *target.other_columns;
 		bool *listed = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
 		for (size_t i = 0; i < count; i++) {
 			verify_text(names[i]);
@@ -265,7 +263,7 @@ LookupResult PgRowWriter::increment_column(const Session &session, const RowKey 
 		Target target = write_target(key);
 		verify_text(name);
 		verify_text(increment);
-		Columns columns = other_columns(target);
+		const Columns &columns = *target.other_columns;
 		int column = column_index(target, columns, name);
 		if (column < 0)
 			no_such_column(target, name);

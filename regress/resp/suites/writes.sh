@@ -84,7 +84,44 @@ check "... after ALTER TYPE of the key column (bigint to text): SET of a text ke
 check "... HSET of a text key" "1" "$(wcli HSET wagain:y v d)"
 check "... SQL has them" '{"id":"1","v":"b"} {"id":"x","v":"c"} {"id":"y","v":"d"}' \
     "$(sql "SELECT string_agg(row_to_json(t)::text, ' ' ORDER BY id) FROM wagain t")"
-sql "DROP TABLE wagain" >/dev/null
+# The writes keep each table's names (quoted table, key and columns) until the table or a schema
+# changes: a rename of a column, of the table, of its schema, or a move to another schema is seen
+# by the next write. On one connection, so that the write before a change and the one after it
+# run in the same worker.
+exec {wconn}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+wsend() {
+    local a
+    printf '*%d\r\n' $# >&"$wconn"
+    for a in "$@"; do printf '$%d\r\n%s\r\n' ${#a} "$a" >&"$wconn"; done
+    IFS= read -r -t 10 -u "$wconn" reply_line
+    reply_line=${reply_line%$'\r'}
+}
+wsend AUTH regress_resp_writer "$PW_WRITER"
+wsend SET wagain:x '{"v":"d"}'
+sql "ALTER TABLE wagain RENAME COLUMN v TO w" >/dev/null
+wsend SET wagain:x '{"w":"e"}'
+check "... after RENAME COLUMN: SET names the new column" "+OK" "$reply_line"
+wsend SET wagain:x '{"v":"f"}'
+check "... and the old name is no column" '-ERR column "v" of table "wagain" does not exist (SQLSTATE 42703)' \
+    "$reply_line"
+sql "CREATE SCHEMA wsch; ALTER TABLE wagain SET SCHEMA wsch; GRANT USAGE ON SCHEMA wsch TO regress_resp_writer" >/dev/null
+wsend SET wagain:z '{"w":"g"}'
+check "... after SET SCHEMA: SET writes it in its new schema" "+OK" "$reply_line"
+sql "ALTER SCHEMA wsch RENAME TO wsch2" >/dev/null
+wsend SET wagain:z '{"w":"h"}'
+check "... after its schema's RENAME" "+OK" "$reply_line"
+sql "ALTER TABLE wsch2.wagain RENAME TO wagain2" >/dev/null
+replies=()
+for command in "SET wagain:y {\"w\":\"i\"}" "MSET wagain:y {\"w\":\"j\"} wagain:q {\"w\":\"k\"}" "HSET wagain:x w l" "DEL wagain:q"; do
+    read -ra words <<<"$command"
+    wsend "${words[@]}"
+    replies+=("$reply_line")
+done
+check "... after RENAME of the table: SET, MSET, HSET, DEL" "+OK +OK :0 :1" "${replies[*]}"
+exec {wconn}>&-
+check "... SQL has them" '{"id":"1","w":"b"} {"id":"x","w":"l"} {"id":"y","w":"j"} {"id":"z","w":"h"}' \
+    "$(sql "SELECT string_agg(row_to_json(t)::text, ' ' ORDER BY id) FROM wsch2.wagain2 t")"
+sql "DROP SCHEMA wsch2 CASCADE" >/dev/null
 
 section "errors: constraints, types, privileges, locks"
 check "NOT NULL violation, with its SQLSTATE" \

@@ -251,7 +251,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 {
 	verify_text(value);
 	Target target = write_target(key);
-	const Columns &columns = *target.other_columns;
+	const Columns &columns = target.other_columns;
 	/* $1 the JSON, $2 ... the key's columns. */
 	Oid types[1 + MAX_KEY_COLUMNS] = {TEXTOID};
 	Datum values[1 + MAX_KEY_COLUMNS] = {PointerGetDatum(cstring_to_text_with_len(value.data(), int(value.size())))};
@@ -446,7 +446,7 @@ uint64 update_bound_rows(const Target &target, const Columns &columns, const boo
 bool set_in_one_statement(const RowKey *keys, const std::string_view *values, size_t count)
 {
 	Target target = write_target(keys[0]);
-	const Columns &columns = *target.other_columns;
+	const Columns &columns = target.other_columns;
 	if (columns.count == 0)
 		return false;
 	bool *present = nullptr;

@@ -40,7 +40,7 @@ struct Target {
 	int nkey;
 	const char *key_columns[MAX_KEY_COLUMNS]; /* quoted */
 	const char *key_names[MAX_KEY_COLUMNS];   /* as named */
-	const Columns *other_columns;             /* its writable columns but the key */
+	Columns other_columns;                    /* its writable columns but the key */
 	Datum key[MAX_KEY_COLUMNS];
 	KeyBytes key_bytes; /* the same key, as the store and the capture trigger name it */
 	bool valid_key; /* false: the id names no key of the table */

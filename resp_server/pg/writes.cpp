@@ -145,7 +145,7 @@ LookupResult PgRowWriter::set_columns(const Session &session, const RowKey &key,
 	int distinct = 0;
 	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
 		Target target = write_target(key);
-		const Columns &columns = *target.other_columns;
+		const Columns &columns = target.other_columns;
 		/* The last value of each column wins, as in Redis. */
 		int *value_of = static_cast<int *>(palloc(sizeof(int) * (columns.count + 1)));
 		for (int c = 0; c < columns.count; c++)
@@ -215,7 +215,7 @@ LookupResult PgRowWriter::clear_columns(const Session &session, const RowKey &ke
 	uint64 cleared = 0;
 	LookupResult result = run_write(session, Access::Write, [&]() noexcept {
 		Target target = write_target(key);
-		const Columns &columns = *target.other_columns;
+		const Columns &columns = target.other_columns;
 		bool *listed = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
 		for (size_t i = 0; i < count; i++) {
 			verify_text(names[i]);
@@ -263,7 +263,7 @@ LookupResult PgRowWriter::increment_column(const Session &session, const RowKey 
 		Target target = write_target(key);
 		verify_text(name);
 		verify_text(increment);
-		const Columns &columns = *target.other_columns;
+		const Columns &columns = target.other_columns;
 		int column = column_index(target, columns, name);
 		if (column < 0)
 			no_such_column(target, name);

@@ -8,6 +8,7 @@
 #include "extension/pg.h"
 
 #include "resp_server/pg/set_statements.h"
+#include "resp_server/commands/json_object.h"
 #include "resp_server/pg/session_runtime.h"
 #include "resp_server/pg/write_runner.h"
 #include "resp_server/pg/write_target.h"
@@ -35,10 +36,11 @@ namespace local_cache::resp {
 namespace {
 
 /*
- * The members of a SET's JSON value, read by PostgreSQL's own JSON parser in the worker rather
- * than by a statement (json_typeof, json_object_keys): the same syntax errors as $1::json, a
- * statement's executor start and end less per write. Each top-level member's name and, when it
- * is a string or a number, its text (de-escaped, as json_populate_record reads it).
+ * The members of a SET's JSON value, read in the worker rather than by a statement (json_typeof,
+ * json_object_keys): a statement's executor start and end less per write. A plain object
+ * (read_plain_object) in one pass; any other text by PostgreSQL's own JSON parser, with the same
+ * syntax errors as $1::json. Each top-level member's name and, when it is a string or a number,
+ * its text (de-escaped, as json_populate_record reads it).
  */
 struct ObjectMembers {
 	JsonLexContext *lex;
@@ -49,6 +51,14 @@ struct ObjectMembers {
 	const char **scalars; /* nullptr: an object, an array, null, true or false */
 	bool *nulls;          /* the member is null */
 };
+
+void grow_members(ObjectMembers *members)
+{
+	members->capacity *= 2;
+	members->names = static_cast<const char **>(repalloc(members->names, sizeof(char *) * members->capacity));
+	members->scalars = static_cast<const char **>(repalloc(members->scalars, sizeof(char *) * members->capacity));
+	members->nulls = static_cast<bool *>(repalloc(members->nulls, sizeof(bool) * members->capacity));
+}
 
 void member_object_start(void *state)
 {
@@ -62,12 +72,8 @@ void member_field_start(void *state, char *name, bool)
 	ObjectMembers *members = static_cast<ObjectMembers *>(state);
 	if (members->lex->lex_level != 1)
 		return;
-	if (members->count == members->capacity) {
-		members->capacity *= 2;
-		members->names = static_cast<const char **>(repalloc(members->names, sizeof(char *) * members->capacity));
-		members->scalars = static_cast<const char **>(repalloc(members->scalars, sizeof(char *) * members->capacity));
-		members->nulls = static_cast<bool *>(repalloc(members->nulls, sizeof(bool) * members->capacity));
-	}
+	if (members->count == members->capacity)
+		grow_members(members);
 	members->names[members->count] = name;
 	members->scalars[members->count] = nullptr;
 	members->nulls[members->count] = false;
@@ -91,6 +97,23 @@ ObjectMembers object_members(std::string_view value)
 	members.names = static_cast<const char **>(palloc(sizeof(char *) * members.capacity));
 	members.scalars = static_cast<const char **>(palloc(sizeof(char *) * members.capacity));
 	members.nulls = static_cast<bool *>(palloc(sizeof(bool) * members.capacity));
+	/* Most objects need no more than a glance (read_plain_object); the others, PostgreSQL's
+	 * parser and its errors. */
+	JsonMember plain[16];
+	size_t count;
+	if (read_plain_object(value, plain, lengthof(plain), &count)) {
+		members.object = true;
+		for (size_t i = 0; i < count; i++) {
+			if (members.count == members.capacity)
+				grow_members(&members);
+			members.names[members.count] = pnstrdup(plain[i].name.data(), plain[i].name.size());
+			members.scalars[members.count] =
+				plain[i].has_scalar ? pnstrdup(plain[i].scalar.data(), plain[i].scalar.size()) : nullptr;
+			members.nulls[members.count] = plain[i].is_null;
+			members.count++;
+		}
+		return members;
+	}
 	members.lex = makeJsonLexContextCstringLen(pnstrdup(value.data(), value.size()), int(value.size()),
 											   GetDatabaseEncoding(), true);
 	JsonSemAction actions{};

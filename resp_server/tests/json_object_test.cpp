@@ -1,12 +1,16 @@
 /*
  * json_object_test.cpp — Boost.Test cases of read_plain_object (resp_server/commands/json_object.cpp):
  * what it reads, and that it leaves to PostgreSQL's parser every text it does not plainly read,
- * each invalid one included.
+ * each invalid one included; and, on many texts made at random, that what it reads a strict JSON
+ * parser (RapidJSON) reads as the same object.
  */
 #include <boost/test/unit_test.hpp>
 
 #include "resp_server/commands/json_object.h"
 
+#include <rapidjson/document.h>
+
+#include <random>
 #include <string>
 #include <vector>
 
@@ -32,6 +36,35 @@ std::string read(std::string_view text, size_t capacity = 16)
 			out += "=null";
 	}
 	return count == 0 ? "{}" : out;
+}
+
+/* A plain object made at random (names, strings, numbers, literals and whitespace of JSON's own),
+ * then, half the time, one to three bytes replaced, inserted or removed. */
+std::string random_text(std::mt19937 &random, bool *mutated)
+{
+	static const char *const names[] = {"\"id\"", "\"v\"", "\"\"", "\"caf\xc3\xa9\"", "\"a b\""};
+	static const char *const values[] = {"\"x\"", "\"\"", "\"1\"", "\"a b\"", "0", "-0", "7", "-12.5", "1e5", "2E-3",
+										 "0.25e+10", "true", "false", "null"};
+	static const char *const spaces[] = {"", "", " ", "\t", "\n", "\r", "  "};
+	static const char bytes[] = "{}[]\":, \t\n\\abe0129-+.Eflnrstux\x01\x7f\xc3";
+	auto pick = [&](auto &options) { return options[random() % (sizeof(options) / sizeof(options[0]))]; };
+	std::string text = std::string(pick(spaces)) + "{";
+	int members = int(random() % 5);
+	for (int i = 0; i < members; i++)
+		text += std::string(i > 0 ? "," : "") + pick(spaces) + pick(names) + pick(spaces) + ":" + pick(spaces) +
+			pick(values) + pick(spaces);
+	text += std::string("}") + pick(spaces);
+	*mutated = random() % 2 == 0;
+	for (int m = *mutated ? 1 + int(random() % 3) : 0; m > 0; m--) {
+		size_t at = random() % (text.size() + 1);
+		char byte = bytes[random() % (sizeof(bytes) - 1)];
+		switch (random() % 3) {
+		case 0: if (at < text.size()) text[at] = byte; break;
+		case 1: text.insert(at, 1, byte); break;
+		default: if (at < text.size()) text.erase(at, 1); break;
+		}
+	}
+	return text;
 }
 
 } // namespace
@@ -76,6 +109,41 @@ BOOST_AUTO_TEST_CASE(more_members_than_room_are_left_to_postgresql)
 {
 	BOOST_TEST(read(R"({"a":1,"b":2})", 2) == "a=1|b=2");
 	BOOST_TEST(read(R"({"a":1,"b":2,"c":3})", 2) == "(PostgreSQL)");
+}
+
+BOOST_AUTO_TEST_CASE(what_it_reads_a_strict_json_parser_reads_the_same)
+{
+	std::mt19937 random(46);
+	int valid_read = 0, mutated_read = 0;
+	for (int round = 0; round < 100000; round++) {
+		bool mutated;
+		std::string text = random_text(random, &mutated);
+		JsonMember members[16];
+		size_t count;
+		bool read = read_plain_object(text, members, 16, &count);
+		if (!mutated)
+			BOOST_TEST_REQUIRE(read, "a valid plain object left to PostgreSQL: " << text);
+		if (!read)
+			continue;
+		(mutated ? mutated_read : valid_read)++;
+		rapidjson::Document document;
+		document.Parse<rapidjson::kParseNumbersAsStringsFlag>(text.data(), text.size());
+		BOOST_TEST_REQUIRE((!document.HasParseError() && document.IsObject()), "read but not a JSON object: " << text);
+		BOOST_TEST_REQUIRE(document.MemberCount() == count, text);
+		size_t i = 0;
+		for (auto member = document.MemberBegin(); member != document.MemberEnd(); ++member, ++i) {
+			const rapidjson::Value &value = member->value;
+			std::string_view name(member->name.GetString(), member->name.GetStringLength());
+			BOOST_TEST_REQUIRE(name == members[i].name, text);
+			BOOST_TEST_REQUIRE(members[i].has_scalar == value.IsString(), text);
+			BOOST_TEST_REQUIRE(members[i].is_null == value.IsNull(), text);
+			if (value.IsString())
+				BOOST_TEST_REQUIRE(std::string_view(value.GetString(), value.GetStringLength()) == members[i].scalar, text);
+		}
+	}
+	/* The mutations keep enough texts valid that both kinds were compared. */
+	BOOST_TEST(valid_read > 10000);
+	BOOST_TEST(mutated_read > 1000);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -172,6 +172,7 @@ struct CommitSetting {
 };
 CommitSetting commit_settings[] = {
 	{"synchronous_commit", nullptr, nullptr, 0}, {"commit_delay", nullptr, nullptr, 0}, {"commit_siblings", nullptr, nullptr, 0}};
+bool commit_settings_found = false;
 
 void find_commit_settings()
 {
@@ -189,13 +190,14 @@ void find_commit_settings()
 	for (const CommitSetting &setting : commit_settings)
 		if (setting.variable == nullptr)
 			elog(ERROR, "local_cache: no integer setting \"%s\"", setting.name);
+	commit_settings_found = true;
 }
 
 } // namespace
 
 void remember_commit_settings()
 {
-	if (commit_settings[0].variable == nullptr)
+	if (!commit_settings_found)
 		find_commit_settings();
 	for (CommitSetting &setting : commit_settings)
 		setting.value = *setting.variable;

@@ -223,8 +223,7 @@ Datum member_value(const ObjectMembers &members, int member, const Columns &colu
 	*isnull = members.nulls[member];
 	if (*isnull)
 		return (Datum) 0;
-	return OidInputFunctionCall(columns.input_functions[column], const_cast<char *>(members.scalars[member]),
-								columns.input_params[column], columns.typmods[column]);
+	return columns.value(column, const_cast<char *>(members.scalars[member]));
 }
 
 /* set_one's UPDATE with the object's members bound: "UPDATE t SET c = $2, d = DEFAULT WHERE key =
@@ -298,7 +297,7 @@ bool set_one(const RowKey &key, std::string_view value, const SetOptions &option
 								 differs.len > 0 ? " OR " : "", target.key_columns[c], target.key_columns[c], 2 + c);
 			continue;
 		}
-		int column = column_index(target, columns, name);
+		int column = column_index(target, name);
 		if (column < 0)
 			no_such_column(target, name);
 		named_twice |= present[column];
@@ -502,7 +501,7 @@ bool set_in_one_statement(const RowKey *keys, const std::string_view *values, si
 					return false;
 				continue;
 			}
-			int column = column_index(target, columns, members.names[m]);
+			int column = column_index(target, members.names[m]);
 			if (column < 0)
 				return false;
 			bindable &= !row_present[column] && bindable_member(members, m);

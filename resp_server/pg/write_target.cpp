@@ -238,9 +238,10 @@ int key_column_index(const Target &target, std::string_view name)
 	return -1;
 }
 
-/* The index of `name` in columns, -1 if none; errors for a key column. */
-int column_index(const Target &target, const Columns &columns, std::string_view name)
+/* The index of `name` in target.other_columns, -1 if none; errors for a key column. */
+int column_index(const Target &target, std::string_view name)
 {
+	const Columns &columns = target.other_columns;
 	if (key_column_index(target, name) >= 0)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
 						errmsg("column \"%.*s\" is the key: it is set by the key itself", int(name.size()),

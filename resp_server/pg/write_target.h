@@ -29,6 +29,14 @@ struct Columns {
 	 * an array (set_statements.cpp says why). */
 	const bool *bindable;
 	bool identity_always; /* one of them is GENERATED ALWAYS AS IDENTITY */
+
+	/* `text` read as SQL reads a quoted literal written to `column`: its type's input function
+	 * with the column's typmod (char(3) and bit(3) refuse what does not fit, numeric(5,2) rounds,
+	 * a domain checks its constraints), where an explicit CAST would cut. */
+	Datum value(int column, char *text) const
+	{
+		return OidInputFunctionCall(input_functions[column], text, input_params[column], typmods[column]);
+	}
 };
 
 /* The table a key names, for writing: locked (conditionally), an enabled table without
@@ -100,8 +108,8 @@ void refuse_other_spelling(const RelInfo *info, const RowKey &key);
 /* The key column `name` is, or -1. */
 int key_column_index(const Target &target, std::string_view name);
 
-/* The index of `name` in columns, -1 if none; errors for a key column. */
-int column_index(const Target &target, const Columns &columns, std::string_view name);
+/* The index of `name` in target.other_columns, -1 if none; errors for a key column. */
+int column_index(const Target &target, std::string_view name);
 
 [[noreturn]] void no_such_column(const Target &target, std::string_view name);
 

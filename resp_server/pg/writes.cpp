@@ -153,7 +153,7 @@ LookupResult PgRowWriter::set_columns(const Session &session, const RowKey &key,
 		for (size_t i = 0; i < count; i++) {
 			verify_text(names[i]);
 			verify_text(texts[i]);
-			int column = column_index(target, columns, names[i]);
+			int column = column_index(target, names[i]);
 			if (column < 0)
 				no_such_column(target, names[i]);
 			value_of[column] = int(i);
@@ -170,13 +170,9 @@ LookupResult PgRowWriter::set_columns(const Session &session, const RowKey &key,
 		for (int c = 0; c < columns.count; c++) {
 			if (value_of[c] < 0)
 				continue;
-			/* As SQL reads a quoted literal for the column: its type's input function with
-			 * the column's typmod (char(3) and bit(3) refuse what does not fit, numeric(5,2)
-			 * rounds, a domain checks its constraints); an explicit CAST would truncate. */
 			const std::string_view &text = texts[value_of[c]];
 			types[n] = columns.types[c];
-			values[n] = OidInputFunctionCall(columns.input_functions[c], pnstrdup(text.data(), text.size()),
-											 columns.input_params[c], columns.typmods[c]);
+			values[n] = columns.value(c, pnstrdup(text.data(), text.size()));
 			n++;
 			const char *name = quote_identifier(columns.names[c]);
 			appendStringInfo(&list, ", %s", name);
@@ -219,7 +215,7 @@ LookupResult PgRowWriter::clear_columns(const Session &session, const RowKey &ke
 		bool *listed = static_cast<bool *>(palloc0(sizeof(bool) * (columns.count + 1)));
 		for (size_t i = 0; i < count; i++) {
 			verify_text(names[i]);
-			int column = column_index(target, columns, names[i]);
+			int column = column_index(target, names[i]);
 			if (column >= 0) /* an unknown field is simply not there, as in Redis */
 				listed[column] = true;
 		}
@@ -264,7 +260,7 @@ LookupResult PgRowWriter::increment_column(const Session &session, const RowKey 
 		verify_text(name);
 		verify_text(increment);
 		const Columns &columns = target.other_columns;
-		int column = column_index(target, columns, name);
+		int column = column_index(target, name);
 		if (column < 0)
 			no_such_column(target, name);
 		switch (columns.types[column]) {

@@ -166,9 +166,9 @@ void Shard::prefetch_entry(uint64_t hash) const
 		__builtin_prefetch(reinterpret_cast<const char *>(this) + ring_offset_ + (link - 1));
 }
 
-uint32_t *Shard::link_to(const EntryKey &key, uint32_t hash32) const
+uint32_t *Shard::link_to(const EntryKey &key, uint32_t hash32, uint32_t bucket_mask) const
 {
-	uint32_t *link = &buckets_of(this)[hash32 & bucket_mask_];
+	uint32_t *link = &buckets_of(this)[hash32 & bucket_mask];
 	while (*link != 0) {
 		Entry *entry = entry_at(*link - 1);
 		if (entry->hash32 == hash32 && entry->has_key(key))
@@ -208,7 +208,7 @@ void Shard::unlink_and_kill(uint32_t *link, Entry *entry, RemoveReason reason,
 
 bool Shard::lookup(const EntryKey &key, uint64_t hash, EntryView *out)
 {
-	uint32_t *link = link_to(key, uint32_t(hash));
+	uint32_t *link = link_to(key, uint32_t(hash), bucket_mask_);
 	if (link == nullptr)
 		return false;
 	Entry *entry = entry_at(*link - 1);
@@ -359,7 +359,7 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 
 	uint32_t hash32 = uint32_t(hash);
 	write_begin();
-	if (uint32_t *link = link_to(key, hash32))
+	if (uint32_t *link = link_to(key, hash32, bucket_mask_))
 		unlink_and_kill(link, entry_at(*link - 1), RemoveReason::Replaced, observer);
 
 	make_room(bytes, observer);
@@ -397,18 +397,19 @@ InsertResult Shard::insert(const EntryKey &key, uint64_t hash, uint64_t expected
 	return InsertResult::Inserted;
 }
 
-bool Shard::remove(const EntryKey &key, uint64_t hash, RemoveObserver observer)
+bool Shard::remove(const EntryKey &key, uint64_t hash, uint32_t bucket_mask, RemoveObserver observer)
 {
-	bool found = false;
-	if (uint32_t *link = link_to(key, uint32_t(hash))) {
+	/* Even when absent: a concurrent fill may hold the old row and must not insert it. Every
+	 * insert() compares seq() under the lock the caller holds, so the order within is free: first,
+	 * so that the bucket's line is fetched while the store waits for its own. */
+	bump_seq();
+	if (uint32_t *link = link_to(key, uint32_t(hash), bucket_mask)) {
 		write_begin();
 		unlink_and_kill(link, entry_at(*link - 1), RemoveReason::Invalidated, observer);
 		write_end();
-		found = true;
+		return true;
 	}
-	/* Even when absent: a concurrent fill may hold the old row and must not insert it. */
-	bump_seq();
-	return found;
+	return false;
 }
 
 uint64_t Shard::remove_table(uint32_t dbid, uint32_t relid, RemoveObserver observer)

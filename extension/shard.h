@@ -154,8 +154,10 @@ public:
 	 * changing only loads the wrong line. */
 	void prefetch_entry(uint64_t hash) const;
 
-	/* Invalidation: removes the key if present and always advances seq(). */
-	bool remove(const EntryKey &key, uint64_t hash, RemoveObserver observer);
+	/* Invalidation: removes the key if present and always advances seq(). `bucket_mask` is
+	 * bucket_mask(), known to the caller: the bucket is found without reading the header first, so
+	 * that the header's line (seq() advances in it) and the bucket's are fetched together. */
+	bool remove(const EntryKey &key, uint64_t hash, uint32_t bucket_mask, RemoveObserver observer);
 
 	/* Removes every entry of one table (relid 0: of every table of dbid; dbid 0: all). */
 	uint64_t remove_table(uint32_t dbid, uint32_t relid, RemoveObserver observer);
@@ -183,7 +185,7 @@ private:
 	struct Entry;
 
 	Entry *entry_at(uint64_t offset) const;
-	uint32_t *link_to(const EntryKey &key, uint32_t hash32) const;
+	uint32_t *link_to(const EntryKey &key, uint32_t hash32, uint32_t bucket_mask) const;
 	uint32_t *link_to_offset(uint32_t hash32, uint64_t offset) const;
 	void unlink_and_kill(uint32_t *link, Entry *entry, RemoveReason reason,
 						 RemoveObserver observer);

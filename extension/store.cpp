@@ -496,7 +496,7 @@ void store_invalidate(const StoreKey &key)
 {
 	LWLock *lock = store_shard_lock(key.shard);
 	LWLockAcquire(lock, LW_EXCLUSIVE);
-	store_shard(key.shard)->remove(key.key, key.hash, on_entry_removed);
+	store_shard(key.shard)->remove(key.key, key.hash, bucket_mask, on_entry_removed);
 	LWLockRelease(lock);
 }
 

@@ -261,7 +261,7 @@ inline std::optional<Row> get(Shard &shard, const EntryKey &key)
 
 inline bool erase(Shard &shard, const EntryKey &key)
 {
-	return shard.remove(key, hash_entry_key(key), record_removal);
+	return shard.remove(key, hash_entry_key(key), shard.bucket_mask(), record_removal);
 }
 
 /* Equal-sized rows: tuple_len bytes and no JSON. */

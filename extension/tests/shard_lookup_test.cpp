@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(keys_differing_in_one_field_are_distinct)
 						   make_row(100 + i, 16 + i, no_json, uint16_t(i)));
 
 			/* Removing one leaves the others alone. */
-			BOOST_TEST(shard->remove(base, hash(base), record_removal));
+			BOOST_TEST(shard->remove(base, hash(base), shard->bucket_mask(), record_removal));
 			BOOST_TEST(!get(*shard, base, hash(base)).has_value());
 			for (size_t i = 1; i < keys.size(); ++i)
 				BOOST_TEST(get(*shard, keys[i], hash(keys[i])).has_value());
@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(variable_length_keys_are_told_apart_by_every_byte_and_their
 			BOOST_TEST(!get(*shard, bytes_key("a", 11), hash(bytes_key("a", 11))).has_value());
 
 			EntryKey gone = bytes_key("abcdefgh");
-			BOOST_TEST(shard->remove(gone, hash(gone), record_removal));
+			BOOST_TEST(shard->remove(gone, hash(gone), shard->bucket_mask(), record_removal));
 			for (size_t i = 0; i < texts.size(); ++i) {
 				EntryKey key = bytes_key(texts[i]);
 				BOOST_TEST(get(*shard, key, hash(key)).has_value() == (texts[i] != "abcdefgh"));

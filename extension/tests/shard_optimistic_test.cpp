@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(retries_while_a_writer_is_at_work)
 	g_seen_mid_write.clear();
 	BOOST_TEST(shard->insert(key_of(1), hash_entry_key(key_of(1)), shard->seq(), payload_of(make_row(5, 50)),
 							 look_up_mid_write) == InsertResult::Inserted); /* replaces */
-	BOOST_TEST(shard->remove(key_of(1), hash_entry_key(key_of(1)), look_up_mid_write));
+	BOOST_TEST(shard->remove(key_of(1), hash_entry_key(key_of(1)), shard->bucket_mask(), look_up_mid_write));
 	BOOST_TEST(put(*shard, key_of(3), make_row(3, 50)) == InsertResult::Inserted);
 	BOOST_TEST(shard->remove_table(1, 10, look_up_mid_write) == 2u);
 	BOOST_TEST(g_seen_mid_write == std::vector<Optimistic>(4, Optimistic::Retry), boost::test_tools::per_element());

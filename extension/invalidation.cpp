@@ -343,8 +343,8 @@ ChangedKey *record_key_buffer(ChangedTable *table, ChangedKey *same_as)
 		keys_at_level[level] = entry;
 		if (++table->nkeys > MAX_KEYS_PER_TABLE)
 			table->flush_all = true;
-		/* The commit invalidates it: the cache misses of its shard's lock, header and bucket
-		 * (most of what the invalidation cost) overlap the rest of the statement instead. */
+		/* The commit invalidates it: the cache miss of its bucket (with the shard lock's, most of
+		 * what the invalidation costs) overlaps the rest of the statement instead. */
 		if (store_available())
 			store_prefetch(store_key(MyDatabaseId, table->relid, entry->key), Prefetch::Invalidation);
 	}

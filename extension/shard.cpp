@@ -4,6 +4,7 @@
  */
 #include "extension/shard.h"
 
+#include <cstddef>
 #include <cstring>
 #include <new>
 
@@ -106,6 +107,7 @@ uint32_t Shard::entry_bytes(uint32_t key_len, uint32_t tuple_len, uint32_t json_
 
 Shard *Shard::create(void *mem, size_t bytes)
 {
+	static_assert(offsetof(Shard, lock_space_) == 64 && sizeof(Shard) == 128, "the header is two cache lines");
 	uint64_t header = align8(sizeof(Shard));
 	if (bytes < header + 4096)
 		return nullptr;
@@ -122,6 +124,8 @@ Shard *Shard::create(void *mem, size_t bytes)
 
 	Shard *shard = new (mem) Shard;
 	shard->seq_ = 0;
+	std::memset(shard->lock_space_, 0, sizeof(shard->lock_space_));
+	std::memset(shard->unused_, 0, sizeof(shard->unused_));
 	shard->version_ = 0;
 	shard->head_ = 0;
 	shard->tail_ = 0;
@@ -151,7 +155,8 @@ void Shard::prefetch(uint64_t hash, uint32_t bucket_mask, bool for_write) const
 {
 	const uint32_t *bucket = &buckets_of(this)[uint32_t(hash) & bucket_mask];
 	if (for_write) {
-		__builtin_prefetch(this, 1);
+		/* Not the header's lines: the lock's, taken at the commit, would be lost by then all the
+		 * same, and the prefetch of a line another process holds stalled the statement. */
 		__builtin_prefetch(bucket, 1);
 	} else {
 		__builtin_prefetch(this);

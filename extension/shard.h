@@ -2,7 +2,8 @@
  * shard.h — one shard of the row cache: a bucket index over a ring of entries.
  *
  * The cache is split into a fixed number of shards, each a self-contained block of
- * shared memory guarded by one lock that the caller holds (store.cpp owns the locks):
+ * shared memory guarded by one lock that the caller holds (store.cpp owns the locks, and keeps
+ * each in its shard's header: lock_space()):
  *
  *   lookup()              caller holds the shard lock in shared mode
  *   insert(), remove(),
@@ -143,9 +144,9 @@ public:
 	/* The same for every shard created with the same size. */
 	uint32_t bucket_mask() const { return bucket_mask_; }
 	/*
-	 * Starts loading the header and the bucket that a lookup (or a remove: for_write) of `hash`
-	 * reads first, waiting for neither: `bucket_mask` is bucket_mask(), known to the caller, so the
-	 * header is not read to find the bucket. A lookup of many keys prefetches them all before it
+	 * Starts loading the header and the bucket that a lookup of `hash` reads first (for a remove,
+	 * for_write: the bucket only), waiting for neither: `bucket_mask` is bucket_mask(), known to
+	 * the caller, so the header is not read to find the bucket. A lookup of many keys prefetches them all before it
 	 * reads any: their cache misses overlap.
 	 */
 	void prefetch(uint64_t hash, uint32_t bucket_mask, bool for_write) const;
@@ -155,9 +156,15 @@ public:
 	void prefetch_entry(uint64_t hash) const;
 
 	/* Invalidation: removes the key if present and always advances seq(). `bucket_mask` is
-	 * bucket_mask(), known to the caller: the bucket is found without reading the header first, so
-	 * that the header's line (seq() advances in it) and the bucket's are fetched together. */
+	 * bucket_mask(), known to the caller: the bucket is found without reading the header's first
+	 * line, which a key not cached then never touches. */
 	bool remove(const EntryKey &key, uint64_t hash, uint32_t bucket_mask, RemoveObserver observer);
+
+	/* Where the caller keeps the shard's lock (store.cpp: an LWLock): in the header's line that
+	 * seq() advances in, so that an invalidation of a key not cached, the commonest write, fetches
+	 * that line and the bucket's, and no third. */
+	static constexpr size_t lock_bytes = 32;
+	void *lock_space() { return lock_space_; }
 
 	/* Removes every entry of one table (relid 0: of every table of dbid; dbid 0: all). */
 	uint64_t remove_table(uint32_t dbid, uint32_t relid, RemoveObserver observer);
@@ -202,17 +209,22 @@ private:
 	void write_end() { __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELEASE); }
 	void add_live(int64_t entries, int64_t bytes);
 
-	/* What a lookup reads first, in the header's first cache line. */
+	/* The header's first cache line (a shard starts at a line): what a lookup reads first, and
+	 * what changes as entries come and go. */
 	uint64_t version_; /* the write version: odd while a writer is at work */
 	uint64_t ring_bytes_;
 	uint64_t ring_offset_;  /* from this, to the first ring byte */
 	uint32_t bucket_mask_;
 	uint32_t max_entry_bytes_;
-	uint64_t seq_;
 	uint64_t head_; /* monotonically growing ring positions; offset = position % ring */
 	uint64_t tail_;
 	uint64_t live_entries_;
 	uint64_t live_bytes_;
+	/* The second: the lock and seq_, which every invalidation writes, apart from what lock-free
+	 * lookups read. */
+	alignas(8) unsigned char lock_space_[lock_bytes];
+	uint64_t seq_;
+	uint64_t unused_[3];
 	/* followed by uint32_t buckets[bucket_mask_ + 1], then the ring */
 };
 

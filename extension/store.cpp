@@ -8,11 +8,13 @@
  *   shards[0..N)   equal blocks, each a local_cache::Shard (index + ring, see shard.h)
  *
  * Locking:
- *   - shard i is guarded by lock 1 + i of the "local_cache" LWLock tranche: shared to
- *     look up, exclusive to fill, invalidate, flush or evict. A read takes one shard lock
- *     per key, in shared mode, and holds no other lock meanwhile.
- *   - lock 0 (slots_lock) guards slot identity (dbid, relid, signature, last_attach) and
- *     assignment. Order: slots_lock before shard locks, never the other way.
+ *   - shard i is guarded by its own LWLock of the "local_cache" tranche, kept in the shard's
+ *     header beside its invalidation sequence (Shard::lock_space): shared to look up, exclusive
+ *     to fill, invalidate, flush or evict. A read takes one shard lock per key, in shared mode,
+ *     and holds no other lock meanwhile.
+ *   - the tranche's one lock of its own (slots_lock) guards slot identity (dbid, relid,
+ *     signature, last_attach) and assignment. Order: slots_lock before shard locks, never the
+ *     other way.
  *   - counters, TableSlot::state, the capture words and the serializable writers' counts
  *     are atomics, updated without locks (a capture word only by compare-and-swap).
  *   - each shard's fills in flight (FillClaims) have a spinlock of their own, never held
@@ -233,14 +235,12 @@ Shard *store_shard(int shard)
 
 LWLock *store_shard_lock(int shard)
 {
-	return &locks[1 + shard].lock;
+	return static_cast<LWLock *>(store_shard(shard)->lock_space());
 }
 
 void store_prefetch(const StoreKey &key, Prefetch purpose)
 {
 	const Shard *shard = store_shard(key.shard);
-	if (purpose == Prefetch::Invalidation)
-		__builtin_prefetch(store_shard_lock(key.shard), 1);
 	shard->prefetch(key.hash, bucket_mask, purpose == Prefetch::Invalidation);
 }
 
@@ -252,7 +252,7 @@ void store_prefetch_entry(const StoreKey &key)
 void store_request_shmem(void)
 {
 	RequestAddinShmemSpace(segment_bytes());
-	RequestNamedLWLockTranche(TRANCHE_NAME, 1 + NUM_SHARDS);
+	RequestNamedLWLockTranche(TRANCHE_NAME, 1);
 }
 
 void store_startup_shmem(void)
@@ -293,10 +293,13 @@ void store_startup_shmem(void)
 	}
 	first_shard = segment + control->shards_offset;
 	shard_bytes = control->shard_bytes;
+	static_assert(sizeof(LWLock) <= Shard::lock_bytes && alignof(LWLock) <= 8, "a shard's header holds its lock");
 	if (!found)
-		for (int i = 0; i < NUM_SHARDS; i++)
+		for (int i = 0; i < NUM_SHARDS; i++) {
 			if (Shard::create(store_shard(i), shard_bytes) == nullptr)
 				elog(FATAL, "local_cache: local_cache.memory is too small for %d shards", NUM_SHARDS);
+			LWLockInitialize(store_shard_lock(i), locks[0].lock.tranche);
+		}
 	bucket_mask = store_shard(0)->bucket_mask();
 	LWLockRelease(AddinShmemInitLock);
 }

@@ -179,8 +179,8 @@ LWLock *store_shard_lock(int shard);
 
 /*
  * Starts loading, without waiting, what a lookup of `key` reads first (its shard's header and
- * bucket), or what store_invalidate(key) writes (the shard's lock too), so that the cache misses
- * of many keys, or of one key and the work before its use, overlap.
+ * bucket), or the bucket store_invalidate(key) writes, so that the cache misses of many keys, or
+ * of one key and the work before its use, overlap.
  */
 enum class Prefetch { Lookup, Invalidation };
 void store_prefetch(const StoreKey &key, Prefetch purpose);

@@ -146,8 +146,8 @@ public:
 	/*
 	 * Starts loading the header and the bucket that a lookup of `hash` reads first (for a remove,
 	 * for_write: the bucket only), waiting for neither: `bucket_mask` is bucket_mask(), known to
-	 * the caller, so the header is not read to find the bucket. A lookup of many keys prefetches them all before it
-	 * reads any: their cache misses overlap.
+	 * the caller, so the header is not read to find the bucket. A lookup of many keys prefetches
+	 * them all before it reads any: their cache misses overlap.
 	 */
 	void prefetch(uint64_t hash, uint32_t bucket_mask, bool for_write) const;
 	/* After prefetch(), once the header and bucket have arrived: starts loading the first entry of

@@ -113,7 +113,6 @@ struct StoreControl {
 
 StoreControl *control = nullptr;
 char *segment = nullptr;
-LWLockPadded *locks = nullptr;
 /* This process's copy of the shards' geometry, fixed once the segment is made: finding a key's
  * shard and bucket then reads no shared line (store_prefetch's loads would wait for them). */
 char *first_shard = nullptr;
@@ -233,6 +232,8 @@ Shard *store_shard(int shard)
 	return reinterpret_cast<Shard *>(first_shard + uint64(shard) * shard_bytes);
 }
 
+static_assert(sizeof(LWLock) <= Shard::lock_bytes && alignof(LWLock) <= 8, "a shard's header holds its lock");
+
 LWLock *store_shard_lock(int shard)
 {
 	return static_cast<LWLock *>(store_shard(shard)->lock_space());
@@ -261,10 +262,10 @@ void store_startup_shmem(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	segment = static_cast<char *>(ShmemInitStruct("local_cache", segment_bytes(), &found));
 	control = reinterpret_cast<StoreControl *>(segment);
-	locks = GetNamedLWLockTranche(TRANCHE_NAME);
+	LWLock *slots_lock = &GetNamedLWLockTranche(TRANCHE_NAME)->lock;
 	if (!found) {
 		memset(static_cast<void *>(control), 0, sizeof(StoreControl)); /* atomics initialized below */
-		control->slots_lock = &locks[0].lock;
+		control->slots_lock = slots_lock;
 		control->memory_budget = segment_bytes();
 		control->shards_offset = TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(StoreControl));
 		control->shard_bytes = TYPEALIGN_DOWN(PG_CACHE_LINE_SIZE,
@@ -293,12 +294,11 @@ void store_startup_shmem(void)
 	}
 	first_shard = segment + control->shards_offset;
 	shard_bytes = control->shard_bytes;
-	static_assert(sizeof(LWLock) <= Shard::lock_bytes && alignof(LWLock) <= 8, "a shard's header holds its lock");
 	if (!found)
 		for (int i = 0; i < NUM_SHARDS; i++) {
 			if (Shard::create(store_shard(i), shard_bytes) == nullptr)
 				elog(FATAL, "local_cache: local_cache.memory is too small for %d shards", NUM_SHARDS);
-			LWLockInitialize(store_shard_lock(i), locks[0].lock.tranche);
+			LWLockInitialize(store_shard_lock(i), slots_lock->tranche); /* the tranche's name */
 		}
 	bucket_mask = store_shard(0)->bucket_mask();
 	LWLockRelease(AddinShmemInitLock);

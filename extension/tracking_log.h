@@ -57,8 +57,9 @@ void tracking_log_startup_shmem(void);
 void tracking_log_count_trackers(int delta);
 
 /* For the RESP workers: the connection the transaction being run writes for (0: none), so that
- * a NOLOOP connection is not told of the keys its commands wrote (`own` below). */
-void tracking_log_set_writer(uint64 client);
+ * a NOLOOP connection is not told of the keys its commands wrote (`own` below). Returns the one
+ * it replaces. */
+uint64 tracking_log_set_writer(uint64 client);
 
 /*
  * What a transaction changed (the same lists it logs to WAL): at commit with xid invalid, at

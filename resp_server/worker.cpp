@@ -10,7 +10,9 @@
  * runs one loop on its main thread (no libuv thread pool: PostgreSQL is only called from this
  * thread). Signals are PostgreSQL's own handlers (die, procsignal_sigusr1_handler,
  * SignalHandlerForConfigReload, and SIGUSR2 from a writer of the tracking log), each followed by
- * a wakeup of the loop; before the loop blocks, at every turn:
+ * a wakeup of the loop; at the end of every turn and before the loop blocks, the commit the
+ * turn's writes share and the replies held for it (pg/transaction.h, WriteGroup); before the
+ * loop blocks, at every turn:
  *   - SIGTERM (ProcDiePending): close the listeners and every connection, end the loop, exit;
  *   - SIGHUP: reload the settings (and the TLS context);
  *   - commits in the tracking log: CLIENT TRACKING's invalidations (tracking_delivery.cpp; from
@@ -369,6 +371,9 @@ void process_interrupts(Worker *worker)
 		shut_down(worker);
 		return;
 	}
+	/* Neither runs inside a transaction, nor may an error of theirs abort the write group's. */
+	if (ConfigReloadPending || InterruptPending)
+		send_committed_replies(server);
 	if (ConfigReloadPending) {
 		ConfigReloadPending = false;
 		ProcessConfigFile(PGC_SIGHUP);
@@ -407,6 +412,8 @@ void fold_stats(Worker *worker)
 
 void Worker::before_blocking()
 {
+	/* Libuv runs timers (the retry timer's requests) after the last turn's end. */
+	send_committed_replies(&server);
 	process_interrupts(this);
 	if (!server.shutting_down) {
 		tracking_before_blocking(&server);
@@ -416,6 +423,7 @@ void Worker::before_blocking()
 
 void Worker::after_turn()
 {
+	send_committed_replies(&server);
 	tracking_after_wait(&server);
 	pause_for_batch(&server);
 }
@@ -423,6 +431,8 @@ void Worker::after_turn()
 void on_timer(Worker *worker)
 {
 	throw_point("resp_timer");
+	/* Statistics are reported outside a transaction. */
+	send_committed_replies(&worker->server);
 	housekeeping(&worker->server);
 	worker->activity.check_waiting(!worker->server.blocked.empty());
 	if (worker->publishes_topology != nullptr)

@@ -246,6 +246,7 @@ start_cluster() {
             "local_cache.resp_role = 'regress_resp_reader'" \
             "local_cache.resp_workers = 2" \
             "local_cache.resp_io_uring = ${RESP_IO_URING:-on}" \
+            "track_commit_timestamp = on" \
             "timezone = 'America/New_York'" 2>&1); then
         echo "$out"
         echo "redis_cli.sh: the cluster did not start"

@@ -9,7 +9,9 @@
  * A request whose table another transaction has locked is not answered yet: the connection stops
  * there and the request runs again from the worker's retry timer, until it gets the lock or has
  * waited local_cache.resp_lock_timeout (then -BUSY). Meanwhile the worker serves its other
- * connections, and this one keeps its replies in request order.
+ * connections, and this one keeps its replies in request order. Replies that may tell of writes
+ * whose commit the worker has not made yet (a write group, resp_server/pg/transaction.h) wait
+ * for it, at the end of the loop's turn.
  */
 #include "resp_server/clients/server.h"
 
@@ -87,7 +89,7 @@ size_t unsent_bytes(const Connection *c)
  * asked to and everything has gone. */
 void flush(Connection *c)
 {
-	if (c->closing || c->stream->sending())
+	if (c->closing || c->awaits_commit || c->stream->sending())
 		return;
 	SendResult sent = c->stream->send(c->pending);
 	if (sent.status == SendResult::Failed) {
@@ -159,6 +161,17 @@ bool lock_wait_expired(const Connection *c)
 	return timeout == 0 || (c->blocked_since_ms != 0 && c->server->host.now_ms() - c->blocked_since_ms >= timeout);
 }
 
+/* Writes run here wait for the commit they share with other writes of this loop turn
+ * (RowWriter::share_commit), and so do c's replies, which may tell of them: they go out when the
+ * turn ends (send_committed_replies). */
+void await_commit(Connection *c)
+{
+	if (c->awaits_commit)
+		return;
+	c->awaits_commit = true;
+	c->server->awaiting_commit.push_back(c);
+}
+
 /* Parses and executes every complete request read so far, then writes the replies. */
 void process_input(Connection *c)
 {
@@ -223,6 +236,10 @@ void process_input(Connection *c)
 		return;
 	if (c->session.close_after_reply)
 		c->stream->stop_reading();
+	if (server->processor->writes_await_commit()) {
+		await_commit(c);
+		return;
+	}
 	flush(c);
 }
 
@@ -420,6 +437,11 @@ void close_connection(Connection *c)
 		c->next->prev = c->prev;
 	if (c->blocked_since_ms != 0)
 		unblock(c);
+	if (c->awaits_commit) {
+		std::vector<Connection *> &waiting = server->awaiting_commit;
+		waiting.erase(std::remove(waiting.begin(), waiting.end(), c), waiting.end());
+		c->awaits_commit = false;
+	}
 	server->connections_here--;
 	server->connections_by_id.erase(c->session.id);
 	server->write_pool->forget(c->session.id);
@@ -449,6 +471,22 @@ void retry_connection(Connection *c)
 {
 	if (!c->closing && c->blocked_since_ms != 0)
 		guarded_for(c, [&] { process_input(c); });
+}
+
+void send_committed_replies(Server *server)
+{
+	if (server->awaiting_commit.empty() && !server->processor->writes_await_commit())
+		return;
+	bool committed = server->processor->commit_writes();
+	std::vector<Connection *> waiting;
+	waiting.swap(server->awaiting_commit);
+	for (Connection *c : waiting) {
+		c->awaits_commit = false;
+		if (committed)
+			flush(c);
+		else
+			disconnect(c, "the commit its writes shared failed (logged); whether they committed is not known");
+	}
 }
 
 void retry_blocked(Server *server)

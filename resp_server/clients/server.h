@@ -53,6 +53,8 @@ struct Connection final : public StreamEvents {
 	size_t input_end = 0;   /* end of the bytes read */
 	ReplyBuffer pending;    /* replies not yet handed to the stream */
 	bool closing = false;
+	/* In Server::awaiting_commit: pending holds replies sent once writes have committed. */
+	bool awaits_commit = false;
 	int64_t last_active_ms = 0;
 	/* Capacity of input, pending, the stream's buffers and what MULTI/WATCH keep, as last added
 	 * to Server::client_memory. */
@@ -106,6 +108,7 @@ struct Server final : public Listeners::Events {
 	/* The same connections by CLIENT ID, for invalidations addressed to one. */
 	std::unordered_map<uint64_t, Connection *> connections_by_id;
 	std::vector<Connection *> blocked; /* connections whose next request waits for a lock */
+	std::vector<Connection *> awaiting_commit; /* whose replies wait for writes' commit */
 	size_t connections_here = 0;
 	/* The connections not logged in yet, oldest first (admission.cpp). */
 	Connection *waiting_oldest = nullptr;
@@ -169,6 +172,10 @@ template <typename Body> void guarded_for(Connection *c, Body &&body) noexcept
 {
 	guarded(body, [c](const char *what) noexcept { disconnect(c, what); });
 }
+/* At the end of each loop turn, and before the loop blocks: commits the writes that wait for
+ * their shared commit, then sends the replies held for it (or, if it failed, closes those
+ * connections). */
+void send_committed_replies(Server *server);
 /* Runs the requests of blocked connections again (retry_timer). */
 void retry_blocked(Server *server);
 /* Runs one blocked connection's request again (its write's reply came, or a write worker is free). */

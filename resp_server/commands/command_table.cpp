@@ -692,8 +692,6 @@ bool runs_on_loop(const CommandSpec &command, const Request &request, RowWriter 
 bool CommandProcessor::offloaded(const CommandSpec &command, const Request &request, Session &session,
 								 ReplyBuffer &out)
 {
-	if (runs_on_loop(command, request, data_.writes))
-		return false;
 	WriteOffload::Outcome outcome = offload_->run(request, session, out);
 	if (outcome.status == WriteOffload::Status::RunHere)
 		return false;
@@ -748,7 +746,13 @@ void CommandProcessor::dispatch(const Request &request, Session &session, ReplyB
 		reply.simple_string("QUEUED");
 		return;
 	}
-	if (offload_ != nullptr && runs_as_write(*command, session) && offloaded(*command, request, session, out))
+	/* A write the worker runs itself may share its commit with the writes run before it; any
+	 * other command comes after their commit (RowWriter::share_commit). A tracking connection's
+	 * writes commit alone: NOLOOP knows one writer per commit. */
+	bool writes = offload_ != nullptr && runs_as_write(*command, session);
+	bool on_loop = writes && runs_on_loop(*command, request, data_.writes);
+	data_.writes.share_commit(on_loop && !session.tracking.on);
+	if (writes && !on_loop && offloaded(*command, request, session, out))
 		return;
 	CommandContext context{request, session, data_, reply, *scratch_, *command, clients_, monitor_, tracking_, cluster_};
 	if (session.tracking.on)

@@ -198,11 +198,18 @@ public:
 	 * closes. */
 	TrackingTable &tracking() { return tracking_; }
 
+	/* Writes run here share commits (RowWriter::share_commit): whether some wait for theirs, whose
+	 * replies must wait too; and that commit, made (false: a commit of such writes failed since
+	 * the last call). */
+	bool writes_await_commit() { return data_.writes.writes_await_commit(); }
+	bool commit_writes() { return data_.writes.commit_writes(); }
+
 	struct Scratch;
 
 private:
 	void dispatch(const Request &request, Session &session, ReplyBuffer &out);
-	/* A command runs_as_write through offload_: whether it was (else it runs here). */
+	/* A command runs_as_write through offload_, unless the worker runs it (runs_on_loop):
+	 * whether it was (else it runs here). */
 	bool offloaded(const CommandSpec &command, const Request &request, Session &session, ReplyBuffer &out);
 
 	DataSources data_;

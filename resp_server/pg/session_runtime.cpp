@@ -1,10 +1,11 @@
 /*
  * session_runtime.cpp — what the RESP worker's calls into PostgreSQL share (see session_runtime.h), and
- * EXEC's batch transaction (transaction.h).
+ * EXEC's batch transaction and the write group (transaction.h).
  */
 #include "resp_server/pg/session_runtime.h"
 
 #include "extension/registry.h"
+#include "extension/tracking_log.h"
 #include "resp_server/pg/settings.h"
 #include "resp_server/pg/transaction.h"
 
@@ -35,6 +36,42 @@ bool end_batch(bool commit, PgError *error)
 		ok = run_or_abort_transaction([]() noexcept { AbortCurrentTransaction(); }, error);
 	}
 	batch = Batch{false, false};
+	return ok;
+}
+
+WriteGroup write_group = {false, false, false, 0, InvalidOid, false};
+
+void join_write_group(Oid role)
+{
+	if (!write_group.may_join || batch.active)
+		return;
+	if (write_group.open && (write_group.role != role || write_group.writes >= kMaxGroupWrites))
+		(void) commit_write_group();
+	write_group.role = role;
+	write_group.joining = true;
+}
+
+bool commit_write_group()
+{
+	if (!write_group.open)
+		return true;
+	int writes = write_group.writes;
+	write_group.open = false;
+	write_group.writes = 0;
+	/* The commit is no one connection's: CLIENT TRACKING tells every tracker of its keys. */
+	uint64 writer = tracking_log_set_writer(0);
+	PgError error;
+	bool ok = IsTransactionOrTransactionBlock();
+	if (ok)
+		ok = run_or_abort_transaction([]() noexcept { CommitTransactionCommand(); }, &error);
+	else
+		strlcpy(error.message, "its transaction was aborted before", sizeof(error.message));
+	tracking_log_set_writer(writer);
+	if (!ok) {
+		write_group.commit_failed = true;
+		ereport(LOG, (errmsg("local_cache RESP worker: the commit of %d writes of role %u failed: %s", writes,
+							 write_group.role, error.message)));
+	}
 	return ok;
 }
 

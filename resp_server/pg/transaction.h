@@ -7,7 +7,8 @@
  * without one. The body is noexcept and holds only trivially destructible objects (an error
  * unwinds it with longjmp); it hands its results out through plain data, and no C++ code that
  * may throw (std::bad_alloc) runs inside it: that runs between two bodies. The first call of a
- * command shows the command in pg_stat_activity (activity.h).
+ * command shows the command in pg_stat_activity (activity.h). The writes of several commands
+ * may share one transaction (WriteGroup).
  */
 #pragma once
 
@@ -36,11 +37,75 @@ struct Batch {
 };
 extern Batch batch;
 
+/*
+ * The write group: on a RESP worker's loop, the writes of consecutive commands (a connection's
+ * pipeline, and the connections read in the same loop turn) share one READ COMMITTED
+ * transaction, each command's in a subtransaction of its own with a snapshot of its own, as the
+ * statements of a SQL transaction block with a SAVEPOINT each: an error rolls back that command
+ * only. A transaction and its commit cost a RESP SET more than its row does (docs/OPERATIONS.md).
+ * The commands' replies wait for the commit (clients/connection.cpp). Only writes the worker runs
+ * itself join (RowWriter::runs_only_builtin_code: no code of a role's, nothing that can fail at
+ * commit), of one role, and not of a connection with CLIENT TRACKING on (NOLOOP names one writer
+ * per commit, tracking_log_set_writer). Anything else that calls PostgreSQL here, and a command
+ * that is not such a write, commits the group first, so every read sees the writes before it.
+ * A write that waits for a row lock fails after 1 ms as without the group (lock_timeout,
+ * session_runtime.h) and runs again later, so the rows the group holds make nobody wait much
+ * longer than its loop turn. Worker-global state: one loop thread per process.
+ */
+struct WriteGroup {
+	bool may_join; /* the running command's writes may join (RowWriter::share_commit) */
+	bool joining;  /* the next in_transaction is a write of the group (join_write_group) */
+	bool open;     /* a transaction holds the group's writes */
+	int writes;    /* subtransactions in it */
+	Oid role;
+	bool commit_failed; /* a group's commit failed since PgRowWriter::commit_writes last said */
+};
+extern WriteGroup write_group;
+/* Subtransactions per group: each write that gets a transaction id takes a slot of the
+ * process's subtransaction cache (PGPROC_MAX_CACHED_SUBXIDS, 64), past which every snapshot of the
+ * server is marked overflowed and slower to use. */
+constexpr int kMaxGroupWrites = 32;
+
+/* Before a write of `role`'s: it joins the group if its command may share its commit (outside
+ * EXEC's batch), after the group's commit if the group is another role's or full. */
+void join_write_group(Oid role);
+/* Commits the group's transaction, if open; false if the commit failed, or if something else
+ * aborted the transaction (logged either way). */
+bool commit_write_group();
+
+template <typename Body> bool run_in_write_group(Body &&body, PgError *error)
+{
+	/* An error outside the group's writes aborted its transaction: commit_write_group says so. */
+	if (write_group.open && !IsTransactionOrTransactionBlock())
+		(void) commit_write_group();
+	if (!write_group.open) {
+		if (!run_or_abort_transaction([]() noexcept { StartTransactionCommand(); }, error))
+			return false;
+		write_group.open = true;
+	}
+	write_group.writes++;
+	return run_in_subtransaction([&]() noexcept {
+		SetCurrentStatementStartTimestamp();
+		/* The writes before this one are visible to it, as an earlier statement's to a later one
+		 * of a READ COMMITTED transaction, and so are those committed since. */
+		CommandCounterIncrement();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		body();
+		PopActiveSnapshot();
+	}, error);
+}
+
 template <typename Body> bool in_transaction(Body &&body, PgError *error)
 {
 	static_assert(noexcept(body()), "the body of in_transaction must be noexcept");
 	if (activity_report_pending)
 		report_activity();
+	bool joins = write_group.joining;
+	write_group.joining = false;
+	if (joins)
+		return run_in_write_group(body, error);
+	if (write_group.open)
+		(void) commit_write_group();
 	if (!batch.active)
 		return run_or_abort_transaction([&]() noexcept {
 			SetCurrentStatementStartTimestamp();

@@ -99,8 +99,9 @@ bool on_standby(PgError *error);
 
 /*
  * The prologue and epilogue of every write command (`writes`) and of WATCH's version reads:
- * ReadOnly on a hot standby (writes only), then `body` through run_for_role with the results'
- * memory reset first, then the session's leftovers discarded; an error answers write_failure.
+ * ReadOnly on a hot standby (writes only), the write group joined if it may (transaction.h),
+ * then `body` through run_for_role with the results' memory reset first, then the session's
+ * leftovers discarded; an error answers write_failure.
  * `body` leaves what it found in plain data of the caller's frame (in results_context).
  */
 enum class Access { Write, Read };
@@ -110,6 +111,8 @@ template <typename Body> LookupResult run_write(const Session &session, Access a
 	PgError error;
 	if (access == Access::Write && on_standby(&error))
 		return error.sqlerrcode == 0 ? LookupResult::read_only() : write_failure(error, false);
+	if (access == Access::Write)
+		join_write_group(Oid(session.role->id));
 	bool ok = run_for_role(session, [&]() noexcept {
 		MemoryContextReset(results_context);
 		body();

@@ -12,10 +12,11 @@
  * out after COMMIT returned. The rows a command's statements wrote themselves are marked its own
  * (own_row), so that CLIENT TRACKING's NOLOOP skips only them: what a statement changes besides
  * (an ON DELETE CASCADE, a trigger's write) reaches the connection as anyone's change would.
- * Each call is a transaction of its own, or part of EXEC's batch
- * (transaction.h). A row or table lock held by another transaction makes the statement fail
- * after lock_timeout (1 ms in the workers): the command answers Busy, and the server runs it
- * again until local_cache.resp_lock_timeout.
+ * Each call is a transaction of its own, part of EXEC's batch, or one subtransaction of the
+ * worker's write group (transaction.h), whose commit comes before the reply goes out. A row or
+ * table lock held by another transaction makes the statement fail after lock_timeout (1 ms in
+ * the workers): the command answers Busy, and the server runs it again until
+ * local_cache.resp_lock_timeout.
  */
 #include "extension/pg.h"
 
@@ -326,6 +327,25 @@ bool PgRowWriter::runs_only_builtin_code(std::string_view prefix)
 		}, &error))
 		return false;
 	return verdict == 1;
+}
+
+void PgRowWriter::share_commit(bool may_share)
+{
+	write_group.may_join = may_share;
+	if (!may_share && write_group.open)
+		(void) commit_write_group();
+}
+
+bool PgRowWriter::writes_await_commit()
+{
+	return write_group.open;
+}
+
+bool PgRowWriter::commit_writes()
+{
+	bool committed = commit_write_group() && !write_group.commit_failed;
+	write_group.commit_failed = false;
+	return committed;
 }
 
 } // namespace local_cache::resp

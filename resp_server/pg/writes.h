@@ -27,6 +27,9 @@ public:
 	LookupResult increment_column(const Session &session, const RowKey &key, std::string_view column,
 								  std::string_view increment, std::string *result) override;
 	bool runs_only_builtin_code(std::string_view prefix) override;
+	void share_commit(bool may_share) override;
+	bool writes_await_commit() override;
+	bool commit_writes() override;
 };
 
 } // namespace local_cache::resp

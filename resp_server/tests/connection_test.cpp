@@ -3,8 +3,9 @@
  * end to end over socket pairs, through both backends of the transport, with the command layer
  * over the fakes of fake_data.h and fakes of what the clients ask of PostgreSQL (clients/host.h):
  * pipelined requests answered in order, QUIT closing after its reply, a login past
- * resp_max_clients refused with Redis's error, and a client that sends more than
- * resp_max_request_size closed with a log line.
+ * resp_max_clients refused with Redis's error, a client that sends more than
+ * resp_max_request_size closed with a log line, and the replies of writes that share a commit
+ * held until it is made.
  */
 #include <boost/test/unit_test.hpp>
 
@@ -99,6 +100,7 @@ struct Worker final : public EventLoop::Turn {
 		clients = std::make_unique<WorkerClients>(server.get());
 		processor->set_client_directory(clients.get());
 		pool = std::make_unique<WritePool>(server.get(), workers, 0);
+		processor->set_write_offload(pool.get());
 		server->logins = &data.logins;
 		server->processor = processor.get();
 		server->write_pool = pool.get();
@@ -131,12 +133,14 @@ struct Worker final : public EventLoop::Turn {
 
 	void before_blocking() override
 	{
+		send_committed_replies(server.get());
 		advance();
 		if (!server->shutting_down)
 			tracking_before_blocking(server.get());
 	}
 	void after_turn() override
 	{
+		send_committed_replies(server.get());
 		tracking_after_wait(server.get());
 		pause_for_batch(server.get());
 		advance();
@@ -330,6 +334,79 @@ BOOST_AUTO_TEST_CASE(the_timer_reports_the_largest_unread_output)
 			worker.run();
 			BOOST_TEST(replies.size() == 40 * (argument.size() + 10));
 			BOOST_TEST(omem > (uint64_t(1) << 20));
+			close(client);
+		}
+	}
+}
+
+/* Writes the worker runs itself share a commit (RowWriter::share_commit): a pipeline's SETs make
+ * one, no reply goes out before it, and a GET after them comes after it. */
+BOOST_AUTO_TEST_CASE(replies_of_writes_that_share_a_commit_go_out_after_it)
+{
+	for (bool ring : {false, true}) {
+		BOOST_TEST_CONTEXT((ring ? "io_uring" : "libuv"))
+		{
+			Worker worker(ring);
+			worker.data.writes.builtin_code_prefixes = {"items"};
+			int client = worker.connect();
+			std::string replies, before_commit;
+			int commits_before_get = -1;
+			worker.data.writes.on_commit = [&] {
+				receive(client, before_commit);
+				if (commits_before_get < 0)
+					commits_before_get = worker.data.writes.commits;
+			};
+			worker.steps = {
+				{always,
+				 [&] {
+					 auto set = [](char id) {
+						 return std::string("*3\r\n$3\r\nSET\r\n$7\r\nitems:") + id + "\r\n$8\r\n{\"id\":" + id + "}\r\n";
+					 };
+					 std::string pipeline = set('5') + set('6') + "GET items:5\r\n" + set('7');
+					 send(client, pipeline.data(), pipeline.size(), 0);
+				 }},
+				{[&] {
+					 receive(client, replies);
+					 return replies.size() >= 28;
+				 },
+				 [] {}},
+			};
+			worker.run();
+			BOOST_TEST(replies == "+OK\r\n+OK\r\n$8\r\n{\"id\":5}\r\n+OK\r\n");
+			BOOST_TEST(before_commit.empty());
+			BOOST_TEST(commits_before_get == 1); /* the two SETs, committed before GET ran */
+			BOOST_TEST(worker.data.writes.commits == 2);
+			close(client);
+		}
+	}
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_shared_commit_closes_the_connections_without_their_replies)
+{
+	for (bool ring : {false, true}) {
+		BOOST_TEST_CONTEXT((ring ? "io_uring" : "libuv"))
+		{
+			Worker worker(ring);
+			worker.data.writes.builtin_code_prefixes = {"items"};
+			worker.data.writes.fail_commits = true;
+			int client = worker.connect();
+			std::string replies;
+			bool closed = false;
+			worker.steps = {
+				{always,
+				 [&] {
+					 std::string pipeline = "PING\r\nSET items:5 {}\r\n";
+					 send(client, pipeline.data(), pipeline.size(), 0);
+				 }},
+				{[&] { return (closed = receive(client, replies)); }, [] {}},
+			};
+			worker.run();
+			BOOST_TEST(closed);
+			BOOST_TEST(replies.empty());
+			bool logged = false;
+			for (const std::string &line : worker.host.lines)
+				logged = logged || line.find("the commit its writes shared failed") != std::string::npos;
+			BOOST_TEST(logged);
 			close(client);
 		}
 	}

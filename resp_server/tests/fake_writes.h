@@ -1,8 +1,9 @@
 /*
  * fake_writes.h — the command tests' RowWriter and Batches over FakeTables: writes on the
  * in-memory tables (a value is stored as the row's JSON as given), errors answered as the
- * PostgreSQL side answers them (the message and its SQLSTATE, ReadOnly on a standby), and EXEC's
- * batch as a copy of the tables to roll back to.
+ * PostgreSQL side answers them (the message and its SQLSTATE, ReadOnly on a standby), SET's
+ * commits shared as the worker shares them, and EXEC's batch as a copy of the tables to roll back
+ * to.
  */
 #pragma once
 
@@ -28,6 +29,21 @@ public:
 	{
 		return builtin_code_prefixes.count(prefix) > 0;
 	}
+
+	/* Group commit, as the worker's (RowWriter::share_commit): the rows of writes that may share
+	 * a commit wait for it, counted in `commits` when it is made; fail_commits makes it fail, and
+	 * on_commit runs as it is made. */
+	int commits = 0;
+	bool fail_commits = false;
+	std::function<void()> on_commit;
+	void share_commit(bool may_share) override
+	{
+		may_share_ = may_share;
+		if (!may_share)
+			(void) commit();
+	}
+	bool writes_await_commit() override { return awaiting_commit_; }
+	bool commit_writes() override { return commit(); }
 
 	LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values, size_t count,
 						  const SetOptions &options, SetOutcome &outcome) override
@@ -56,6 +72,7 @@ public:
 			row_of(keys[i]) = FakeTables::Row{std::string(values[i]), {}};
 			db_.writes++;
 		}
+		wrote();
 		return LookupResult::ok();
 	}
 
@@ -149,7 +166,28 @@ private:
 		row.columns.emplace_back(std::string(column), std::move(value));
 	}
 
+	/* SET's rows are written at once; with the commit shared they count when it is made. */
+	void wrote()
+	{
+		if (may_share_)
+			awaiting_commit_ = true;
+		else
+			commits++;
+	}
+	bool commit()
+	{
+		if (!awaiting_commit_)
+			return true;
+		awaiting_commit_ = false;
+		commits++;
+		if (on_commit)
+			on_commit();
+		return !fail_commits;
+	}
+
 	FakeTables &db_;
+	bool may_share_ = false;
+	bool awaiting_commit_ = false;
 };
 
 class FakeBatches final : public Batches {

@@ -268,6 +268,29 @@ plannings=$(log_since "$plans_log_start" | grep -c 'PLANNER STATISTICS')
 check "eight MSETs of two rows: their statement planned once, not at every run" "at most twice, 8 8" \
     "$( ((plannings <= 2)) && echo "at most twice" || echo "$plannings times"), $(sql "SELECT string_agg(n::text, ' ' ORDER BY id) FROM wtyped WHERE id IN (1, 2)")"
 sql "DROP TABLE wtyped" >/dev/null
+
+section "Writes the worker runs itself share commits (the write group)"
+# The rows a commit wrote share its timestamp (track_commit_timestamp, set by lib.sh).
+sql "CREATE TABLE wgroup (id integer PRIMARY KEY, n integer);
+INSERT INTO wgroup SELECT g, 0 FROM generate_series(1, 40) g;
+SELECT local_cache.enable('wgroup', resp_prefix => 'wgr');
+GRANT SELECT, INSERT, UPDATE ON wgroup TO regress_resp_writer" >/dev/null
+group_commits() { sql "SELECT count(DISTINCT pg_xact_commit_timestamp(xmin)) FROM wgroup WHERE id BETWEEN $1 AND $2"; }
+sets=""
+for n in $(seq 1 40); do sets+=$(cmd SET "wgr:$n" "{\"n\":$n}"); done
+raw "$AUTH_WRITER" "send:$sets" skip:41 >/dev/null
+check "40 SETs pipelined on one connection: in at most 4 commits (32 writes each), not 40" "40 written, at most 4 commits" \
+    "$(sql "SELECT count(*) FROM wgroup WHERE n = id") written, $(c=$(group_commits 1 40); ((c <= 4)) && echo "at most 4 commits" || echo "$c commits")"
+raw_case "an error fails its own write only; a read after writes sees them" \
+    '+OK\r\n+OK\r\n-ERR invalid input syntax for type integer: "x" (SQLSTATE 22P02)\r\n+OK\r\n$15\r\n{"id":1,"n":-1}\r\n' \
+    "$AUTH_WRITER" "send:$(cmd SET wgr:1 '{"n":-1}')$(cmd SET wgr:2 '{"n":"x"}')$(cmd SET wgr:3 '{"n":-3}')$(cmd GET wgr:1)" read:5
+check "... the writes beside it committed, together; the failed one left its row" "-1 2 -3, 1 commit" \
+    "$(sql "SELECT string_agg(n::text, ' ' ORDER BY id) FROM wgroup WHERE id <= 3"), $(sql "SELECT count(DISTINCT pg_xact_commit_timestamp(xmin)) FROM wgroup WHERE id IN (1, 3)") commit"
+# CLIENT TRACKING's NOLOOP knows one writer per commit: a tracking connection's writes commit alone.
+raw "$AUTH_WRITER" "send:$(cmd CLIENT TRACKING ON)$(cmd SET wgr:4 '{"n":-4}')$(cmd SET wgr:5 '{"n":-5}')" skip:4 >/dev/null
+check "two SETs pipelined by a connection with CLIENT TRACKING on: two commits" "-4 -5, 2 commits" \
+    "$(sql "SELECT string_agg(n::text, ' ' ORDER BY id) FROM wgroup WHERE id IN (4, 5)"), $(group_commits 4 5) commits"
+sql "DROP TABLE wgroup" >/dev/null
 # A table with a trigger of the user's keeps the upsert, in the write worker that runs its writes:
 # SET of an existing row fires its BEFORE INSERT trigger for the proposed row, as the SQL upsert does.
 sql "CREATE TABLE wtrig (id integer PRIMARY KEY, v text);

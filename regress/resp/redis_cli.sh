@@ -16,7 +16,8 @@
 #   protocol     protocol errors, inline commands, pipelining
 #   clients      SCAN and KEYS against SQL; redis-cli --scan/--bigkeys/--memkeys/--stat/--latency,
 #                redis-benchmark
-#   writes       SET/MSET/DEL/HSET/HDEL/HINCRBY through SQL, errors, locks, MULTI and WATCH
+#   writes       SET/MSET/DEL/HSET/HDEL/HINCRBY through SQL, errors, locks, shared commits, MULTI
+#                and WATCH
 #   tenants      one role's triggers leave nothing behind for another's commands; RESP writes
 #                against SQL writes, type by type; text outside the server encoding refused
 #   keys         text, varchar, char(n), uuid and composite keys: canonical ids, byte-exact reads,

@@ -42,8 +42,8 @@ WRITE_SQL = {
                    "(`public.items`' rows in a table never cached), in the same sample; each connection names its "
                    "half in `application_name`, whose backends' CPU is that half's",
     "resp_set": "`SET items:<id> {\"id\":<id>,\"value\":\"…\"}` to the extension's RESP server, AUTHed as a role "
-                "with INSERT and UPDATE (`{resp_writer}`): an `INSERT … ON CONFLICT (id) DO UPDATE` through SPI in a "
-                "transaction of its own, `+OK` after COMMIT",
+                "with INSERT and UPDATE (`{resp_writer}`): the row written through SPI (docs/RESP.md, \"Writes\"), `+OK` "
+                "after COMMIT",
     "redis_set": "the same `SET` with the same JSON bytes to redis-server (no persistence; reference)",
     "update16": "16 distinct random rows (ascending ids) in ONE prepared statement, `UPDATE public.items AS t SET "
                 "value = v.value FROM unnest($1::bigint[], $2::text[]) AS v(id, value) WHERE t.id = v.id`, with the "

@@ -147,8 +147,8 @@ def write_notes(w, doc, data, cfg, misses, cpu_over):
                              + (f" and {rs / rd:.2f}x those of redis-server SET" if rd else "")
                              + f"; server CPU per write {fmt(crs, 1)} µs vs {fmt(con, 1)} µs for SQL UPDATE"
                              + (f" and {fmt(crd, 1)} µs for redis-server SET" if rd else "")
-                             + " (SET is an INSERT … ON CONFLICT DO UPDATE of the whole row from its JSON, run "
-                               "through SPI in a transaction of its own).")
+                             + " (SET writes the whole row from its JSON through SPI, and answers after its "
+                               "commit).")
     if cpu_over:
         shown = sorted(cpu_over, key=lambda x: -x[5])
         notes.append(f"RESP costs more server CPU per request than redis-server in {len(cpu_over)} of the side-by-side "

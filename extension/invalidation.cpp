@@ -501,6 +501,8 @@ void xact_event(XactEvent event, void *)
 	switch (event) {
 	case XACT_EVENT_PRE_COMMIT:
 	case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		if (xact_writes)
+			throw_point("capture_commit");
 		invalidate_changes();
 		break;
 	case XACT_EVENT_PRE_PREPARE:

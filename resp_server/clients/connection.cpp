@@ -161,9 +161,10 @@ bool lock_wait_expired(const Connection *c)
 	return timeout == 0 || (c->blocked_since_ms != 0 && c->server->host.now_ms() - c->blocked_since_ms >= timeout);
 }
 
-/* Writes run here wait for the commit they share with other writes of this loop turn
- * (RowWriter::share_commit), and so do c's replies, which may tell of them: they go out when the
- * turn ends (send_committed_replies). */
+/* c's commands wrote in a commit shared with other writes of this loop turn
+ * (RowWriter::share_commit): its replies, which may tell of them, go out when the turn ends
+ * (send_committed_replies), the commit made, even if a later command of c's made it (it may have
+ * failed). */
 void await_commit(Connection *c)
 {
 	if (c->awaits_commit)
@@ -178,6 +179,7 @@ void process_input(Connection *c)
 	Server *server = c->server;
 	const ClientLimits &limits = server->limits;
 	uint64_t processed = 0; /* counted once: the counter is an atomic in shared memory */
+	uint64_t shared_writes = server->processor->shared_writes();
 	server->processor->start_of_input();
 	while (!c->closing && !c->session.close_after_reply) {
 		c->parser.set_authenticated(c->session.authenticated());
@@ -236,7 +238,7 @@ void process_input(Connection *c)
 		return;
 	if (c->session.close_after_reply)
 		c->stream->stop_reading();
-	if (server->processor->writes_await_commit()) {
+	if (server->processor->shared_writes() != shared_writes) {
 		await_commit(c);
 		return;
 	}
@@ -475,9 +477,9 @@ void retry_connection(Connection *c)
 
 void send_committed_replies(Server *server)
 {
-	if (server->awaiting_commit.empty() && !server->processor->writes_await_commit())
-		return;
 	bool committed = server->processor->commit_writes();
+	if (server->awaiting_commit.empty())
+		return;
 	std::vector<Connection *> waiting;
 	waiting.swap(server->awaiting_commit);
 	for (Connection *c : waiting) {

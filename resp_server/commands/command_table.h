@@ -198,10 +198,10 @@ public:
 	 * closes. */
 	TrackingTable &tracking() { return tracking_; }
 
-	/* Writes run here share commits (RowWriter::share_commit): whether some wait for theirs, whose
-	 * replies must wait too; and that commit, made (false: a commit of such writes failed since
-	 * the last call). */
-	bool writes_await_commit() { return data_.writes.writes_await_commit(); }
+	/* Writes run here share commits (RowWriter::share_commit): how many have joined one so far,
+	 * whose replies wait for commit_writes() (false: a commit of such writes failed since the
+	 * last call). */
+	uint64_t shared_writes() { return data_.writes.shared_writes(); }
 	bool commit_writes() { return data_.writes.commit_writes(); }
 
 	struct Scratch;

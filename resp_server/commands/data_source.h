@@ -439,12 +439,12 @@ public:
 	}
 	/* Group commit, for such writes the worker runs itself: told before each command whether its
 	 * writes may share a transaction with the writes run before it (true), or must come after
-	 * their commit (false: they commit now). Writes that share one are committed by
-	 * commit_writes(), and their replies must not be sent before; writes_await_commit() says
-	 * whether any wait. commit_writes() is false if a commit failed since it was last called:
-	 * the writes whose replies waited may not have committed. */
+	 * their commit (false: they commit now). shared_writes() counts the writes that joined a
+	 * shared commit so far: their replies must not be sent before commit_writes() has made it,
+	 * which is false if a shared commit failed since it was last called (the writes whose replies
+	 * waited may not have committed). */
 	virtual void share_commit(bool may_share) { (void) may_share; }
-	virtual bool writes_await_commit() { return false; }
+	virtual uint64_t shared_writes() { return 0; }
 	virtual bool commit_writes() { return true; }
 
 protected:

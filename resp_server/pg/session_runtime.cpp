@@ -27,6 +27,9 @@ Batch batch = {false, false};
 bool end_batch(bool commit, PgError *error)
 {
 	bool ok = true;
+	/* Not in the transaction's memory: an error of the commit aborts it, and
+	 * run_or_abort_transaction then switches back to the memory it was called in. */
+	MemoryContextSwitchTo(TopMemoryContext);
 	if (batch.started && commit) {
 		ok = run_or_abort_transaction([]() noexcept {
 			PopActiveSnapshot();
@@ -39,7 +42,7 @@ bool end_batch(bool commit, PgError *error)
 	return ok;
 }
 
-WriteGroup write_group = {false, false, false, 0, InvalidOid, false};
+WriteGroup write_group = {false, false, false, 0, 0, InvalidOid, false};
 
 void join_write_group(Oid role)
 {
@@ -62,6 +65,8 @@ bool commit_write_group()
 	uint64 writer = tracking_log_set_writer(0);
 	PgError error;
 	bool ok = IsTransactionOrTransactionBlock();
+	/* As in end_batch: not in the memory the failed commit would free. */
+	MemoryContextSwitchTo(TopMemoryContext);
 	if (ok)
 		ok = run_or_abort_transaction([]() noexcept { CommitTransactionCommand(); }, &error);
 	else

@@ -57,6 +57,7 @@ struct WriteGroup {
 	bool joining;  /* the next in_transaction is a write of the group (join_write_group) */
 	bool open;     /* a transaction holds the group's writes */
 	int writes;    /* subtransactions in it */
+	uint64 joined; /* writes that joined a group, in the worker's life */
 	Oid role;
 	bool commit_failed; /* a group's commit failed since PgRowWriter::commit_writes last said */
 };
@@ -84,6 +85,7 @@ template <typename Body> bool run_in_write_group(Body &&body, PgError *error)
 		write_group.open = true;
 	}
 	write_group.writes++;
+	write_group.joined++;
 	return run_in_subtransaction([&]() noexcept {
 		SetCurrentStatementStartTimestamp();
 		/* The writes before this one are visible to it, as an earlier statement's to a later one

@@ -336,9 +336,9 @@ void PgRowWriter::share_commit(bool may_share)
 		(void) commit_write_group();
 }
 
-bool PgRowWriter::writes_await_commit()
+uint64_t PgRowWriter::shared_writes()
 {
-	return write_group.open;
+	return write_group.joined;
 }
 
 bool PgRowWriter::commit_writes()

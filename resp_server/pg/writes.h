@@ -28,7 +28,7 @@ public:
 								  std::string_view increment, std::string *result) override;
 	bool runs_only_builtin_code(std::string_view prefix) override;
 	void share_commit(bool may_share) override;
-	bool writes_await_commit() override;
+	uint64_t shared_writes() override;
 	bool commit_writes() override;
 };
 

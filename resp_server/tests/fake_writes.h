@@ -34,6 +34,7 @@ public:
 	 * a commit wait for it, counted in `commits` when it is made; fail_commits makes it fail, and
 	 * on_commit runs as it is made. */
 	int commits = 0;
+	uint64_t joined = 0;
 	bool fail_commits = false;
 	std::function<void()> on_commit;
 	void share_commit(bool may_share) override
@@ -42,8 +43,13 @@ public:
 		if (!may_share)
 			(void) commit();
 	}
-	bool writes_await_commit() override { return awaiting_commit_; }
-	bool commit_writes() override { return commit(); }
+	uint64_t shared_writes() override { return joined; }
+	bool commit_writes() override
+	{
+		bool committed = commit() && !failed_;
+		failed_ = false;
+		return committed;
+	}
 
 	LookupResult set_rows(const Session &session, const RowKey *keys, const std::string_view *values, size_t count,
 						  const SetOptions &options, SetOutcome &outcome) override
@@ -169,9 +175,10 @@ private:
 	/* SET's rows are written at once; with the commit shared they count when it is made. */
 	void wrote()
 	{
-		if (may_share_)
+		if (may_share_) {
 			awaiting_commit_ = true;
-		else
+			joined++;
+		} else
 			commits++;
 	}
 	bool commit()
@@ -182,12 +189,14 @@ private:
 		commits++;
 		if (on_commit)
 			on_commit();
+		failed_ = failed_ || fail_commits;
 		return !fail_commits;
 	}
 
 	FakeTables &db_;
 	bool may_share_ = false;
 	bool awaiting_commit_ = false;
+	bool failed_ = false; /* since commit_writes() last said */
 };
 
 class FakeBatches final : public Batches {

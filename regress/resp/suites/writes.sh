@@ -290,6 +290,26 @@ check "... the writes beside it committed, together; the failed one left its row
 raw "$AUTH_WRITER" "send:$(cmd CLIENT TRACKING ON)$(cmd SET wgr:4 '{"n":-4}')$(cmd SET wgr:5 '{"n":-5}')" skip:4 >/dev/null
 check "two SETs pipelined by a connection with CLIENT TRACKING on: two commits" "-4 -5, 2 commits" \
     "$(sql "SELECT string_agg(n::text, ' ' ORDER BY id) FROM wgroup WHERE id IN (4, 5)"), $(group_commits 4 5) commits"
+# A shared commit that fails closes the connections whose replies waited for it: their clients
+# must not take the writes for committed. local_cache.debug_throw_at = 'capture_commit' makes
+# the pre-commit of every transaction that wrote a cached table fail.
+set_setting local_cache.debug_throw_at capture_commit
+set_fails() { raw "$AUTH_WRITER" skip:1 "send:$(cmd SET wgr:9 '{"n":-9}')" read:1 | grep -q '<EOF>'; }
+wait_for "the workers to fail commits" 10 set_fails
+sleep 0.2 # (the other worker reloads at the same signal)
+failed_log_start=$(log_size)
+# (GET makes the commit, mid-pipeline)
+raw_case "a pipeline whose shared commit fails: the connection is closed, no reply sent" '+OK\r\n<EOF>' \
+    "$AUTH_WRITER" read:1 "send:$(cmd SET wgr:7 '{"n":-7}')$(cmd SET wgr:8 '{"n":-8}')$(cmd GET wgr:7)" read:3
+check "... nothing written, and the log tells why" "7 8, logged" \
+    "$(sql "SELECT string_agg(n::text, ' ' ORDER BY id) FROM wgroup WHERE id IN (7, 8)"), $(log_since "$failed_log_start" | grep -q 'the commit of 2 writes of role .* failed' && echo logged)"
+# (EXEC's transaction, in a write worker, fails at its commit the same way)
+raw_case "EXEC whose commit fails: EXECABORT, nothing written" \
+    '+OK\r\n+QUEUED\r\n-EXECABORT Transaction rolled back: local_cache: exception thrown at capture_commit (local_cache.debug_throw_at)\r\n' \
+    "$AUTH_WRITER" "send:$(cmd MULTI)$(cmd SET wgr:7 '{"n":-7}')$(cmd EXEC)" skip:1 read:3
+set_setting local_cache.debug_throw_at DEFAULT
+set_succeeds() { [[ "$(raw "$AUTH_WRITER" skip:1 "send:$(cmd SET wgr:9 '{"n":9}')" read:1)" == '+OK\r\n' ]]; }
+wait_for "the workers to commit again" 10 set_succeeds
 sql "DROP TABLE wgroup" >/dev/null
 # A table with a trigger of the user's keeps the upsert, in the write worker that runs its writes:
 # SET of an existing row fires its BEFORE INSERT trigger for the proposed row, as the SQL upsert does.

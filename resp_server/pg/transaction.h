@@ -46,8 +46,10 @@ extern Batch batch;
  * The commands' replies wait for the commit (clients/connection.cpp). Only writes the worker runs
  * itself join (RowWriter::runs_only_builtin_code: no code of a role's, nothing that can fail at
  * commit), of one role, and not of a connection with CLIENT TRACKING on (NOLOOP names one writer
- * per commit, tracking_log_set_writer). Anything else that calls PostgreSQL here, and a command
- * that is not such a write, commits the group first, so every read sees the writes before it.
+ * per commit, tracking_log_set_writer). Any other transaction of the worker's (in_transaction),
+ * and a command that is not such a write (RowWriter::share_commit), commits the group first, so
+ * every read sees the writes before it; outside_transaction leaves it open (it reads only shared
+ * memory, and every write's standby check calls it).
  * A write that waits for a row lock fails after 1 ms as without the group (lock_timeout,
  * session_runtime.h) and runs again later, so the rows the group holds make nobody wait much
  * longer than its loop turn. Worker-global state: one loop thread per process.

@@ -89,9 +89,12 @@ RB_PATHS = ("resp", "redis")
 # cached, RESP MSET of the 16 rows' JSON (as RESP_WRITER), redis-server MSET of the same bytes.
 # And the UPDATE of both tables in one window (update_pair): half the connections update public.items
 # (cached), half public.items_plain (its rows, never cached); the driver reads each half's backends' CPU.
+# Its cache_disabled sample, public.items not cached either, is the method's control: the two halves'
+# ratio when nothing tells them apart.
 WRITE_PATHS = [("update", "cache_enabled"), ("update", "cache_disabled"), ("update_pair", "cache_enabled"),
-               ("resp_set", "cache_enabled"), ("redis_set", None), ("update16", "cache_enabled"),
-               ("update16", "cache_disabled"), ("resp_mset", "cache_enabled"), ("redis_mset", None)]
+               ("update_pair", "cache_disabled"), ("resp_set", "cache_enabled"), ("redis_set", None),
+               ("update16", "cache_enabled"), ("update16", "cache_disabled"), ("resp_mset", "cache_enabled"),
+               ("redis_mset", None)]
 # the 16-row paths and update_pair: bench/loadgen's and bench/node's (the go client has no such path),
 # and not in the tail mode (its matrix and report are the one-row writes')
 MULTI_ROW_WRITE_PATHS = ("update16", "resp_mset", "redis_mset")

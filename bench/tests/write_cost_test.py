@@ -109,9 +109,9 @@ def check_multi_row():
 def check_same_window():
     # round 0: the cached half 42 µs per UPDATE against 40 (1.05x), 950 against 1000 UPDATEs/s; round 1:
     # the machine slower for both halves, 1.03x and 0.97x
-    def pair(repeat, cached, plain):
+    def pair(repeat, cached, plain, variant="cache_enabled"):
         return {"mode": "write", "client": "native", "connections": 4, "path": "update_pair",
-                "variant": "cache_enabled", "repeat": repeat, "rps": 0, "server_cpu_us_per_req": 0,
+                "variant": variant, "repeat": repeat, "rps": 0, "server_cpu_us_per_req": 0,
                 "halves": {half: {"backends": 2, "updates": int(rps * 4), "rps": rps, "backend_cpu_s": 0,
                                   "backend_cpu_us_per_update": cpu}
                            for half, (rps, cpu) in (("cached", cached), ("plain", plain))}}
@@ -134,6 +134,26 @@ def check_same_window():
           "each made of 5 windows, every one with fresh connections, summed" in text, text[:300])
     check("same window: samples of one window say nothing of windows",
           "windows, every one" not in " ".join(lines), "")
+    check("same window: without control samples no control column, and no word of it",
+          len(cells) == 7 and "Control" not in " ".join(table), repr(cells))
+    # the control: 40.4 against 40 and 79.2 against 80 (1.01x, 0.99x); its 2x UPDATEs/s change nothing else
+    controlled = samples + [pair(0, (2000, 40.4), (1000, 40.0), "cache_disabled"),
+                            pair(1, (1000, 79.2), (500, 80.0), "cache_disabled")]
+    lines = write_cost_section(dict(doc, samples=controlled), "w.json")
+    cells = [c.strip() for c in row_of(lines[lines.index("### Both tables in one window"):], "| native | 4 |")
+             .strip("|").split("|")]
+    check("same window: the control's CPU ratio per round (1.01x, 0.99x) in its own column, the rest unchanged",
+          cells[2:] == ["718 (485–950), 750 (500–1,000)", "0.96 (0.95–0.97)", "62.2 (42.0–82.4), 60.0 (40.0–80.0)",
+                        "1.04 (1.03–1.05)", "≤ 1.05x ✓", "1.00 (0.99–1.01)"], repr(cells))
+    # a cell without control samples while others have them
+    other = controlled + [dict(x, connections=64) for x in samples]
+    wider = dict(doc, config=dict(CONFIG, connections=[4, 64]), samples=other)
+    lines = write_cost_section(wider, "w.json")
+    cells = [c.strip() for c in row_of(lines[lines.index("### Both tables in one window"):], "| native | 64 |")
+             .strip("|").split("|")]
+    check("same window: a cell without control samples has none in its column", cells[7:] == ["–"], repr(cells))
+    check("same window: control samples alone make no table",
+          "### Both tables in one window" not in write_cost_section(dict(doc, samples=controlled[2:]), "w.json"), "")
     check("same window: no update_pair samples, no table",
           "### Both tables in one window" not in write_cost_section(dict(doc, samples=[]), "w.json"), "")
 
@@ -188,17 +208,23 @@ def check_matrix():
     multi = [("redis_mset", ""), ("resp_mset", "cache_enabled"), ("update16", "cache_disabled"),
              ("update16", "cache_enabled")]
     check("matrix: native and node write the 16-row paths (update16 cached and not, resp_mset, redis_mset)",
-          all(set(multi) <= set(by_client[c]) and len(by_client[c]) == 9 for c in ("native", "node")), repr(by_client))
-    check("matrix: native and node update both tables in one window, go does not",
-          all(("update_pair", "cache_enabled") in by_client[c] for c in ("native", "node"))
-          and ("update_pair", "cache_enabled") not in by_client["go"], repr(by_client))
+          all(set(multi) <= set(by_client[c]) and len(by_client[c]) == 10 for c in ("native", "node")), repr(by_client))
+    check("matrix: native and node update both tables in one window, with the table cached and not (the control), "
+          "go does not",
+          all({("update_pair", "cache_enabled"), ("update_pair", "cache_disabled")} <= set(by_client[c])
+              for c in ("native", "node"))
+          and not any(p == "update_pair" for p, _ in by_client["go"]), repr(by_client))
 
-    def update_order(repeat):
+    def update_order(repeat, path="update"):
         return [s["variant"] for s in specs if s["repeat"] == repeat and s["client"] == "native"
-                and s["connections"] == 4 and s["path"] == "update"]
+                and s["connections"] == 4 and s["path"] == path]
     check("matrix: the cached UPDATE runs first in one round, the not cached one in the next",
           update_order(1) == ["cache_enabled", "cache_disabled"] and update_order(2) == ["cache_disabled", "cache_enabled"],
           repr((update_order(1), update_order(2))))
+    check("matrix: so does update_pair's cached sample and its control",
+          update_order(1, "update_pair") == ["cache_enabled", "cache_disabled"]
+          and update_order(2, "update_pair") == ["cache_disabled", "cache_enabled"],
+          repr((update_order(1, "update_pair"), update_order(2, "update_pair"))))
     check("matrix: go has only the one-row writes, redis-benchmark none",
           len(by_client["go"]) == 4 and not set(multi) & set(by_client["go"]) and not by_client["redis-benchmark"],
           repr(by_client))

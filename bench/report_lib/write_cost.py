@@ -85,8 +85,9 @@ def write_cost_section(doc, src):
 
 def same_window_table(samples, cfg):
     """The table "Both tables in one window" (no lines without update_pair samples)."""
-    pairs = [s for s in samples if s["path"] == "update_pair" and "halves" in s and s["variant"] != "cache_disabled"]
-    controls = [s for s in samples if s["path"] == "update_pair" and "halves" in s and s["variant"] == "cache_disabled"]
+    measured = [s for s in samples if s["path"] == "update_pair" and "halves" in s]
+    pairs = [s for s in measured if s["variant"] != "cache_disabled"]
+    controls = [s for s in measured if s["variant"] == "cache_disabled"]
     if not pairs:
         return []
     out = []
@@ -114,21 +115,22 @@ def same_window_table(samples, cfg):
     w("| client | connections | UPDATEs/s cached, not | cached / not | backend CPU µs per UPDATE cached, not | "
       "cached / not | target |" + (" control: neither cached, CPU ratio |" if controls else ""))
     w("| --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if controls else ""))
+    def halves_of(of_samples, client, conns):
+        return [s["halves"] for s in of_samples if s["client"] == client and s["connections"] == conns]
+
+    def ratio(halves, field):
+        return [h["cached"][field] / h["plain"][field] for h in halves if h["plain"][field]]
+
     for client in cfg["clients"]:
         for conns in cfg["connections"]:
-            def halves_of(of_samples):
-                return [s["halves"] for s in of_samples if s["client"] == client and s["connections"] == conns]
-            group, control = halves_of(pairs), halves_of(controls)
+            group = halves_of(pairs, client, conns)
             if not group:
                 continue
 
             def of(half, field):
                 return [h[half][field] for h in group]
-
-            def ratio(field, of_group=group):
-                return [h["cached"][field] / h["plain"][field] for h in of_group if h["plain"][field]]
-            tps, cpu = ratio("rps"), ratio("backend_cpu_us_per_update")
-            control_cpu = ratio("backend_cpu_us_per_update", control)
+            tps, cpu = ratio(group, "rps"), ratio(group, "backend_cpu_us_per_update")
+            control_cpu = ratio(halves_of(controls, client, conns), "backend_cpu_us_per_update")
             w(f"| {client} | {conns} | {fmt_range(of('cached', 'rps'))}, {fmt_range(of('plain', 'rps'))} | "
               f"{fmt_range(tps, 2)} | "
               f"{fmt_range(of('cached', 'backend_cpu_us_per_update'), 1)}, "
